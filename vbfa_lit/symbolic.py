@@ -6,12 +6,12 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/symbolic.html.md"""
 
 # %% auto #0
 __all__ = ['GaussianFactor', 'GammaFactor', 'expectation', 'drop_constant', 'GaussianReadoff', 'gaussian_readoff',
-           'gamma_readoff', 'show']
+           'gamma_readoff', 'evaluate', 'show']
 
-# %% ../nbs/01_symbolic.ipynb #003745e0
+# %% ../nbs/01_symbolic.ipynb #fc91e489
 import sympy as sp
 
-# %% ../nbs/01_symbolic.ipynb #c29af290
+# %% ../nbs/01_symbolic.ipynb #eb0de6ca
 def _element(tex, i):
     "LaTeX name of element `i` (1-based) of the vector called `tex`: w_1 -> w_{1,i}, x -> x_{i}."
     base, _, sub = tex.partition('_')
@@ -34,6 +34,18 @@ class GaussianFactor:
     @property
     def vector(self): return sp.Matrix(self.vars)
 
+    def values(self, mean, # (dim,) or scalar: the mean of a concrete q
+               cov, # (dim, dim) or scalar: its covariance
+              )->dict: # {moment symbol: number}
+        "The numbers that this factor's moment symbols take for q = N(mean, cov)."
+        import numpy as np
+        k = len(self.vars)
+        mean, cov = np.reshape(mean, (k,)), np.reshape(cov, (k, k))
+        second = cov + np.outer(mean, mean)
+        vals = {self.mean[i]: mean[i] for i in range(k)}
+        vals.update({self.second[i, j]: second[i, j] for i in range(k) for j in range(k)})
+        return vals
+
     def moment(self, powers): # exponents of `self.vars` in one monomial
         "Expectation of the monomial prod(v_i ** powers[i]) under this factor (degree <= 2)."
         idx = [i for i, p in enumerate(powers) for _ in range(p)]
@@ -53,6 +65,14 @@ class GammaFactor:
         self.mean, self.mean_log = sp.Symbol(rf'\langle {tex} \rangle'), sp.Symbol(rf'\langle \log {tex} \rangle')
         self.substitutions = {sp.log(self.var): self.log_var}
 
+    def values(self, a, # shape of a concrete q = G(a, b)
+               b, # its rate
+              )->dict: # {moment symbol: number}
+        "The numbers that this factor's moment symbols take for q = G(a, b)."
+        from scipy.special import digamma
+        import numpy as np
+        return {self.mean: a / b, self.mean_log: digamma(a) - np.log(b)}
+
     def moment(self, powers): # exponents of (theta, log theta) in one monomial
         "Expectation of theta**p (log theta)**q for the monomials a conjugate log joint contains."
         table = {(0, 0): sp.Integer(1), (1, 0): self.mean, (0, 1): self.mean_log}
@@ -60,7 +80,7 @@ class GammaFactor:
             raise ValueError(f"moment {tuple(powers)} of Gamma factor {self.tex} is not one a conjugate model needs")
         return table[tuple(powers)]
 
-# %% ../nbs/01_symbolic.ipynb #74f8537e
+# %% ../nbs/01_symbolic.ipynb #7541f2e1
 def _as_polynomial(expr, factors):
     "Substitute log(theta) placeholders and return (Poly in all factors' variables, per-factor slices)."
     for f in factors: expr = expr.subs(f.substitutions)
@@ -92,7 +112,7 @@ def drop_constant(expr, # SymPy expression
     variables = set(variables)
     return sp.Add(*[t for t in sp.Add.make_args(sp.expand(expr)) if t.free_symbols & variables])
 
-# %% ../nbs/01_symbolic.ipynb #af5847e3
+# %% ../nbs/01_symbolic.ipynb #4ff4d533
 class GaussianReadoff:
     "Natural parameters of a Gaussian read off a quadratic log density: precision and linear term."
     def __init__(self, precision, linear): self.precision, self.linear = precision, linear
@@ -124,7 +144,17 @@ def gamma_readoff(log_density, # SymPy expression, linear in theta and log(theta
     rate = -poly.coeff_monomial(factor.var)
     return sp.expand(shape), sp.expand(rate)
 
-# %% ../nbs/01_symbolic.ipynb #6c5851d2
+# %% ../nbs/01_symbolic.ipynb #3b630a83
+def evaluate(expr, # SymPy expression or matrix
+             values:dict, # {symbol: number} for every free symbol of `expr`
+            ): # float or ndarray
+    "Evaluate `expr` numerically by lambdifying it in the symbols of `values`."
+    import numpy as np
+    missing = sp.sympify(expr).free_symbols - set(values)
+    if missing: raise ValueError(f"no value given for {sorted(map(str, missing))}")
+    keys = list(values)
+    return np.array(sp.lambdify(keys, expr, 'numpy')(*[values[k] for k in keys]), dtype=float)
+
 def show(lhs:str, # LaTeX of the left-hand side
          rhs, # SymPy expression or matrix
         ):

@@ -1,0 +1,109 @@
+"""Sphinx configuration for the offline course site.
+
+Built by `docs/build_site.py` with `-c docs` from the generated sources in `_build/sphinx_src/`
+(converted from nbdev's `_proc/`). Everything the pages load is served from `_site/` itself:
+MathJax 3 comes from sphinx-mathjax-offline, the theme bundles its own CSS/JS and fonts.
+"""
+import inspect
+import os
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(os.environ.get('SITE_ROOT') or Path(__file__).absolute().parent.parent)
+sys.path.insert(0, str(ROOT))  # autodoc imports the package from the work tree
+
+_pp = tomllib.loads((ROOT / 'pyproject.toml').read_text(encoding='utf-8'))
+_meta, _nbdev = _pp.get('project', {}), _pp.get('tool', {}).get('nbdev', {})
+
+project = _nbdev.get('title') or _meta.get('name', 'docs')
+author = ', '.join(a.get('name', '') for a in _meta.get('authors', [])) or project
+copyright = author
+html_title = project
+
+extensions = [
+    'myst_nb',
+    'sphinx.ext.autodoc',
+    'sphinx.ext.mathjax',
+    'sphinx-mathjax-offline',  # sets mathjax_path to the bundled MathJax 3 (tex-chtml.js)
+]
+
+root_doc = 'index'
+exclude_patterns = ['_build', 'jupyter_execute', '**.ipynb_checkpoints']
+html_static_path = ['_static']
+html_css_files = ['site.css']
+
+# myst / myst-nb: the notebooks were already executed by build_site.py
+nb_execution_mode = 'off'
+myst_enable_extensions = ['dollarmath', 'amsmath', 'attrs_inline']
+# Links were rewritten to relative .html URLs by proc2sphinx (show_doc anchors are rubrics that
+# myst cannot resolve); build_site.py checks every local link and anchor in _site/ instead.
+myst_all_links_external = True
+nb_merge_streams = True
+
+# MathJax 3 (local copy). Without `noundefined`, an unknown macro is a TeX error (an
+# <mjx-merror>, which the browser test looks for) instead of quietly printed in red.
+mathjax3_config = {'tex': {'packages': {'[-]': ['noundefined']}}}
+
+html_theme = 'sphinx_book_theme'
+html_theme_options = {
+    'home_page_in_toc': True,      # the index page heads the left navigation
+    'show_navbar_depth': 1,
+    'show_toc_level': 2,
+    'use_download_button': False,  # sources are not copied into the site
+    'use_fullscreen_button': False,
+    'navigation_with_keys': False,
+}
+# A fixed light mode: figures are matplotlib PNGs drawn for a white page, and with no default
+# the theme logs "Got invalid theme mode" to the console on a first visit.
+html_context = {'default_mode': 'light'}
+html_last_updated_fmt = None
+html_show_sourcelink = False
+html_copy_source = False
+
+# autodoc: members in `__all__` order as nbdev writes them; docments comments become fields
+autodoc_member_order = 'bysource'
+autodoc_typehints = 'signature'
+autodoc_default_options = {'members': True, 'undoc-members': False}
+
+
+def _rst_inline(s: str) -> str:
+    "A docments comment as reST: `code` becomes a literal, other markup characters are escaped."
+    parts = re.split(r'(`[^`]+`)', s)
+    return ''.join(f'`{p}`' if p.startswith('`') and p.endswith('`') and len(p) > 1
+                   else re.sub(r'([\\*_|])', r'\\\1', p) for p in parts)
+
+
+def _strip_nbdev_docs_line(app, what, name, obj, options, lines):
+    "nbdev's module docstrings end with `Docs: <published URL>`; the site is that documentation."
+    if what == 'module':
+        lines[:] = [l for l in lines if not re.match(r'^\s*Docs:\s*https?://', l)]
+
+
+def _docments_fields(app, what, name, obj, options, lines):
+    "Append the docments-style parameter comments (`x, # comment`) as :param: fields."
+    if what not in ('function', 'method', 'class') or not callable(obj): return
+    try:
+        from fastcore.docments import docments
+        d = docments(obj.__init__ if inspect.isclass(obj) else obj)
+    except Exception:
+        return
+    fields = []
+    for k, v in d.items():
+        if not v: continue
+        v = ' '.join(str(v).split())
+        if k == 'return': fields.append(f':returns: {_rst_inline(v)}')
+        else: fields.append(f':param {k}: {_rst_inline(v)}')
+    if fields:
+        if lines and lines[-1].strip(): lines.append('')
+        lines.extend(fields)
+
+
+def setup(app):
+    app.connect('autodoc-process-docstring', _docments_fields)
+    app.connect('autodoc-process-docstring', _strip_nbdev_docs_line)
+    # sphinx-mathjax-offline only copies files on `build-finished` but does not declare itself
+    # parallel-safe, which is a warning (an error under -W) with `-j 2`.
+    ext = app.extensions.get('sphinx-mathjax-offline')
+    if ext is not None: ext.parallel_read_safe = ext.parallel_write_safe = True

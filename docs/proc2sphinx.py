@@ -1,0 +1,223 @@
+"""Turn nbdev's processed notebooks (`_proc/`) into a Sphinx/myst-nb source tree.
+
+nbdev prepares notebooks for Quarto. Sphinx + myst-nb reading them as-is loses the page titles
+(they live in a raw YAML front-matter cell), shows the `#|` directive lines, and docutils crashes
+on the `---` that starts every `show_doc` output. The pure functions below fix exactly that:
+
+- raw front matter -> a markdown cell with the page title (H1) and the description;
+- `#| echo: false` -> the `remove-input` cell tag (also `output: false`, `include: false`);
+- every remaining leading `#|` line is stripped from code cells;
+- `show_doc` markdown loses its leading `---` and Quarto link attributes `{target="_blank" ...}`;
+- links to other notebooks (`00_notation.ipynb`, `notation.html#x`, nbdev's doc links to the
+  published site) point at the renamed local pages;
+- each page is named by its `output-file` (`00_notation.ipynb` -> `notation.ipynb`).
+
+Notebooks are handled as plain JSON dicts (nbformat 4), so every function is easy to test.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+__all__ = ['parse_front_matter', 'title_markdown', 'split_directives', 'directive_tags',
+           'clean_show_doc_markdown', 'rewrite_links', 'page_name', 'page_sort_key',
+           'convert_notebook', 'convert_tree', 'toctree_markdown']
+
+_FM_RE = re.compile(r'^\s*---\s*\n(.*?)\n\s*---\s*$', re.S)
+_DIRECTIVE_RE = re.compile(r'^\s*#\|\s?(.*)$')
+
+
+def _src(cell: dict) -> str:
+    s = cell.get('source', '')
+    return ''.join(s) if isinstance(s, list) else s
+
+
+def parse_front_matter(raw: str) -> dict | None:
+    "The YAML mapping in a raw `---`-delimited front-matter cell, or None if `raw` is not one."
+    m = _FM_RE.match(raw.strip() + '\n')
+    if not m: return None
+    try: d = yaml.safe_load(m.group(1))
+    except yaml.YAMLError: return None
+    return d if isinstance(d, dict) else None
+
+
+def title_markdown(fm: dict) -> str:
+    "Markdown for the top of a page: the title as H1, then the description as a paragraph."
+    parts = [f"# {str(fm.get('title') or '').strip() or 'Untitled'}"]
+    desc = str(fm.get('description') or '').strip()
+    if desc: parts.append(desc)
+    return '\n\n'.join(parts)
+
+
+def split_directives(source: str) -> tuple[dict, str]:
+    "Split the leading `#| key: value` / `#| key value` lines off a code cell: ({key: value}, rest)."
+    lines = source.splitlines()
+    dirs, i = {}, 0
+    while i < len(lines):
+        m = _DIRECTIVE_RE.match(lines[i])
+        if m:
+            text = m.group(1).strip()  # `key: value` (Quarto) or `key value...` (nbdev)
+            key, val = text.split(':', 1) if re.match(r'^[\w-]+\s*:', text) else (text.split(None, 1) + [''])[:2]
+            if key.strip(): dirs[key.strip()] = val.strip()
+        elif lines[i].strip(): break
+        i += 1
+    return dirs, '\n'.join(lines[i:])
+
+
+def directive_tags(dirs: dict) -> list[str]:
+    "myst-nb cell tags equivalent to Quarto's `echo`/`output`/`include` directives."
+    false = {'false', 'False'}
+    tags = []
+    if dirs.get('include') in false: tags.append('remove-cell')
+    if dirs.get('echo') in false: tags.append('remove-input')
+    if dirs.get('output') in false: tags.append('remove-output')
+    return tags
+
+
+# `[text](url){target="_blank" style="..."}` -> `[text](url)`: Quarto attributes after a link.
+_LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}')
+
+
+def clean_show_doc_markdown(md: str) -> str:
+    "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown."
+    md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
+    return _LINK_ATTR_RE.sub(r'\1', md)
+
+
+_LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')
+
+
+def _make_id(anchor: str) -> str:
+    "The HTML id docutils gives a heading or show_doc rubric (`gamma_kl` -> `gamma-kl`)."
+    from docutils.nodes import make_id
+    return make_id(anchor)
+
+
+def rewrite_links(md: str, pages: dict[str, str], site_urls: tuple[str, ...] = ()) -> str:
+    """Point markdown links at the pages of the built site.
+
+    `pages` maps both notebook stems (`00_notation`) and output stems (`notation`) to the page
+    name (`notation`). `[x](00_notation.ipynb#a_b)`, `[x](notation.html#a_b)`, `[x](/notation.html)`
+    and nbdev's doc links under one of `site_urls` (`https://host/pkg/notation.html#a_b`) become
+    `[x](notation.html#a-b)`: a plain relative URL (conf.py sets `myst_all_links_external`) with
+    the anchor as docutils writes ids. Other links are left alone.
+    """
+    def sub(m):
+        url, anchor = m.group(2), m.group(3) or ''
+        for base in site_urls:
+            if base and url.startswith(base.rstrip('/') + '/'): url = url[len(base.rstrip('/')) + 1:]; break
+        if not url and anchor: return f'{m.group(1)}#{_make_id(anchor[1:])}{m.group(4)}'
+        if re.match(r'^[a-z][a-z0-9+.-]*:', url, re.I): return m.group(0)
+        p = PurePosixPath(url.lstrip('/'))
+        if p.suffix not in ('.ipynb', '.html', '.md') or p.stem not in pages: return m.group(0)
+        anchor = f'#{_make_id(anchor[1:])}' if len(anchor) > 1 else ''
+        return f'{m.group(1)}{pages[p.stem]}.html{anchor}{m.group(4)}'
+    return _LINK_RE.sub(sub, md)
+
+
+def page_name(nb_path: str | Path, fm: dict | None) -> str:
+    "Page stem for a notebook: its front matter's `output-file` stem, else the notebook stem."
+    out = (fm or {}).get('output-file')
+    return PurePosixPath(str(out)).stem if out else Path(nb_path).stem
+
+
+def page_sort_key(nb_stem: str) -> tuple:
+    "Navigation order: `index` first, then notebook names sorted (00_, 01_, 02_, 03_, 03a_, ...)."
+    return (nb_stem != 'index', nb_stem)
+
+
+def _is_show_doc_output(out: dict) -> bool:
+    md = out.get('data', {}).get('text/markdown')
+    return md is not None and _src({'source': md}).lstrip().startswith('---')
+
+
+def convert_notebook(nb: dict, pages: dict[str, str], site_urls: tuple[str, ...] = ()) -> dict:
+    "A copy of processed notebook `nb` that Sphinx/myst-nb renders like nbdev's Quarto site."
+    nb = copy.deepcopy(nb)
+    cells = []
+    for cell in nb.get('cells', []):
+        src = _src(cell)
+        if cell['cell_type'] == 'raw':
+            fm = parse_front_matter(src)
+            if fm is not None:
+                cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {}, 'source': title_markdown(fm)})
+                continue
+        if cell['cell_type'] == 'markdown':
+            cell['source'] = rewrite_links(src, pages, site_urls)
+        if cell['cell_type'] == 'code':
+            dirs, body = split_directives(src)
+            cell['source'] = body
+            tags = cell.setdefault('metadata', {}).setdefault('tags', [])
+            tags.extend(t for t in directive_tags(dirs) if t not in tags)
+            if not tags: del cell['metadata']['tags']
+            for out in cell.get('outputs', []):
+                if _is_show_doc_output(out):
+                    md = clean_show_doc_markdown(_src({'source': out['data']['text/markdown']}))
+                    out['data']['text/markdown'] = rewrite_links(md, pages, site_urls)
+        cells.append(cell)
+    if nb.get('nbformat', 4) == 4 and nb.get('nbformat_minor', 0) >= 5:  # ids are required
+        for i, c in enumerate(cells): c.setdefault('id', f'cell-{i}')
+    nb['cells'] = cells
+    return nb
+
+
+def toctree_markdown(docs: list[str]) -> str:
+    "A hidden MyST toctree listing `docs` in order (the book theme shows it as the left navigation)."
+    return '```{toctree}\n:hidden:\n:maxdepth: 1\n\n' + '\n'.join(docs) + '\n```'
+
+
+def _front_matter(nb: dict) -> dict | None:
+    for c in nb.get('cells', []):
+        if c['cell_type'] == 'raw':
+            fm = parse_front_matter(_src(c))
+            if fm is not None: return fm
+    return None
+
+
+_SKIP_ASSETS = {'_quarto.yml', 'nbdev.yml', 'styles.css', 'sidebar.yml', '_brand.yml'}
+
+
+def convert_tree(proc: Path, dest: Path, extra_docs: list[str] = (), site_urls: tuple[str, ...] = ()) -> list[dict]:
+    """Convert every notebook in `proc` into `dest` and copy the other assets (images, data).
+
+    The `index` page gets a hidden toctree of all pages (in notebook-name order) followed by
+    `extra_docs` (e.g. the API reference). Returns one dict per page in navigation order:
+    `{'notebook': '00_notation', 'page': 'notation', 'title': 'Notation'}`. Links under one of
+    `site_urls` (the published site, where nbdev points symbol links) become local links.
+    """
+    proc, dest = Path(proc), Path(dest)
+    if dest.exists(): shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    nbs = sorted((p for p in proc.rglob('*.ipynb') if not any(s.startswith('.') for s in p.parts)),
+                 key=lambda p: page_sort_key(p.relative_to(proc).with_suffix('').as_posix()))
+    loaded = {p: json.loads(p.read_text(encoding='utf-8')) for p in nbs}
+    fms = {p: _front_matter(nb) or {} for p, nb in loaded.items()}
+    names = {p: (p.relative_to(proc).parent / page_name(p, fms[p])).as_posix() for p in nbs}
+    seen = list(names.values())
+    dupes = sorted({n for n in seen if seen.count(n) > 1})
+    if dupes: raise ValueError(f'two notebooks map to the same page name(s): {dupes}')
+    if 'index' not in seen: raise ValueError(f'no notebook in {proc} produces the index page')
+    pages = {}
+    for p in nbs: pages[p.stem] = pages[PurePosixPath(names[p]).name] = PurePosixPath(names[p]).name
+    for p in nbs:
+        nb = convert_notebook(loaded[p], pages, site_urls)
+        if names[p] == 'index':
+            toc = [names[q] for q in nbs if names[q] != 'index'] + list(extra_docs)
+            nb['cells'].append({'cell_type': 'markdown', 'id': 'page-toctree', 'metadata': {},
+                               'source': toctree_markdown(toc)})
+        out = dest / f'{names[p]}.ipynb'
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
+    for f in proc.rglob('*'):
+        r = f.relative_to(proc)
+        if (f.is_dir() or f.suffix == '.ipynb' or f.name in _SKIP_ASSETS
+                or any(s.startswith('.') for s in r.parts)): continue
+        (dest / r).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest / r)
+    return [{'notebook': p.relative_to(proc).with_suffix('').as_posix(), 'page': names[p],
+             'title': str(fms[p].get('title') or names[p])} for p in nbs]

@@ -1,0 +1,169 @@
+"""Fixtures for the real-browser tests of the docs site: a local HTTP server and Debian's Chromium.
+
+`check_page` (also exposed as a fixture) loads one page in a fresh browser context and reports
+everything the tests assert on: HTTP status, console/page errors, failed or external requests,
+MathJax typesetting (and its error nodes), navigation links and images.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / '_site'
+CHROMIUM = '/usr/bin/chromium'
+CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
+MATHJAX_TIMEOUT_MS = 30_000
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+
+
+@contextmanager
+def serve(directory: Path):
+    "Serve `directory` on 127.0.0.1 (a free port) from a thread; yields the base URL."
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f'http://127.0.0.1:{httpd.server_address[1]}/'
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        t.join(5)
+
+
+@contextmanager
+def launch_chromium():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try: yield browser
+        finally: browser.close()
+
+
+@dataclass
+class PageReport:
+    url: str
+    status: int | None = None
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    has_math: bool = False          # the served HTML contains math for MathJax
+    mathjax_ok: bool | None = None  # MathJax started and finished typesetting (None: no math)
+    mjx_containers: int = 0
+    math_errors: list[str] = field(default_factory=list)  # mjx-merror texts, untypeset .math
+    nav_links: list[str] = field(default_factory=list)    # absolute URLs in the left navigation, in order
+    images: list[tuple[str, int]] = field(default_factory=list)  # (src, naturalWidth)
+
+    def problems(self) -> list[str]:
+        "Everything wrong with the page; empty when it loaded cleanly and its math typeset."
+        out = []
+        if self.status != 200: out.append(f'HTTP status {self.status}')
+        out += [f'console error: {m}' for m in self.console_errors]
+        out += [f'page error: {m}' for m in self.page_errors]
+        out += [f'failed request: {m}' for m in self.failed_requests]
+        out += [f'external request: {m}' for m in self.external_requests]
+        if self.has_math:
+            if not self.mathjax_ok: out.append('MathJax did not start or finish typesetting')
+            elif not self.mjx_containers: out.append('math in the page but no mjx-container')
+        out += [f'broken TeX: {m}' for m in self.math_errors]
+        out += [f'image not loaded: {s}' for s, w in self.images if not w]
+        return out
+
+
+# TeX that MathJax rejected (<mjx-merror>) or never typeset: Sphinx puts every formula in an
+# element of class "math"; MathJax leaves the TeX as plain text there when it cannot find the
+# closing delimiter, e.g. in `$$\frac{1}{$$` the `\]` hides inside the open brace.
+_MATH_ERRORS_JS = '''() => [
+  ...[...document.querySelectorAll('mjx-merror')].map(
+      e => 'MathJax error: ' + (e.getAttribute('data-mjx-error') || e.textContent)),
+  ...[...document.querySelectorAll('.math')].filter(e => !e.querySelector('mjx-container')).map(
+      e => 'not typeset: ' + e.textContent.trim().slice(0, 200)),
+]'''
+
+
+def _strip_fragment(url: str) -> str:
+    s = urlsplit(url)
+    return urlunsplit((s.scheme, s.netloc, s.path, s.query, ''))
+
+
+def check_page(browser, url: str) -> PageReport:
+    "Load `url` in a fresh context of `browser` and report what it did (see `PageReport`)."
+    rep = PageReport(url)
+    origin = urlsplit(url).netloc
+    ctx = browser.new_context()
+    try:
+        def route(r):
+            if urlsplit(r.request.url).scheme in ('http', 'https') and urlsplit(r.request.url).netloc != origin:
+                rep.external_requests.append(r.request.url)
+                return r.abort()
+            return r.continue_()
+        ctx.route('**/*', route)
+        page = ctx.new_page()
+        page.on('console', lambda m: m.type == 'error' and rep.console_errors.append(f'{m.text} ({m.location.get("url")})'))
+        page.on('pageerror', lambda e: rep.page_errors.append(str(e)))
+        page.on('requestfailed', lambda r: r.url not in rep.external_requests
+                and rep.failed_requests.append(f'{r.url}: {r.failure}'))
+        page.on('response', lambda r: r.status >= 400 and rep.failed_requests.append(f'{r.url}: HTTP {r.status}'))
+        resp = page.goto(url, wait_until='load')
+        rep.status = resp.status if resp else None
+        html = page.content()
+        rep.has_math = 'class="math' in html  # Sphinx wraps every formula in class="math ..."
+        if rep.has_math:
+            try:
+                page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise',
+                                       timeout=MATHJAX_TIMEOUT_MS)
+                page.evaluate('() => MathJax.startup.promise')
+                rep.mathjax_ok = True
+            except Exception as e:  # playwright's TimeoutError or a rejected promise
+                rep.mathjax_ok = False
+                rep.page_errors.append(f'MathJax: {e}'.splitlines()[0])
+        rep.mjx_containers = page.locator('mjx-container').count()
+        rep.math_errors = page.evaluate(_MATH_ERRORS_JS)
+        hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
+        rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
+        page.wait_for_load_state('networkidle')
+        rep.images = [tuple(x) for x in page.eval_on_selector_all(
+            'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]
+    finally:
+        ctx.close()
+    return rep
+
+
+@pytest.fixture(scope='session')
+def site_dir() -> Path:
+    if not (SITE / 'index.html').is_file():
+        pytest.fail(f'{SITE}/index.html not found: run make site first '
+                    '(.venv/bin/python docs/build_site.py)', pytrace=False)
+    return SITE
+
+
+@pytest.fixture(scope='session')
+def site_url(site_dir):
+    with serve(site_dir) as url: yield url
+
+
+@pytest.fixture(scope='session')
+def browser():
+    with launch_chromium() as b: yield b
+
+
+@pytest.fixture(name='check_page', scope='session')
+def check_page_fixture():
+    return check_page
+
+
+@pytest.fixture(name='serve', scope='session')
+def serve_fixture():
+    return serve

@@ -1,0 +1,135 @@
+"""Fast tests of the site build's conversion step (docs/proc2sphinx.py) and its checks.
+
+The last test builds a throwaway Sphinx page with broken TeX and proves that the browser check
+used on the real site (`check_page` in conftest.py) reports it.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / 'docs'))
+import build_site  # noqa: E402
+import proc2sphinx as p2s  # noqa: E402
+
+FM = '---\ndescription: Symbols, shapes and moments\noutput-file: notation.html\ntitle: Notation\n\n---\n\n'
+SHOW_DOC = ('---\n\n[source](https://github.com/o/r/blob/main/pkg/notation.py#L10)'
+            '{target="_blank" style="float:right; font-size:smaller"}\n\n'
+            '### gauss_second_moment\n\n```python\ndef gauss_second_moment(mu, Sigma):\n```\n\n*Second moment.*')
+
+
+def cell(kind, src, **kw): return {'cell_type': kind, 'metadata': {}, 'source': src, **kw}
+
+
+def test_front_matter_becomes_title_and_description():
+    fm = p2s.parse_front_matter(FM)
+    assert fm == {'description': 'Symbols, shapes and moments', 'output-file': 'notation.html', 'title': 'Notation'}
+    assert p2s.title_markdown(fm) == '# Notation\n\nSymbols, shapes and moments'
+    assert p2s.title_markdown({'title': 'T'}) == '# T'
+    assert p2s.parse_front_matter('just text') is None
+    assert p2s.parse_front_matter('---\n- a list\n---') is None
+
+
+def test_directives_are_split_off_and_mapped_to_tags():
+    dirs, body = p2s.split_directives('#| echo: false\n#| output: asis\nshow_doc(f)\n#| not a directive here')
+    assert dirs == {'echo': 'false', 'output': 'asis'}
+    assert body == 'show_doc(f)\n#| not a directive here'
+    assert p2s.split_directives('x = 1') == ({}, 'x = 1')
+    assert p2s.split_directives('#| default_exp notation\n#| export\n#|code-fold: true\n\ny = 2') == (
+        {'default_exp': 'notation', 'export': '', 'code-fold': 'true'}, 'y = 2')
+    assert p2s.directive_tags(dirs) == ['remove-input']
+    assert p2s.directive_tags({'include': 'false', 'output': 'false'}) == ['remove-cell', 'remove-output']
+    assert p2s.directive_tags({'echo': 'true'}) == []
+
+
+def test_show_doc_markdown_loses_rule_and_quarto_attributes():
+    md = p2s.clean_show_doc_markdown(SHOW_DOC)
+    assert not md.startswith('---') and '{target=' not in md
+    assert md.startswith('[source](https://github.com/o/r/blob/main/pkg/notation.py#L10)\n\n### gauss_second_moment')
+    assert p2s.clean_show_doc_markdown('a [b](c.html){.x} d') == 'a [b](c.html) d'
+    assert p2s.clean_show_doc_markdown('no rule {x}') == 'no rule {x}'  # braces not after a link stay
+
+
+def test_links_to_notebooks_point_at_renamed_pages():
+    pages = {'00_notation': 'notation', 'notation': 'notation'}
+    site = ('https://org.github.io/pkg',)
+    md = ('[a](00_notation.ipynb) [b](notation.html#gauss_second_moment) [c](/notation.html) '
+          '[d](https://x.org/notation.html) [e](other.html) [f](https://org.github.io/pkg/notation.html#gamma_kl) '
+          '[g](#The_Gamma) ![img](images/fig.png)')
+    assert p2s.rewrite_links(md, pages, site) == (
+        '[a](notation.html) [b](notation.html#gauss-second-moment) [c](notation.html) '
+        '[d](https://x.org/notation.html) [e](other.html) [f](notation.html#gamma-kl) '
+        '[g](#the-gamma) ![img](images/fig.png)')
+
+
+def test_page_names_and_order():
+    assert p2s.page_name('_proc/00_notation.ipynb', {'output-file': 'notation.html'}) == 'notation'
+    assert p2s.page_name('_proc/index.ipynb', None) == 'index'
+    names = ['03a_householder', '10_more', '01_symbolic', 'index', '03_rjmcmc', '00_notation']
+    assert sorted(names, key=p2s.page_sort_key) == ['index', '00_notation', '01_symbolic', '03_rjmcmc',
+                                                    '03a_householder', '10_more']
+
+
+def test_convert_notebook():
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
+        cell('raw', FM, id='a'),
+        cell('markdown', 'See [x](00_notation.ipynb).', id='b'),
+        cell('code', '#| echo: false\n#| output: asis\nshow_doc(f)', id='c', execution_count=1, outputs=[
+            {'output_type': 'execute_result', 'execution_count': 1, 'metadata': {},
+             'data': {'text/markdown': SHOW_DOC, 'text/plain': 'f'}}]),
+        cell('code', '#| code-fold: true\nx = 1', id='d', execution_count=2, outputs=[])]}
+    out = p2s.convert_notebook(nb, {'00_notation': 'notation', 'notation': 'notation'})
+    c0, c1, c2, c3 = out['cells']
+    assert c0['cell_type'] == 'markdown' and c0['source'].startswith('# Notation\n\nSymbols') and c0['id']
+    assert c1['source'] == 'See [x](notation.html).'
+    assert c2['source'] == 'show_doc(f)' and c2['metadata']['tags'] == ['remove-input']
+    assert c2['outputs'][0]['data']['text/markdown'].startswith('[source](https://github.com')
+    assert c3['source'] == 'x = 1' and 'tags' not in c3['metadata']
+    assert nb['cells'][0]['cell_type'] == 'raw', 'the input notebook must not be modified'
+
+
+def test_broken_local_links_are_found(tmp_path):
+    (tmp_path / 'a.html').write_text('<h2 id="s-1">S</h2><a href="b.html#x-y">ok</a><a href="#s-1">ok</a>'
+                                     '<a href="https://x.org/nope.html">external</a><a href="c.html">no file</a>'
+                                     '<a href="b.html#nope">no id</a>')
+    (tmp_path / 'b.html').write_text('<p class="rubric" id="x-y">x_y</p>')
+    assert build_site.broken_local_links(tmp_path) == [
+        'a.html: c.html (no such file)', "a.html: b.html#nope (no id 'nope')"]
+
+
+def test_external_references_are_found(tmp_path):
+    (tmp_path / 'a.html').write_text(
+        '<script src="_static/x.js"></script><script src="https://cdn.example.org/m.js"></script>'
+        '<link rel="stylesheet" href="//fonts.example.org/f.css"><link rel="next" href="https://x.org/b.html">'
+        '<a href="https://x.org">fine: a link, not a load</a>')
+    (tmp_path / 's.css').write_text('@import url("https://fonts.example.org/x.css"); a {background: url(img.png)}')
+    bad = build_site.external_references(tmp_path)
+    assert bad == ['a.html: <script https://cdn.example.org/m.js>', 'a.html: <link //fonts.example.org/f.css>',
+                   's.css: https://fonts.example.org/x.css']
+
+
+@pytest.mark.browser
+def test_browser_check_reports_broken_tex(tmp_path, browser, check_page, serve):
+    src, out = tmp_path / 'src', tmp_path / 'html'
+    src.mkdir()
+    (src / 'conf.py').write_text(
+        "extensions = ['myst_parser', 'sphinx.ext.mathjax', 'sphinx-mathjax-offline']\n"
+        "myst_enable_extensions = ['dollarmath', 'amsmath']\n"
+        "mathjax3_config = {'tex': {'packages': {'[-]': ['noundefined']}}}  # as docs/conf.py\n")
+    (src / 'index.md').write_text('# Good\n\n$$\\frac{1}{2}$$\n\n```{toctree}\n:hidden:\nbroken\n```\n')
+    (src / 'broken.md').write_text('# Broken\n\nFine: $$a+b$$\n\nUnclosed brace:\n\n$$\\frac{1}{$$\n\n'
+                                   'Extra brace: $$x}$$\n\nUnknown macro: $$\\notamacro{x}$$\n')
+    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    with serve(out) as url:
+        good, broken = check_page(browser, url + 'index.html'), check_page(browser, url + 'broken.html')
+    assert good.problems() == [] and good.mathjax_ok and good.mjx_containers == 1
+    assert broken.mathjax_ok
+    errs = broken.math_errors
+    assert any(e.startswith('not typeset') and '\\frac{1}{' in e for e in errs), errs
+    assert sum(e.startswith('MathJax error') for e in errs) == 2, errs
+    assert [p for p in broken.problems() if not p.startswith('broken TeX')] == []
+    assert len(broken.problems()) == 3

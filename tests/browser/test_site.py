@@ -1,0 +1,83 @@
+"""The built docs site in a real browser: Debian's Chromium driven by Playwright.
+
+Needs `_site/` (`make site`, i.e. `.venv/bin/python docs/build_site.py`). Every page is found by
+walking the left navigation from index.html and loaded in a fresh browser context.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from nbdev.config import nbpath2html
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+NBS = ROOT / 'nbs'
+
+
+def notebooks() -> list[Path]:
+    "The course notebooks in navigation order (index first), as nbdev publishes them."
+    nbs = [p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.'))]
+    return sorted(nbs, key=lambda p: (p.stem != 'index', p.stem))
+
+
+def page_of(nb: Path) -> str:
+    "The page nbdev names for notebook `nb` (`00_notation.ipynb` -> `notation.html`)."
+    return nbpath2html(nb).name
+
+
+def has_display_math(nb: Path) -> bool:
+    cells = json.loads(nb.read_text(encoding='utf-8'))['cells']
+    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    return '$$' in md or '\\begin{' in md
+
+
+@pytest.fixture(scope='module')
+def crawl(browser, site_url, check_page):
+    "Every page reachable through the navigation from index.html: {path: PageReport}."
+    reports, queue = {}, [site_url + 'index.html']
+    while queue:
+        url = queue.pop(0)
+        path = urlsplit(url).path.lstrip('/') or 'index.html'
+        if path in reports: continue
+        reports[path] = rep = check_page(browser, url)
+        queue += [u for u in rep.nav_links if u.startswith(site_url) and u.endswith('.html')]
+    return reports
+
+
+def test_every_notebook_has_a_page_in_the_navigation(crawl):
+    assert notebooks(), f'no notebooks in {NBS}'
+    missing = [f'{nb.name} -> {page_of(nb)}' for nb in notebooks() if page_of(nb) not in crawl]
+    assert not missing, f'notebooks without a page reachable from index.html: {missing}; reached {sorted(crawl)}'
+    assert 'api.html' in crawl, 'the API reference page is not in the navigation'
+
+
+def test_navigation_follows_notebook_order(crawl, site_url):
+    nav = [urlsplit(u).path.lstrip('/') for u in crawl['index.html'].nav_links]
+    lessons = [p for p in nav if p in {page_of(nb) for nb in notebooks()}]
+    assert lessons == [page_of(nb) for nb in notebooks()]
+
+
+def test_every_page_loads_cleanly(crawl):
+    bad = {path: rep.problems() for path, rep in crawl.items() if rep.problems()}
+    assert not bad, json.dumps(bad, indent=1)
+
+
+def test_display_math_is_typeset(crawl):
+    with_math = [nb for nb in notebooks() if has_display_math(nb)]
+    assert with_math, 'no notebook has display math ($$ or \\begin{...}): is the course missing its equations?'
+    for nb in with_math:
+        rep = crawl[page_of(nb)]
+        assert rep.has_math and rep.mathjax_ok, f'{page_of(nb)}: math not handed to MathJax'
+        assert rep.mjx_containers > 0, f'{page_of(nb)}: no mjx-container after MathJax finished'
+        assert not rep.math_errors, f'{page_of(nb)}: broken TeX {rep.math_errors}'
+
+
+def test_a_figure_loads(crawl):
+    images = [(path, src, w) for path, rep in crawl.items() for src, w in rep.images]
+    figures = [x for x in images if '/_images/' in x[1]]
+    assert figures, f'no notebook figure (_images/*.png) on any page; images seen: {images}'
+    assert all(w > 0 for _, _, w in figures), f'figures that did not load: {[x for x in figures if not x[2]]}'
