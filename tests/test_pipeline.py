@@ -1,0 +1,55 @@
+"""The repository checks behind `make test` fail when they should: library drift, unclean notebooks, stale README."""
+import json, shutil, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path):
+    "A scratch copy of the parts of the project that tools/check_sync.py looks at."
+    for d in ('nbs', 'vbfa_lit', 'tools'):
+        shutil.copytree(ROOT / d, tmp_path / d, ignore=shutil.ignore_patterns('__pycache__', '.ipynb_checkpoints'))
+    shutil.copy(ROOT / 'pyproject.toml', tmp_path)
+    return tmp_path
+
+
+def check_sync(project):
+    return subprocess.run([sys.executable, 'tools/check_sync.py'], cwd=project, capture_output=True, text=True)
+
+
+def test_check_sync_passes_on_the_repository_as_it_is(project):
+    r = check_sync(project)
+    assert r.returncode == 0, r.stderr
+
+
+def test_check_sync_fails_when_the_library_is_edited_by_hand(project):
+    mod = project / 'vbfa_lit' / 'notation.py'
+    mod.write_text(mod.read_text().replace('return a / b, digamma(a) - np.log(b)', 'return a / b, digamma(a)'))
+    r = check_sync(project)
+    assert r.returncode == 1 and 'vbfa_lit/notation.py differs' in r.stderr
+
+
+def test_check_sync_fails_when_an_exported_module_has_no_notebook(project):
+    (project / 'vbfa_lit' / 'orphan.py').write_text('x = 1\n')
+    r = check_sync(project)
+    assert r.returncode == 1 and 'orphan.py should not exist' in r.stderr
+
+
+def test_check_sync_fails_on_an_unclean_notebook(project):
+    nb_path = project / 'nbs' / '00_notation.ipynb'
+    nb = json.loads(nb_path.read_text())
+    nb['metadata']['widgets'] = {'state': {}}          # what a Jupyter session leaves behind
+    nb['cells'][0]['metadata']['scrolled'] = True
+    nb_path.write_text(json.dumps(nb, indent=1))
+    r = check_sync(project)
+    assert r.returncode == 1 and 'notebook not clean' in r.stderr
+
+
+def test_readme_opens_with_the_two_commands():
+    readme = (ROOT / 'README.md').read_text()
+    assert readme.startswith('# vbfa_lit')
+    opening = readme.split('\n## ')[0]            # staleness itself is `make check-readme`
+    assert 'make site' in opening and 'make test' in opening
