@@ -79,3 +79,10 @@ def test_refusals():
         expectation(sp.exp(x.vars[0]), [x])
     with pytest.raises(ValueError, match='degree 3'):
         expectation(x.vars[0] ** 3, [x])
+
+
+def test_moment_symbols_of_subscripted_names_typeset_as_one_group():
+    # SymPy's printer treats a bare `_1 ...` as a subscript running to the end of the name
+    assert sp.latex(GammaFactor(r'\tau_1').mean) == r'\langle \tau_{1} \rangle'
+    assert sp.latex(GaussianFactor(r'\mu_2').second[0]) == r'\langle {\mu_{2}}^{2} \rangle'
+    assert sp.latex(GaussianFactor('x_n', 2).mean[1]) == r'\langle x_{n,2} \rangle'

@@ -8,10 +8,15 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/symbolic.html.md"""
 __all__ = ['GaussianFactor', 'GammaFactor', 'expectation', 'drop_constant', 'GaussianReadoff', 'gaussian_readoff',
            'gamma_readoff', 'evaluate', 'show']
 
-# %% ../nbs/01_symbolic.ipynb #fc91e489
+# %% ../nbs/01_symbolic.ipynb #4a3ef923
 import sympy as sp
 
-# %% ../nbs/01_symbolic.ipynb #eb0de6ca
+# %% ../nbs/01_symbolic.ipynb #46302395
+def _braced(tex):
+    "Brace a bare subscript so that SymPy's LaTeX printer keeps it attached: tau_1 -> tau_{1}."
+    base, sep, sub = tex.partition('_')
+    return f'{base}_{{{sub}}}' if sep and not sub.startswith('{') else tex
+
 def _element(tex, i):
     "LaTeX name of element `i` (1-based) of the vector called `tex`: w_1 -> w_{1,i}, x -> x_{i}."
     base, _, sub = tex.partition('_')
@@ -22,7 +27,7 @@ class GaussianFactor:
     def __init__(self, tex:str, # LaTeX name, e.g. 'x_n', 'w_1', r'\mu_1'
                  dim:int=None, # length of the vector; None for a scalar
                 ):
-        self.tex = tex
+        self.tex = tex = _braced(tex)
         names = [tex] if dim is None else [_element(tex, i + 1) for i in range(dim)]
         self.vars = [sp.Symbol(n, real=True) for n in names]
         k = len(names)
@@ -58,7 +63,7 @@ class GammaFactor:
     "A Gamma factor q(theta) of a mean-field posterior; log(theta) is carried as a variable of its own."
     def __init__(self, tex:str, # LaTeX name, e.g. r'\tau', r'\alpha_1'
                 ):
-        self.tex = tex
+        self.tex = tex = _braced(tex)
         self.var = sp.Symbol(tex, positive=True)
         self.log_var = sp.Symbol(rf'\log {tex}', real=True)
         self.vars = [self.var, self.log_var]
@@ -80,7 +85,7 @@ class GammaFactor:
             raise ValueError(f"moment {tuple(powers)} of Gamma factor {self.tex} is not one a conjugate model needs")
         return table[tuple(powers)]
 
-# %% ../nbs/01_symbolic.ipynb #7541f2e1
+# %% ../nbs/01_symbolic.ipynb #8d5030d7
 def _as_polynomial(expr, factors):
     "Substitute log(theta) placeholders and return (Poly in all factors' variables, per-factor slices)."
     for f in factors: expr = expr.subs(f.substitutions)
@@ -112,7 +117,7 @@ def drop_constant(expr, # SymPy expression
     variables = set(variables)
     return sp.Add(*[t for t in sp.Add.make_args(sp.expand(expr)) if t.free_symbols & variables])
 
-# %% ../nbs/01_symbolic.ipynb #4ff4d533
+# %% ../nbs/01_symbolic.ipynb #f3c035fa
 class GaussianReadoff:
     "Natural parameters of a Gaussian read off a quadratic log density: precision and linear term."
     def __init__(self, precision, linear): self.precision, self.linear = precision, linear
@@ -144,7 +149,7 @@ def gamma_readoff(log_density, # SymPy expression, linear in theta and log(theta
     rate = -poly.coeff_monomial(factor.var)
     return sp.expand(shape), sp.expand(rate)
 
-# %% ../nbs/01_symbolic.ipynb #3b630a83
+# %% ../nbs/01_symbolic.ipynb #284fbbee
 def evaluate(expr, # SymPy expression or matrix
              values:dict, # {symbol: number} for every free symbol of `expr`
             ): # float or ndarray
