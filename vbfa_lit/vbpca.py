@@ -7,9 +7,9 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/vbpca.html.md"""
 # %% auto #0
 __all__ = ['LOG2PI', 'symbolic_vbfa', 'mean_field', 'Observed', 'observed', 'Posterior', 'FixedAlpha', 'Prior', 'sum_tau_ww',
            'update_X', 'symbolic_values', 'sum_xx', 'update_W', 'update_mu', 'sq_error', 'update_tau', 'ElboTerms',
-           'elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
+           'elbo', 'symbolic_elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #984b261c
+# %% ../nbs/02_vbpca.ipynb #1befa698
 from typing import NamedTuple
 from types import SimpleNamespace
 
@@ -17,10 +17,10 @@ import numpy as np
 import scipy.sparse as sparse
 import sympy as sp
 
-from .notation import gamma_moments, gamma_kl, gaussian_entropy
-from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant
+from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy
+from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
 
-# %% ../nbs/02_vbpca.ipynb #23097998
+# %% ../nbs/02_vbpca.ipynb #6c0f7f33
 def symbolic_vbfa(M:int, # number of features
                   N:int, # number of samples
                   D:int, # latent dimension
@@ -71,7 +71,7 @@ def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
     keep = factor.vars + ([sp.log(factor.var)] if isinstance(factor, GammaFactor) else [])
     return drop_constant(expectation(model.log_joint, others), keep)
 
-# %% ../nbs/02_vbpca.ipynb #d5c7731a
+# %% ../nbs/02_vbpca.ipynb #402c2957
 LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
@@ -117,7 +117,7 @@ def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored e
     return Observed(Y, mask_, YT, maskT, n_row, np.asarray(Y.sum(1)).ravel(), np.asarray(YY.sum(1)).ravel(),
                     bool(complete))
 
-# %% ../nbs/02_vbpca.ipynb #2f5a4b78
+# %% ../nbs/02_vbpca.ipynb #b35c73ca
 class Posterior(NamedTuple):
     "Parameters of q(X) q(W) q(mu) q(tau) q(alpha)."
     X: np.ndarray # (N, D) means of q(x_n)
@@ -148,7 +148,7 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #f4584a9f
+# %% ../nbs/02_vbpca.ipynb #e75fdc8e
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
@@ -207,7 +207,7 @@ def update_X(data:Observed,
     Sx = _spd_inv(np.eye(W.shape[1]) + TWW)
     return (Sx @ h[:, :, None])[..., 0], Sx
 
-# %% ../nbs/02_vbpca.ipynb #3cde2f5e
+# %% ../nbs/02_vbpca.ipynb #d15d43c9
 def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
                     Y, # (M, N) data, NaN where missing
                     q:Posterior, # a posterior of matching shapes
@@ -228,7 +228,7 @@ def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
     else: vals.update({h['a_alpha']: prior.w.a_alpha, h['b_alpha']: prior.w.b_alpha})
     return vals
 
-# %% ../nbs/02_vbpca.ipynb #a1fdd35a
+# %% ../nbs/02_vbpca.ipynb #8f13345a
 def sum_xx(data:Observed,
            X, # (N, D) means of q(x_n)
            Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
@@ -250,7 +250,7 @@ def update_W(data:Observed,
     Sw = _spd_inv(np.diag(alpha) + tau[:, None, None] * XX)
     return (Sw @ h[:, :, None])[..., 0], Sw
 
-# %% ../nbs/02_vbpca.ipynb #7b804d01
+# %% ../nbs/02_vbpca.ipynb #6858a27b
 def update_mu(data:Observed,
               W, # (M, D) means of q(w_m)
               X, # (N, D) means of q(x_n)
@@ -261,7 +261,7 @@ def update_mu(data:Observed,
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
-# %% ../nbs/02_vbpca.ipynb #5aef8001
+# %% ../nbs/02_vbpca.ipynb #58daed08
 def sq_error(data:Observed,
              W, # (M, D) means of q(w_m)
              Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
@@ -285,7 +285,7 @@ def update_tau(err, # (M,) sq_error(...)
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
-# %% ../nbs/02_vbpca.ipynb #0f5c4e82
+# %% ../nbs/02_vbpca.ipynb #996f5e67
 class ElboTerms(NamedTuple):
     "Signed contributions to the lower bound; `total` is their sum."
     loglik: float # <log p(Y | X, W, mu, tau)>
@@ -317,7 +317,22 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
     return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
 
-# %% ../nbs/02_vbpca.ipynb #1ae26dd1
+# %% ../nbs/02_vbpca.ipynb #456db7ab
+def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
+                  Y, # (M, N) data, NaN where missing
+                  q:Posterior, # a posterior of matching shapes
+                  prior:Prior, # hyperparameters (and the W prior)
+                 )->float: # the lower bound
+    "The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor."
+    vals = symbolic_values(model, Y, q, prior)
+    expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
+    full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])
+    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum() + gaussian_entropy(full(q.Sw, len(q.W))).sum()
+               + 0.5 * np.log(2 * np.pi * np.e * q.vmu).sum() + gamma_entropy(q.a_tau, q.b_tau).sum())
+    if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
+    return expected_log_joint + entropy
+
+# %% ../nbs/02_vbpca.ipynb #85804d46
 def init_posterior(data:Observed,
                    D:int, # number of latent components
                    prior:Prior,
