@@ -8,6 +8,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NB_WORKERS ?= 2
+# Lessons and tests use small matrices: threaded BLAS only adds synchronisation cost (benchmarks set their own).
+ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: site test install sync readme check-sync check-readme nbtest pytest site-build browser-test bench clean
 
@@ -22,15 +24,15 @@ install: $(STAMP)
 sync: install
 	$(BIN)/nbdev-clean
 	$(BIN)/nbdev-export
-	$(BIN)/python tools/readme.py
+	$(ONE_THREAD) $(BIN)/python tools/readme.py
 
 readme: install
-	$(BIN)/python tools/readme.py
+	$(ONE_THREAD) $(BIN)/python tools/readme.py
 
 ## make site: export the library, execute copies of the notebooks, process them with nbdev, render with Sphinx.
 site: install
 	$(BIN)/nbdev-export
-	$(BIN)/python docs/build_site.py
+	$(ONE_THREAD) $(BIN)/python docs/build_site.py
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
 test: install check-sync nbtest pytest check-readme site-build browser-test
@@ -40,19 +42,29 @@ check-sync: install
 	$(BIN)/python tools/check_sync.py
 
 nbtest: install
-	$(BIN)/nbdev-test --n-workers $(NB_WORKERS)
+	$(ONE_THREAD) $(BIN)/nbdev-test --n-workers $(NB_WORKERS)
 
 pytest: install
-	$(BIN)/python -m pytest tests -m "not browser" -q -n $(NB_WORKERS)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser" -q -n $(NB_WORKERS)
 
 check-readme: install
-	$(BIN)/python tools/readme.py --check
+	$(ONE_THREAD) $(BIN)/python tools/readme.py --check
 
 site-build: install
-	$(BIN)/python docs/build_site.py
+	$(ONE_THREAD) $(BIN)/python docs/build_site.py
 
 browser-test: install
 	$(BIN)/python -m pytest tests/browser -m browser -q
+
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	touch $@
+
+## make bench: speed and memory side by side with vbpca-py and BayesPy (not part of make test);
+## writes benchmarks/RESULTS.md. BENCH_ARGS=--quick for a 1-2 minute run.
+bench: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/bench_vbpca.py $(BENCH_ARGS)
 
 clean:
 	rm -rf _build _proc _site _docs .pytest_cache

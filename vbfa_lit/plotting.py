@@ -7,17 +7,17 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/plotting.html.md"""
 # %% auto #0
 __all__ = ['hinton', 'plot_elbo']
 
-# %% ../nbs/01a_plotting.ipynb #609e7f1f
+# %% ../nbs/01a_plotting.ipynb #d0c7bbb2
 import numpy as np
 import matplotlib.pyplot as plt
 
-# %% ../nbs/01a_plotting.ipynb #aa96322f
+# %% ../nbs/01a_plotting.ipynb #5cf4e77a
 def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
            ax=None, # matplotlib Axes; a new figure when None
-           max_weight:float=None, # magnitude drawn as a full cell; default the largest |W_ij|
+           max_weight:float=None, # magnitude drawn as a full cell; default the largest magnitude in W
            title:str=None,
           ): # the Axes
-    "Hinton diagram: one square per entry, area proportional to |W_ij|, white positive, black negative."
+    "Hinton diagram: one square per entry, its area proportional to the magnitude of the entry, white positive, black negative."
     W = np.asarray(W, dtype=float)
     if W.ndim != 2: raise ValueError(f"W: expected a 2-d array, got shape {W.shape}")
     if ax is None: _, ax = plt.subplots(figsize=(0.35 * W.shape[1] + 1, 0.35 * W.shape[0] + 0.6))

@@ -9,7 +9,7 @@ __all__ = ['LOG2PI', 'symbolic_vbfa', 'mean_field', 'Observed', 'observed', 'Pos
            'update_X', 'symbolic_values', 'sum_xx', 'update_W', 'update_mu', 'sq_error', 'update_tau', 'ElboTerms',
            'elbo', 'symbolic_elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #1befa698
+# %% ../nbs/02_vbpca.ipynb #19f314f9
 from typing import NamedTuple
 from types import SimpleNamespace
 
@@ -20,7 +20,7 @@ import sympy as sp
 from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy
 from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
 
-# %% ../nbs/02_vbpca.ipynb #6c0f7f33
+# %% ../nbs/02_vbpca.ipynb #5ff42f41
 def symbolic_vbfa(M:int, # number of features
                   N:int, # number of samples
                   D:int, # latent dimension
@@ -71,7 +71,7 @@ def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
     keep = factor.vars + ([sp.log(factor.var)] if isinstance(factor, GammaFactor) else [])
     return drop_constant(expectation(model.log_joint, others), keep)
 
-# %% ../nbs/02_vbpca.ipynb #402c2957
+# %% ../nbs/02_vbpca.ipynb #2b615057
 LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
@@ -117,7 +117,7 @@ def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored e
     return Observed(Y, mask_, YT, maskT, n_row, np.asarray(Y.sum(1)).ravel(), np.asarray(YY.sum(1)).ravel(),
                     bool(complete))
 
-# %% ../nbs/02_vbpca.ipynb #b35c73ca
+# %% ../nbs/02_vbpca.ipynb #41f4d392
 class Posterior(NamedTuple):
     "Parameters of q(X) q(W) q(mu) q(tau) q(alpha)."
     X: np.ndarray # (N, D) means of q(x_n)
@@ -148,7 +148,7 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #e75fdc8e
+# %% ../nbs/02_vbpca.ipynb #8b27e711
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
@@ -207,7 +207,7 @@ def update_X(data:Observed,
     Sx = _spd_inv(np.eye(W.shape[1]) + TWW)
     return (Sx @ h[:, :, None])[..., 0], Sx
 
-# %% ../nbs/02_vbpca.ipynb #d15d43c9
+# %% ../nbs/02_vbpca.ipynb #43bba31d
 def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
                     Y, # (M, N) data, NaN where missing
                     q:Posterior, # a posterior of matching shapes
@@ -228,7 +228,7 @@ def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
     else: vals.update({h['a_alpha']: prior.w.a_alpha, h['b_alpha']: prior.w.b_alpha})
     return vals
 
-# %% ../nbs/02_vbpca.ipynb #8f13345a
+# %% ../nbs/02_vbpca.ipynb #fa42d09a
 def sum_xx(data:Observed,
            X, # (N, D) means of q(x_n)
            Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
@@ -250,7 +250,7 @@ def update_W(data:Observed,
     Sw = _spd_inv(np.diag(alpha) + tau[:, None, None] * XX)
     return (Sw @ h[:, :, None])[..., 0], Sw
 
-# %% ../nbs/02_vbpca.ipynb #6858a27b
+# %% ../nbs/02_vbpca.ipynb #01ed8576
 def update_mu(data:Observed,
               W, # (M, D) means of q(w_m)
               X, # (N, D) means of q(x_n)
@@ -261,7 +261,7 @@ def update_mu(data:Observed,
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
-# %% ../nbs/02_vbpca.ipynb #58daed08
+# %% ../nbs/02_vbpca.ipynb #e835276d
 def sq_error(data:Observed,
              W, # (M, D) means of q(w_m)
              Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
@@ -281,11 +281,11 @@ def update_tau(err, # (M,) sq_error(...)
                b_tau:float, # prior rate
                shared:bool, # one tau for all features (VB PCA) instead of one per feature (VBFA)
               ): # (shape, rate), each (M,) or (1,)
-    "q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + |O|/2, b_tau + sum_m err_m/2)."
+    "q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m err_m/2), n_obs the number of observed entries."
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
-# %% ../nbs/02_vbpca.ipynb #996f5e67
+# %% ../nbs/02_vbpca.ipynb #3be0b6ce
 class ElboTerms(NamedTuple):
     "Signed contributions to the lower bound; `total` is their sum."
     loglik: float # <log p(Y | X, W, mu, tau)>
@@ -317,7 +317,7 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
     return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
 
-# %% ../nbs/02_vbpca.ipynb #456db7ab
+# %% ../nbs/02_vbpca.ipynb #8c07825a
 def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
                   Y, # (M, N) data, NaN where missing
                   q:Posterior, # a posterior of matching shapes
@@ -332,7 +332,7 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
-# %% ../nbs/02_vbpca.ipynb #85804d46
+# %% ../nbs/02_vbpca.ipynb #e807085c
 def init_posterior(data:Observed,
                    D:int, # number of latent components
                    prior:Prior,
@@ -368,7 +368,7 @@ class FitResult(NamedTuple):
     "What `fit_vbfa` returns."
     q: Posterior # the final posterior
     elbo: list # the lower bound after each sweep
-    terms: ElboTerms # its decomposition after the last sweep
+    terms: ElboTerms # the decomposition of the bound after the last sweep (before any transformation)
     converged: bool # whether the relative change fell below `tol`
 
 def fit_vbfa(data:Observed, # from `observed`
@@ -378,15 +378,21 @@ def fit_vbfa(data:Observed, # from `observed`
              max_iter:int=1000,
              tol:float=1e-6, # stop when |L_t - L_{t-1}| < tol |L_t|
              rng=None, # None, an int seed or a numpy Generator
-             callback=None, # called as callback(iteration, q, terms) after each sweep
+             callback=None, # called as callback(iteration, q, bound) after each sweep
+             transform=None, # optional transform(data, q, prior) -> (q, gain in the bound), e.g. vbfa_lit.transformations
+             transform_start:int=0, # number of plain sweeps before `transform` is first applied
             )->FitResult:
-    "Variational EM for the VBFA model: sweeps until the relative change of the bound is below `tol`."
+    "Variational EM for the VBFA model: sweeps (each optionally followed by `transform`) until the bound settles."
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
         q, terms = sweep(data, q, prior, shared)
-        history.append(terms.total)
-        if callback is not None: callback(it, q, terms)
+        bound = terms.total
+        if transform is not None and it >= transform_start:
+            q, gain = transform(data, q, prior)
+            bound += gain
+        history.append(bound)
+        if callback is not None: callback(it, q, bound)
         if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
             return FitResult(q, history, terms, True)
     return FitResult(q, history, terms, False)

@@ -1,0 +1,427 @@
+"""Tests of `vbfa_lit.estimator.VBPCA`: scikit-learn's estimator checks, every bad input, warnings, and the values
+of transform / inverse_transform / score_samples against independent computations (explicit loops, SciPy)."""
+import pickle
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sparse
+from scipy.stats import multivariate_normal
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+from vbfa_lit.estimator import VBPCA, ConvergenceWarning, MissingDataWarning, NotFittedError
+from vbfa_lit.notation import gamma_moments
+from vbfa_lit.vbpca import observed, sweep
+
+
+# Convergence is tested on its own; elsewhere short fits are enough and their ConvergenceWarnings are noise.
+pytestmark = pytest.mark.filterwarnings('ignore::vbfa_lit.estimator.ConvergenceWarning')
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_blas_thread():
+    "The matrices here are tiny: threaded BLAS only adds synchronisation cost (large on a loaded machine)."
+    with threadpool_limits(1):
+        yield
+
+
+def low_rank(seed=0, N=100, M=10, scales=(3.0, 2.0, 1.0), sigma=0.3, missing=0.2):
+    "Rank-len(scales) data with distinct component scales, a mean, isotropic noise `sigma` and a random missing mask."
+    rng = np.random.default_rng(seed)
+    W = np.linalg.qr(rng.normal(size=(M, len(scales))))[0] * np.array(scales) * np.sqrt(M) / 2
+    mu = rng.normal(size=M)
+    full = rng.normal(size=(N, len(scales))) @ W.T + mu + sigma * rng.normal(size=(N, M))
+    hold = rng.random(full.shape) < missing
+    return np.where(hold, np.nan, full), full, hold, W, mu
+
+
+@pytest.fixture(scope='module')
+def fitted():
+    "One ARD fit on rank-3 data with 20% missing, shared by the read-only tests."
+    X, full, hold, W, mu = low_rank(seed=6)                # converges in about 450 sweeps
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ConvergenceWarning)
+        est = VBPCA(random_state=0).fit(X)
+    return est, X, full, hold
+
+
+# --- scikit-learn's own checks ---------------------------------------------------------------------------------
+# Every check of scikit-learn 1.9's check_estimator runs; none is expected to fail. scikit-learn itself skips
+# `check_array_api_input` (it raises SkipTest unless SCIPY_ARRAY_API=1 is set before SciPy is imported); VBPCA
+# declares no array-API support, and the check would only feed it NumPy arrays, which every other check covers.
+# scikit-learn also warns at collection that VBPCA does not inherit from BaseEstimator: on purpose, the package
+# must not import scikit-learn at runtime, so VBPCA implements the protocol (get_params, set_params, tags) itself.
+@pytest.mark.filterwarnings('ignore::UserWarning')
+@parametrize_with_checks([VBPCA()])
+def test_sklearn_check_estimator(estimator, check):
+    check(estimator)
+
+
+def test_no_sklearn_at_runtime():
+    "The package and a fit/transform/score cycle work without importing scikit-learn."
+    code = ("import sys, numpy as np; from vbfa_lit.estimator import VBPCA; "
+            "X = np.random.default_rng(0).normal(size=(20, 4)); X[0, 0] = np.nan; "
+            "e = VBPCA(max_iter=50, tol=1e-3, random_state=0).fit(X); e.transform(X); e.score(X); "
+            "assert 'sklearn' not in sys.modules, 'sklearn was imported'")
+    subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True)
+
+
+def test_top_level_reexport():
+    from vbfa_lit import VBPCA as top_level
+    assert top_level is VBPCA
+
+
+# --- bad input: every error names its argument -----------------------------------------------------------------
+X_ok = low_rank(N=20, M=4)[0]
+
+@pytest.mark.parametrize('X, exc, match', [
+    (np.array([[1.0, np.inf], [2, 3], [4, 5]]), ValueError, r'^X: contains 1 infinite'),
+    (np.array([[1.0, -np.inf], [2, 3], [4, -np.inf]]), ValueError, r'^X: contains 2 infinite'),
+    (np.array([['a', 'b'], ['c', 'd']]), TypeError, r'^X: expected numeric data'),
+    (np.array([[1.0, '2'], [3, 4]], dtype=object), TypeError, r'^X: expected numeric data, found strings'),
+    (np.array([[1.0, {'a': 1}], [3, 4]], dtype=object), TypeError, r'^X: expected numeric data'),
+    (np.ones((3, 2)) + 1j, ValueError, r'^X: Complex data not supported'),
+    (np.array([[1.0, 1 + 2j], [3, 4]], dtype=object), ValueError, r'^X: Complex data not supported'),
+    (np.array(['2020-01-01', '2020-01-02'], dtype='datetime64[D]').reshape(2, 1), TypeError, r'^X: expected numeric'),
+    (np.ones(5), ValueError, r'^X: expected a 2-d array.*1-d'),
+    (np.ones((3, 2, 2)), ValueError, r'^X: expected a 2-d array.*3-d'),
+    (np.array(3.0), ValueError, r'^X: expected a 2-d array.*0-d'),
+    ([[1.0, 2.0], [3.0]], ValueError, r'^X: could not be read'),
+    (np.ones((1, 4)), ValueError, r'^X: expected at least 2 samples.*n_samples = 1'),
+    (np.empty((0, 3)), ValueError, r'^X: found array with 0 sample'),
+    (np.empty((5, 0)), ValueError, r'^X: found array with 0 feature'),
+    (np.full((4, 3), np.nan), ValueError, r'^X: no observed value'),
+    (sparse.csr_matrix(np.eye(4)), TypeError, r'^X: sparse input is not supported'),
+    (sparse.csr_array(np.eye(4)), TypeError, r'^X: sparse input is not supported'),
+])
+def test_bad_X(X, exc, match):
+    with pytest.raises(exc, match=match):
+        VBPCA(max_iter=5).fit(X)
+
+
+@pytest.mark.parametrize('params, exc, match', [
+    (dict(n_components=0), ValueError, r'^n_components: expected an integer >= 1'),
+    (dict(n_components=-2), ValueError, r'^n_components: expected an integer >= 1'),
+    (dict(n_components=5), ValueError, r'^n_components: expected at most n_features = 4'),
+    (dict(n_components=2.0), TypeError, r'^n_components: expected an integer'),
+    (dict(n_components='2'), TypeError, r'^n_components: expected an integer'),
+    (dict(n_components=True), TypeError, r'^n_components: expected an integer'),
+    (dict(prior='bishop'), ValueError, r"^prior: expected one of \('ard', 'broad'\)"),
+    (dict(prior=None), ValueError, r'^prior: expected one of'),
+    (dict(noise='isotropic'), ValueError, r"^noise: expected one of \('shared', 'per_feature'\)"),
+    (dict(transformations='spin'), ValueError, r'^transformations: expected one of'),
+    (dict(transformations=None), ValueError, r'^transformations: expected one of'),
+    (dict(warmup_sweeps=-1), ValueError, r'^warmup_sweeps: expected an integer >= 0'),
+    (dict(warmup_sweeps=1.5), TypeError, r'^warmup_sweeps: expected an integer'),
+    (dict(max_iter=0), ValueError, r'^max_iter: expected an integer >= 1'),
+    (dict(max_iter=-3), ValueError, r'^max_iter: expected an integer >= 1'),
+    (dict(max_iter=10.5), TypeError, r'^max_iter: expected an integer'),
+    (dict(max_iter=100.0), TypeError, r'^max_iter: expected an integer'),
+    (dict(max_iter='100'), TypeError, r'^max_iter: expected an integer'),
+    (dict(max_iter=None), TypeError, r'^max_iter: expected an integer'),
+    (dict(tol=-1e-6), ValueError, r'^tol: expected a finite number >= 0'),
+    (dict(tol=np.nan), ValueError, r'^tol: expected a finite number >= 0'),
+    (dict(tol='small'), TypeError, r'^tol: expected a real number'),
+    (dict(effective_tol=-0.1), ValueError, r'^effective_tol: expected a finite number >= 0'),
+    (dict(storage='csc'), ValueError, r'^storage: expected one of'),
+    (dict(progress='yes'), TypeError, r'^progress: expected True or False'),
+    (dict(random_state=-1), ValueError, r'^random_state: expected an integer >= 0'),
+    (dict(random_state='seed'), TypeError, r'^random_state: expected an integer'),
+    (dict(random_state=1.5), TypeError, r'^random_state: expected an integer'),
+] + [(dict([(name, value)]), ValueError, rf'^{name}: expected a finite number > 0')
+     for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in (0, -1e-5, np.inf, np.nan)]
+  + [(dict([(name, value)]), TypeError, rf'^{name}: expected a real number')
+     for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in ('1e-5', None, True)])
+def test_bad_hyperparameters(params, exc, match):
+    est = VBPCA(**{'max_iter': 5, **params})               # __init__ only stores: no error yet
+    assert all(getattr(est, k) is v for k, v in params.items())
+    with pytest.raises(exc, match=match):
+        est.fit(X_ok)
+
+
+def test_object_arrays():
+    "Object arrays of numbers are numbers; None in them is read as NaN (missing), as NumPy's float conversion does."
+    X = X_ok.astype(object)
+    X[0, 0] = None
+    a = VBPCA(max_iter=30, random_state=0).fit(X)
+    b = VBPCA(max_iter=30, random_state=0).fit(np.where(np.equal(X, None), np.nan, X).astype(float))
+    np.testing.assert_array_equal(a.components_, b.components_)
+
+
+def test_valid_edge_hyperparameters():
+    "The boundaries that are allowed: n_components == n_features, tol == 0, numpy integer types."
+    with pytest.warns(ConvergenceWarning):                  # tol=0 can only stop at max_iter
+        est = VBPCA(n_components=np.int64(4), max_iter=np.int32(3), tol=0.0, random_state=np.int64(1)).fit(X_ok)
+    assert est.n_components_ == 4 and est.components_.shape == (4, 4) and est.n_iter_ == 3
+
+
+def test_bad_input_after_fit(fitted):
+    est, X = fitted[:2]
+    with pytest.raises(ValueError, match=r'^X has 9 features, but VBPCA is expecting 10 features as input'):
+        est.transform(X[:, :-1])
+    with pytest.raises(ValueError, match=r'^X has 9 features'):
+        est.score_samples(X[:, :-1])
+    with pytest.raises(ValueError, match=r'^X: expected a 2-d array'):
+        est.transform(X[0])
+    with pytest.raises(ValueError, match=r'^X: contains 1 infinite'):
+        est.transform(np.where(np.arange(10) == 3, np.inf, X[:1]))
+    with pytest.raises(TypeError, match=r'^X: sparse input'):
+        est.transform(sparse.csr_matrix(np.nan_to_num(X)))
+    with pytest.raises(ValueError, match=r'^Z has 2 columns, but VBPCA has n_components_ = 9'):
+        est.inverse_transform(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r'^Z: contains NaN'):
+        est.inverse_transform(np.full((3, 9), np.nan))
+    with pytest.raises(ValueError, match=r'^Z: contains 1 infinite'):
+        est.inverse_transform(np.where(np.arange(9) == 0, np.inf, 0.0)[None])
+
+
+@pytest.mark.parametrize('method', ['transform', 'inverse_transform', 'score_samples', 'score'])
+def test_unfitted(method):
+    with pytest.raises(NotFittedError, match='not fitted yet'):
+        getattr(VBPCA(), method)(X_ok)
+    assert issubclass(NotFittedError, ValueError) and issubclass(NotFittedError, AttributeError)
+
+
+# --- the input array is never modified -----------------------------------------------------------------------------
+@pytest.mark.parametrize('storage', ['dense', 'sparse'])
+def test_input_not_modified(storage):
+    X = low_rank(N=30, M=5)[0]
+    X[3] = np.nan                                          # an empty row
+    before = X.copy()
+    X.setflags(write=False)                                # any in-place write would raise
+    with pytest.warns(MissingDataWarning):
+        est = VBPCA(max_iter=200, storage=storage, random_state=0).fit(X)
+    Z = est.transform(X)
+    with pytest.warns(MissingDataWarning):
+        est.fit_transform(X)
+    est.score_samples(X)
+    Z_before = Z.copy()
+    est.inverse_transform(Z)
+    np.testing.assert_array_equal(X, before)               # equal_nan by default: the NaNs are where they were
+    np.testing.assert_array_equal(Z, Z_before)
+
+
+# --- warnings -----------------------------------------------------------------------------------------------------------
+def test_empty_rows_and_columns_warn_and_keep_their_prior():
+    X = low_rank(N=40, M=6)[0]
+    X[[5, 17], :] = np.nan
+    X[:, 2] = np.nan
+    with pytest.warns(MissingDataWarning) as record:
+        est = VBPCA(noise='per_feature', max_iter=300, random_state=0).fit(X)
+    messages = sorted(str(w.message) for w in record if issubclass(w.category, MissingDataWarning))
+    assert len(messages) == 2
+    assert messages[0].startswith('X: 1 of 6 features (columns) have no observed value')
+    assert messages[1].startswith('X: 2 of 40 samples (rows) have no observed value')
+    Z = est.transform(X)
+    np.testing.assert_array_equal(Z[[5, 17]], 0.0)         # q(x_n) at its prior: mean 0
+    assert est.mean_[2] == 0.0                             # q(mu_m) at its prior N(0, 1/beta)
+    np.testing.assert_allclose(est.posterior_.vmu[2], 1 / est.beta)
+    np.testing.assert_allclose(est.noise_variance_[2], est.b_tau / est.a_tau)   # q(tau_m) = p(tau_m)
+    assert np.isfinite(est.noise_variance_).all() and np.isfinite(est.components_).all()
+
+
+def test_no_warning_without_empty_rows_or_columns(fitted):
+    X = fitted[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        VBPCA(max_iter=500, tol=1e-3, random_state=0).fit(X)
+
+
+def test_convergence_warning():
+    X = low_rank()[0]
+    with pytest.warns(ConvergenceWarning, match=r'max_iter=3 sweeps were used up'):
+        est = VBPCA(max_iter=3, random_state=0).fit(X)
+    assert est.n_iter_ == 3 and len(est.elbo_) == 3 and not est.converged_
+    assert issubclass(ConvergenceWarning, UserWarning)
+
+
+# --- what fit learns ---------------------------------------------------------------------------------------------
+def test_attributes(fitted):
+    est, X = fitted[:2]
+    q = est.posterior_
+    N, M = X.shape
+    assert est.n_features_in_ == M and est.n_components_ == M - 1 and est.converged_
+    assert est.components_.shape == (M - 1, M) and est.mean_.shape == (M,) and est.alpha_.shape == (M - 1,)
+    np.testing.assert_array_equal(est.components_, q.W.T)
+    np.testing.assert_array_equal(est.mean_, q.mu)
+    np.testing.assert_allclose(est.alpha_, q.a_alpha / q.b_alpha)
+    assert isinstance(est.noise_variance_, float)
+    np.testing.assert_allclose(est.noise_variance_, 1 / gamma_moments(q.a_tau, q.b_tau)[0][0])
+    assert est.elbo_.shape == (est.n_iter_,) and np.isclose(est.elbo_terms_.total, est.elbo_[-1])
+    assert est.n_effective_components_ == 3 == est.effective_components_.sum()
+    assert est.prior_.w.a_alpha == est.a_alpha
+
+
+def test_elbo_never_decreases(fitted):
+    elbo = fitted[0].elbo_
+    assert np.diff(elbo).min() >= -1e-9 * abs(elbo[-1])
+
+
+def test_recovers_noise_and_held_out_values(fitted):
+    est, X, full, hold = fitted
+    # ~800 observed values: the relative sd of a variance estimate is sqrt(2 / 800) = 5%, so 15% is 3 sd
+    assert abs(est.noise_variance_ / 0.3 ** 2 - 1) < 0.15
+    rec = est.inverse_transform(est.transform(X))
+    rmse = np.sqrt(np.mean((rec - full)[hold] ** 2))
+    column_means = np.sqrt(np.mean((np.nanmean(X, 0) - full)[hold] ** 2))
+    assert rmse < column_means / 3, (rmse, column_means)   # about 0.37 against 2.0 for mean imputation
+
+
+@pytest.mark.parametrize('noise, shape', [('shared', ()), ('per_feature', (6,))])
+def test_noise_variance_shape(noise, shape):
+    X = low_rank(N=40, M=6)[0]
+    est = VBPCA(noise=noise, max_iter=200, random_state=0).fit(X)
+    assert np.shape(est.noise_variance_) == shape
+    assert isinstance(est.noise_variance_, float) == (noise == 'shared')
+    assert np.all(np.asarray(est.noise_variance_) > 0)
+
+
+def test_broad_prior_keeps_all_components_ard_does_not(fitted):
+    ard, X = fitted[:2]
+    broad = VBPCA(prior='broad', random_state=0).fit(X)
+    np.testing.assert_array_equal(broad.alpha_, broad.alpha_broad)
+    assert broad.posterior_.a_alpha is None
+    assert broad.n_effective_components_ == broad.n_components_ == 9
+    assert ard.n_effective_components_ == 3
+
+
+def test_default_n_components():
+    assert VBPCA(max_iter=20).fit(X_ok).n_components_ == 3
+    with pytest.warns(MissingDataWarning, match='5 of 20 samples'):     # rows whose one value is missing
+        one = VBPCA(max_iter=20).fit(X_ok[:, :1])              # n_features == 1: D = 1, not 0
+    assert one.n_components_ == 1 and one.components_.shape == (1, 1)
+
+
+@pytest.mark.parametrize('noise', ['shared', 'per_feature'])
+def test_dense_and_sparse_storage_agree(noise):
+    X = low_rank(N=40, M=6)[0]
+    a = VBPCA(noise=noise, storage='dense', max_iter=100, random_state=3).fit(X)
+    b = VBPCA(noise=noise, storage='sparse', max_iter=100, random_state=3).fit(X)
+    np.testing.assert_allclose(a.elbo_, b.elbo_, rtol=1e-10)
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-8, atol=1e-10)
+
+
+# --- transform, inverse_transform ---------------------------------------------------------------------------------
+def test_transform_matches_explicit_update(fitted):
+    "transform == the q(x_n) update written out row by row, with the sums over each row's observed entries."
+    est, X = fitted[:2]
+    q = est.posterior_
+    tau = q.a_tau[0] / q.b_tau[0]
+    Z = est.transform(X)
+    assert Z.shape == (X.shape[0], est.n_components_)
+    for n in (0, 1, 7, 42):
+        o = ~np.isnan(X[n])
+        ww = sum(np.outer(q.W[m], q.W[m]) + q.Sw[m % len(q.Sw)] for m in np.flatnonzero(o))
+        Sx = np.linalg.inv(np.eye(est.n_components_) + tau * ww)
+        np.testing.assert_allclose(Z[n], Sx @ (tau * q.W[o].T @ (X[n, o] - q.mu[o])), rtol=1e-9, atol=1e-12)
+
+
+def test_transform_of_training_data_is_the_next_q_x_update(fitted):
+    est, X = fitted[:2]
+    Z = est.transform(X)
+    q_next, _ = sweep(observed(X.T), est.posterior_, est.prior_, True)     # starts with the q(X) update
+    np.testing.assert_allclose(Z, q_next.X, rtol=1e-10, atol=1e-12)
+    # converged: that update moves the means by far less than their posterior standard deviations
+    sd = np.sqrt(np.diagonal(q_next.Sx, axis1=1, axis2=2))
+    assert np.abs(Z - est.posterior_.X).max() < 0.1 * sd.min()
+
+
+def test_transform_rows_are_independent(fitted):
+    est, X = fitted[:2]
+    Z = est.transform(X)
+    np.testing.assert_allclose(est.transform(X[10:13]), Z[10:13], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(est.transform(X[::-1]), Z[::-1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(est.transform(np.full((2, 10), np.nan)), 0.0)
+
+
+def test_inverse_transform(fitted):
+    est = fitted[0]
+    Z = np.random.default_rng(1).normal(size=(5, est.n_components_))
+    Xr = est.inverse_transform(Z)
+    assert Xr.shape == (5, est.n_features_in_)
+    np.testing.assert_allclose(Xr, (est.posterior_.W @ Z.T).T + est.posterior_.mu, rtol=1e-12)
+
+
+def test_fit_transform_is_fit_then_transform():
+    X = low_rank(N=40, M=6)[0]
+    a = VBPCA(max_iter=200, random_state=2).fit_transform(X)
+    b = VBPCA(max_iter=200, random_state=2).fit(X).transform(X)
+    np.testing.assert_array_equal(a, b)
+
+
+# --- score_samples / score ---------------------------------------------------------------------------------------------
+def scipy_scores(est, X):
+    "log N(x_o | mean_o, C_oo) per row with SciPy, C = components_.T components_ + diag(noise_variance_)."
+    psi = np.broadcast_to(est.noise_variance_, (est.n_features_in_,))
+    C = est.components_.T @ est.components_ + np.diag(psi)
+    out = []
+    for x in X:
+        o = ~np.isnan(x)
+        out.append(multivariate_normal(est.mean_[o], C[np.ix_(o, o)]).logpdf(x[o]) if o.any() else 0.0)
+    return np.array(out)
+
+
+@pytest.mark.parametrize('noise', ['shared', 'per_feature'])
+@pytest.mark.parametrize('missing', [0.0, 0.3])
+def test_score_samples_against_scipy(noise, missing):
+    X = low_rank(seed=4, N=30, M=5, scales=(2.0, 1.0), missing=missing)[0]
+    est = VBPCA(noise=noise, tol=1e-4, random_state=0).fit(X)
+    X_new = low_rank(seed=5, N=12, M=5, scales=(2.0, 1.0), missing=missing)[0]
+    X_new[0] = np.nan                                       # nothing observed: log density 0
+    s = est.score_samples(X_new)
+    assert s.shape == (12,) and s[0] == 0.0
+    np.testing.assert_allclose(s, scipy_scores(est, X_new), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.score(X_new), s.mean(), rtol=1e-12)
+
+
+# --- parameters, cloning, reproducibility ------------------------------------------------------------------------
+def test_get_params_set_params_round_trip():
+    est = VBPCA(4, prior='broad', noise='per_feature', max_iter=77, tol=1e-4, random_state=5, beta=0.1,
+                a_alpha=0.2, b_alpha=0.3, a_tau=0.4, b_tau=0.5, alpha_broad=0.6, effective_tol=0.05, storage='dense')
+    params = est.get_params()
+    assert params == VBPCA(**params).get_params()
+    assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and len(params) == 17
+    assert clone(est).get_params() == params
+    other = VBPCA()
+    assert other.set_params(**params) is other and other.get_params() == params
+    assert repr(other) == repr(est) and repr(VBPCA()) == 'VBPCA()'
+    assert repr(VBPCA(3, prior='broad')) == "VBPCA(n_components=3, prior='broad')"
+    with pytest.raises(ValueError, match="Invalid parameter 'n_component' for estimator VBPCA"):
+        other.set_params(n_component=3)
+
+
+def test_reproducible_with_random_state():
+    X = low_rank(N=40, M=6)[0]
+    fit = lambda rs: VBPCA(max_iter=100, random_state=rs).fit(X)
+    a, b, c = fit(11), fit(11), fit(12)
+    np.testing.assert_array_equal(a.elbo_, b.elbo_)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.array_equal(a.elbo_, c.elbo_)                 # a different seed: a different initial W
+    g = fit(np.random.default_rng(11))                          # a Generator seeded alike gives the same stream
+    np.testing.assert_array_equal(a.components_, g.components_)
+    gen = np.random.default_rng(0)
+    est = VBPCA(max_iter=100, random_state=gen)
+    first, second = est.fit(X).elbo_.copy(), est.fit(X).elbo_   # a Generator advances between fits
+    assert not np.array_equal(first, second)
+
+
+def test_pickle_round_trip(fitted):
+    est, X = fitted[:2]
+    back = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(back.transform(X), est.transform(X))
+    np.testing.assert_array_equal(back.score_samples(X), est.score_samples(X))
+
+
+def test_progress_bar(capsys):
+    X = low_rank(N=30, M=5)[0]
+    with pytest.warns(ConvergenceWarning):
+        VBPCA(max_iter=20, tol=0.0, progress=False, random_state=0).fit(X)
+    assert capsys.readouterr().err == ''
+    with pytest.warns(ConvergenceWarning):
+        VBPCA(max_iter=20, tol=0.0, progress=True, random_state=0).fit(X)
+    err = capsys.readouterr().err
+    assert 'VBPCA' in err and '20/20' in err and 'elbo=' in err
