@@ -8,24 +8,29 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/notation.html.md"""
 __all__ = ['gamma_moments', 'gamma_expected_log_pdf', 'gamma_entropy', 'gamma_kl', 'gaussian_second_moment', 'gaussian_entropy',
            'gaussian_expected_log_pdf', 'gaussian_kl']
 
-# %% ../nbs/00_notation.ipynb #cec88417
+# %% ../nbs/00_notation.ipynb #8c75ba76
 import numpy as np
 from scipy.special import digamma, gammaln
 
-# %% ../nbs/00_notation.ipynb #740a6a70
+# %% ../nbs/00_notation.ipynb #3cfbf850
 def _check_gamma(a, b, names=('a', 'b')):
+    "Parameters as float arrays; a clear error naming the first one that is not finite and > 0."
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     for name, v in zip(names, (a, b)):
-        if not np.all(np.isfinite(v) & (v > 0)):
+        if not (np.all(v > 0) and np.all(v < np.inf)):           # NaN fails both comparisons
             raise ValueError(f"Gamma parameter `{name}` must be finite and > 0, got {v!r}")
     return a, b
+
+# The formulas, unchecked: the public functions below validate their arguments once and then use these.
+def _moments(a, b): return a / b, digamma(a) - np.log(b)
+def _expected_log_pdf(a0, b0, mean, mean_log): return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
+def _entropy(a, b): return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
 
 def gamma_moments(a, # shape parameter(s) of q, > 0, any array shape
                   b, # rate parameter(s) of q, > 0, broadcastable with `a`
                  ): # (<theta>, <log theta>), each of the broadcast shape
     "Mean and mean logarithm of a Gamma(shape `a`, rate `b`) distribution."
-    a, b = _check_gamma(a, b)
-    return a / b, digamma(a) - np.log(b)
+    return _moments(*_check_gamma(a, b))
 
 def gamma_expected_log_pdf(a0, # prior shape, > 0
                            b0, # prior rate, > 0
@@ -33,26 +38,25 @@ def gamma_expected_log_pdf(a0, # prior shape, > 0
                            mean_log, # <log theta> under q
                           ): # <log G(theta | a0, b0)> under q, broadcast shape
     "Expected log density of a Gamma(a0, b0) prior under any q with the given moments."
-    a0, b0 = _check_gamma(a0, b0, ('a0', 'b0'))
-    return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
+    return _expected_log_pdf(*_check_gamma(a0, b0, ('a0', 'b0')), mean, mean_log)
 
 def gamma_entropy(a, # shape of q, > 0
                   b, # rate of q, > 0
                  ): # H[q], broadcast shape
     "Entropy of Gamma(shape `a`, rate `b`)."
-    a, b = _check_gamma(a, b)
-    return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
+    return _entropy(*_check_gamma(a, b))
 
 def gamma_kl(a, # shape of q, > 0
              b, # rate of q, > 0
              a0, # shape of p, > 0
              b0, # rate of p, > 0
             ): # KL(q || p) >= 0, broadcast shape
-    "KL divergence KL(Gamma(a, b) || Gamma(a0, b0))."
-    mean, mean_log = gamma_moments(a, b)
-    return -gamma_entropy(a, b) - gamma_expected_log_pdf(a0, b0, mean, mean_log)
+    "KL divergence KL(Gamma(a, b) || Gamma(a0, b0)) = -H[q] - <log p>_q."
+    a, b = _check_gamma(a, b)
+    a0, b0 = _check_gamma(a0, b0, ('a0', 'b0'))
+    return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 
-# %% ../nbs/00_notation.ipynb #af2c524f
+# %% ../nbs/00_notation.ipynb #88810877
 def _cholesky(S, name):
     try: return np.linalg.cholesky(S)
     except np.linalg.LinAlgError as e:
