@@ -6,22 +6,12 @@ import sympy as sp
 from vbfa_lit.ard import ARD, update_alpha
 from vbfa_lit.notation import gamma_moments
 from vbfa_lit.symbolic import evaluate, gamma_readoff, gaussian_readoff
-from vbfa_lit.vbpca import (FixedAlpha, Posterior, Prior, elbo, mean_field, observed, sq_error, sum_tau_ww, sum_xx,
-                            symbolic_elbo, symbolic_values, symbolic_vbfa, update_mu, update_tau, update_W, update_X)
+from vbfa_lit.vbpca import (FixedAlpha, Prior, elbo, mean_field, observed, random_posterior, sq_error, sum_tau_ww,
+                            sum_xx, symbolic_elbo, symbolic_values, symbolic_vbfa, update_mu, update_tau, update_W,
+                            update_X)
 
 M, N = 3, 3
 OBSERVED = [(1, 1), (2, 1), (3, 1), (1, 2), (3, 2), (2, 3)]        # y_22, y_13, y_33 missing
-
-
-def random_posterior(rng, D, shared, ard):
-    def spd(K):
-        A = rng.normal(size=(K, D, D))
-        return A @ A.transpose(0, 2, 1) / D + 0.2 * np.eye(D)
-    K = 1 if shared else M
-    return Posterior(X=rng.normal(size=(N, D)), Sx=spd(N), W=rng.normal(size=(M, D)), Sw=spd(M),
-                     mu=rng.normal(size=M), vmu=rng.uniform(0.2, 2, M), a_tau=rng.uniform(1, 5, K),
-                     b_tau=rng.uniform(1, 5, K), a_alpha=rng.uniform(1, 5, D) if ard else None,
-                     b_alpha=rng.uniform(1, 5, D) if ard else None)
 
 
 def problem(D, noise, prior, seed):
@@ -32,7 +22,7 @@ def problem(D, noise, prior, seed):
             if (m, n) not in OBSERVED: Y[m - 1, n - 1] = np.nan
     shared, ard = noise == 'shared', prior == 'ard'
     pr = Prior(beta=0.5, a_tau=0.3, b_tau=0.7, w=ARD(0.4, 0.9) if ard else FixedAlpha(0.8))
-    q = random_posterior(rng, D, shared, ard)
+    q = random_posterior(rng, M, N, D, shared, ard)
     model = symbolic_vbfa(M, N, D, observed=OBSERVED, noise=noise, prior=prior)
     return Y, observed(Y), pr, q, model, symbolic_values(model, Y, q, pr)
 

@@ -7,7 +7,7 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/ard.html.md"""
 # %% auto #0
 __all__ = ['update_alpha', 'ARD', 'effective_components']
 
-# %% ../nbs/03_ard.ipynb #d9490f4e
+# %% ../nbs/03_ard.ipynb #f3a60dfd
 from typing import NamedTuple
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from .notation import gamma_moments, gamma_kl
 from .vbpca import Posterior, _wsum
 
-# %% ../nbs/03_ard.ipynb #2e5d7c55
+# %% ../nbs/03_ard.ipynb #4fac78bb
 def update_alpha(W, # (M, D) means of q(w_m)
                  Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
                  a_alpha:float, # prior shape

@@ -9,14 +9,14 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
            'rotation_statistics', 'rotation_bound', 'optimal_rotation', 'rotation_paper', 'rotate', 'pca_basis',
            'transform_posterior']
 
-# %% ../nbs/04_transformations.ipynb #b620fe0c
+# %% ../nbs/04_transformations.ipynb #4e153313
 import numpy as np
 
 from .notation import gamma_moments
 from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, _wsum
 from .ard import ARD
 
-# %% ../nbs/04_transformations.ipynb #51a1f872
+# %% ../nbs/04_transformations.ipynb #a46cfa7e
 def translation_statistics(data:Observed, q:Posterior,
                            beta:float, # prior precision of mu_m
                           ): # (H (D, D), g (D,)): the bound changes by g.b - b.H.b / 2
@@ -41,7 +41,7 @@ def translate(q:Posterior, b)->Posterior:
     "Move the bias b from X to mu: x_n -> x_n - b, mu_m -> mu_m + w_m^T b."
     return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
 
-# %% ../nbs/04_transformations.ipynb #40fac95d
+# %% ../nbs/04_transformations.ipynb #ac394995
 def rotation_statistics(q:Posterior): # (C (D, D), S (D, D))
     "C = <X X^T> = sum_n <x_n x_n^T> and S = <W^T W> = sum_m <w_m w_m^T>."
     (N, D), M = q.X.shape, q.W.shape[0]
@@ -104,7 +104,7 @@ def rotate(q:Posterior, R, # (D, D) invertible
     Ri = np.linalg.inv(R)
     return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Ri @ q.Sx @ Ri.T))
 
-# %% ../nbs/04_transformations.ipynb #25429e50
+# %% ../nbs/04_transformations.ipynb #7be4291f
 def pca_basis(q:Posterior, prior:Prior)->Posterior:
     "Luttinen & Ilin's PCA basis (eqs. 14-17): centred, whitened latents, orthogonal columns ordered by s_k, fixed signs."
     N = q.X.shape[0]
@@ -117,7 +117,7 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
     R = R * np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
     return rotate(q, R, prior)
 
-# %% ../nbs/04_transformations.ipynb #71c333dc
+# %% ../nbs/04_transformations.ipynb #c7ab6152
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
 def transform_posterior(data:Observed, q:Posterior, prior:Prior,
