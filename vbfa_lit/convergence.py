@@ -9,7 +9,7 @@ __all__ = ['PROFILES', 'MEASURES', 'haar_orthogonal', 'luttinen_ilin_dataset', '
            'paper_criterion', 'nat_criterion', 'Run', 'rmse', 'make_prior', 'run_config', 'Config', 'run_one',
            'run_grid', 'summarize', 'speedup', 'plot_fig2', 'plot_fig3', 'full_grid', 'reproduce']
 
-# %% ../nbs/05_convergence.ipynb #7aaf5e5c
+# %% ../nbs/05_convergence.ipynb #7182215d
 import json
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +24,7 @@ from .ard import ARD
 from .transformations import transform_posterior
 from .plotting import plot_elbo
 
-# %% ../nbs/05_convergence.ipynb #8f73a29b
+# %% ../nbs/05_convergence.ipynb #09b100d5
 def haar_orthogonal(M:int, # dimension
                     rng:np.random.Generator,
                    )->np.ndarray: # (M, M) orthogonal, Haar-distributed
@@ -69,7 +69,7 @@ def paper_dataset(name:str, # '1', '2', '3' (M = 50, N = 200) or '200' (M = 200,
     ev, N = PROFILES[name]
     return luttinen_ilin_dataset(ev, N, missing, int(name) if rng is None else rng)
 
-# %% ../nbs/05_convergence.ipynb #007bd705
+# %% ../nbs/05_convergence.ipynb #a5af15db
 def iterations_to(history, # (T,) learning curve: the bound after each sweep
                   target:float, # the value to reach
                  ): # the first sweep t (1-based) with history[t-1] >= target, or None if it never does
@@ -95,7 +95,7 @@ def nat_criterion(history, # (T,) learning curve
     "First sweep at which a run comes within `nats` of the best bound."
     return iterations_to(history, best - nats)
 
-# %% ../nbs/05_convergence.ipynb #244e4ac1
+# %% ../nbs/05_convergence.ipynb #ef272be8
 class Run(NamedTuple):
     "The per-sweep record of one fit."
     bound: np.ndarray # (T,) the lower bound after each sweep and its transformation
@@ -137,12 +137,12 @@ def run_config(Y_train, # (M, N) training data, NaN at missing entries
         R = q.W @ q.X.T + q.mu[:, None]
         bound.append(L); tr.append(rmse(Y_full, R, train)); te.append(rmse(Y_full, R, test))
         overhead[0] += time.perf_counter() - t
-    both = (lambda d, q, p: transform_posterior(d, q, p, 'both')) if transform else None
+    both = (lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)) if transform else None
     start = time.perf_counter()
     res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed, callback=record, transform=both)
     return Run(*map(np.array, (bound, tr, te, secs)), res.converged)
 
-# %% ../nbs/05_convergence.ipynb #16887954
+# %% ../nbs/05_convergence.ipynb #ba79f42e
 class Config(NamedTuple):
     "One run of the experiment."
     dataset: str # a key of PROFILES
@@ -183,7 +183,7 @@ def summarize(configs, # list of Config
                          it_paper=it_p, s_paper=sec(it_p), it_nat=it_n, s_nat=sec(it_n)))
     return rows
 
-# %% ../nbs/05_convergence.ipynb #c3ebc5a4
+# %% ../nbs/05_convergence.ipynb #0bd8f42e
 MEASURES = ('it_paper', 's_paper', 'it_nat', 's_nat')
 
 def speedup(rows, # from `summarize`
@@ -204,7 +204,7 @@ def speedup(rows, # from `summarize`
         out[m] = (med[True], med[False], ratio, '>' if cens[False] and not cens[True] else ('?' if cens[True] else ''))
     return out
 
-# %% ../nbs/05_convergence.ipynb #75308488
+# %% ../nbs/05_convergence.ipynb #264dd026
 def plot_fig2(rows, # from `summarize`
               measure:str='s_paper', # one of MEASURES
               datasets=None, # default: those in rows
@@ -266,7 +266,7 @@ def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train,
     fig.tight_layout()
     return fig
 
-# %% ../nbs/05_convergence.ipynb #18ae4952
+# %% ../nbs/05_convergence.ipynb #17cc7294
 def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50))->list:
     "The configurations of the full reproduction (smaller than the paper's: see the lesson)."
     grid = [Config(ds, pr, D, s, tr, 400 if tr else 800)

@@ -8,7 +8,7 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/estimator.html.md"""
 __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'NotFittedError', 'check_data', 'latent_posterior', 'predictive_logpdf',
            'VBPCA']
 
-# %% ../nbs/04a_estimator.ipynb #75c354cb
+# %% ../nbs/04a_estimator.ipynb #5ce72dec
 import numbers
 import warnings
 from inspect import signature
@@ -22,7 +22,7 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, u
 from .ard import ARD, effective_components
 from .transformations import TRANSFORMATIONS, transform_posterior
 
-# %% ../nbs/04a_estimator.ipynb #713ab362
+# %% ../nbs/04a_estimator.ipynb #4e279ec8
 class ConvergenceWarning(UserWarning):
     "`max_iter` sweeps were used up before the relative change of the lower bound fell below `tol`."
 
@@ -32,7 +32,7 @@ class MissingDataWarning(UserWarning):
 class NotFittedError(ValueError, AttributeError):
     "A method that needs the learned attributes was called before `fit`."
 
-# %% ../nbs/04a_estimator.ipynb #ddf57e34
+# %% ../nbs/04a_estimator.ipynb #f7847f1a
 def check_data(X, # array-like (n_samples, n_features), NaN where missing
                name:str='X', # the argument's name, used in error messages
               )->np.ndarray: # float64 (n_samples, n_features); may be `X` itself, which is never written to
@@ -61,7 +61,7 @@ def check_data(X, # array-like (n_samples, n_features), NaN where missing
     if n_inf: raise ValueError(f"{name}: contains {n_inf} infinite value(s); NaN marks a missing entry, +-inf is not allowed")
     return arr
 
-# %% ../nbs/04a_estimator.ipynb #6897006e
+# %% ../nbs/04a_estimator.ipynb #e826c54c
 def latent_posterior(X, # (n_samples, M) new samples, NaN where missing
                      q:Posterior, # a fitted posterior over M features and D components
                     ): # means (n_samples, D), covariances (n_samples, D, D) or (1, D, D) with nothing missing
@@ -70,7 +70,7 @@ def latent_posterior(X, # (n_samples, M) new samples, NaN where missing
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
 
-# %% ../nbs/04a_estimator.ipynb #3f2710ab
+# %% ../nbs/04a_estimator.ipynb #2fe5d8de
 def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       mean, # (M,) mean of the predictive Gaussian
                       W, # (M, D) loadings
@@ -88,7 +88,7 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
     logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + mask @ np.log(psi)
     return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
 
-# %% ../nbs/04a_estimator.ipynb #f283c94a
+# %% ../nbs/04a_estimator.ipynb #989344b6
 def _check_real(name, value, low=0.0, inclusive=False): # a float > low (or >= low when inclusive)
     "A finite real hyperparameter with a lower bound."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -115,7 +115,7 @@ def _check_random_state(value): # a numpy Generator
     if value is None or isinstance(value, np.random.Generator): return np.random.default_rng(value)
     return np.random.default_rng(_check_int('random_state', value, 0))
 
-# %% ../nbs/04a_estimator.ipynb #28c929fa
+# %% ../nbs/04a_estimator.ipynb #0b8be712
 class VBPCA:
     """Variational Bayesian PCA / factor analysis (Bishop, 1999; Luttinen & Ilin) with missing values (NaN in `X`).
 
@@ -237,11 +237,12 @@ class VBPCA:
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep', disable=not self.progress) as bar:
-            def callback(it, q, bound): # bound: the lower bound after the sweep and its transformation
+            def callback(it, q, bound): # bound: the lower bound after the sweep
                 bar.update(1)
                 if self.progress: bar.set_postfix(elbo=f"{bound:.6g}", refresh=False)
             kind = s['transformations']
-            transform = None if kind == 'none' else (lambda data, q, prior: transform_posterior(data, q, prior, kind))
+            transform = None if kind == 'none' else (
+                lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
             fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback,
                            transform=transform, transform_start=s['warmup_sweeps'])
         q = fit.q

@@ -9,14 +9,14 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
            'rotation_statistics', 'rotation_bound', 'optimal_rotation', 'rotation_paper', 'rotate', 'pca_basis',
            'transform_posterior']
 
-# %% ../nbs/04_transformations.ipynb #4e153313
+# %% ../nbs/04_transformations.ipynb #5c63842e
 import numpy as np
 
 from .notation import gamma_moments
 from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, _wsum
 from .ard import ARD
 
-# %% ../nbs/04_transformations.ipynb #a46cfa7e
+# %% ../nbs/04_transformations.ipynb #07b0ad13
 def translation_statistics(data:Observed, q:Posterior,
                            beta:float, # prior precision of mu_m
                           ): # (H (D, D), g (D,)): the bound changes by g.b - b.H.b / 2
@@ -41,7 +41,7 @@ def translate(q:Posterior, b)->Posterior:
     "Move the bias b from X to mu: x_n -> x_n - b, mu_m -> mu_m + w_m^T b."
     return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
 
-# %% ../nbs/04_transformations.ipynb #ac394995
+# %% ../nbs/04_transformations.ipynb #5a7e8bf1
 def rotation_statistics(q:Posterior): # (C (D, D), S (D, D))
     "C = <X X^T> = sum_n <x_n x_n^T> and S = <W^T W> = sum_m <w_m w_m^T>."
     (N, D), M = q.X.shape, q.W.shape[0]
@@ -99,12 +99,15 @@ def rotation_paper(C, # (D, D) <X X^T>
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
 def rotate(q:Posterior, R, # (D, D) invertible
-           prior:Prior)->Posterior:
+           prior:Prior,
+           latent_covariances:bool=True, # False: leave the covariances of q(x_n) unrotated (see below)
+          )->Posterior:
     "Rotate the latent space: W -> W R, x_n -> R^-1 x_n (covariances alike), then re-update the prior on W."
     Ri = np.linalg.inv(R)
-    return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Ri @ q.Sx @ Ri.T))
+    Sx = Ri @ q.Sx @ Ri.T if latent_covariances else q.Sx
+    return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx))
 
-# %% ../nbs/04_transformations.ipynb #7be4291f
+# %% ../nbs/04_transformations.ipynb #76974cb5
 def pca_basis(q:Posterior, prior:Prior)->Posterior:
     "Luttinen & Ilin's PCA basis (eqs. 14-17): centred, whitened latents, orthogonal columns ordered by s_k, fixed signs."
     N = q.X.shape[0]
@@ -117,11 +120,12 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
     R = R * np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
     return rotate(q, R, prior)
 
-# %% ../nbs/04_transformations.ipynb #c7ab6152
+# %% ../nbs/04_transformations.ipynb #64c127e2
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
 def transform_posterior(data:Observed, q:Posterior, prior:Prior,
                         kind:str='both', # 'none', 'translate', 'rotate' or 'both' (translate, then rotate)
+                        latent_covariances:bool=True, # False: skip rotating the covariances of q(x_n) (see below)
                        ): # (transformed Posterior, increase of the bound >= 0)
     "Apply the optimal translation and/or rotation; a step that would not raise the bound is skipped."
     if kind not in TRANSFORMATIONS: raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, got {kind!r}")
@@ -140,5 +144,5 @@ def transform_posterior(data:Observed, q:Posterior, prior:Prior,
             except np.linalg.LinAlgError: R = None
         if R is not None and np.all(np.isfinite(R)) and np.linalg.cond(R) < 1e12:
             gain = rotation_bound(R, C, S, N, M, prior.w) - rotation_bound(np.eye(D), C, S, N, M, prior.w)
-            if gain > 0: q, total = rotate(q, R, prior), total + gain
+            if gain > 0: q, total = rotate(q, R, prior, latent_covariances), total + gain
     return q, float(total)

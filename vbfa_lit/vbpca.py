@@ -9,7 +9,7 @@ __all__ = ['LOG2PI', 'symbolic_vbfa', 'mean_field', 'Observed', 'observed', 'Pos
            'update_X', 'symbolic_values', 'random_posterior', 'sum_xx', 'update_W', 'update_mu', 'sq_error',
            'update_tau', 'ElboTerms', 'elbo', 'symbolic_elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #949f1d5a
+# %% ../nbs/02_vbpca.ipynb #e65f71f8
 from typing import NamedTuple
 from types import SimpleNamespace
 
@@ -20,7 +20,7 @@ import sympy as sp
 from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy
 from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
 
-# %% ../nbs/02_vbpca.ipynb #72a7b19c
+# %% ../nbs/02_vbpca.ipynb #fb452379
 def symbolic_vbfa(M:int, # number of features
                   N:int, # number of samples
                   D:int, # latent dimension
@@ -71,7 +71,7 @@ def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
     keep = factor.vars + ([sp.log(factor.var)] if isinstance(factor, GammaFactor) else [])
     return drop_constant(expectation(model.log_joint, others), keep)
 
-# %% ../nbs/02_vbpca.ipynb #772dd936
+# %% ../nbs/02_vbpca.ipynb #c3eb603e
 LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
@@ -117,7 +117,7 @@ def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored e
     return Observed(Y, mask_, YT, maskT, n_row, np.asarray(Y.sum(1)).ravel(), np.asarray(YY.sum(1)).ravel(),
                     bool(complete))
 
-# %% ../nbs/02_vbpca.ipynb #5235ba22
+# %% ../nbs/02_vbpca.ipynb #d04abfef
 class Posterior(NamedTuple):
     "Parameters of q(X) q(W) q(mu) q(tau) q(alpha)."
     X: np.ndarray # (N, D) means of q(x_n)
@@ -148,7 +148,7 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #5a0372fe
+# %% ../nbs/02_vbpca.ipynb #39c52ce4
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
@@ -207,7 +207,7 @@ def update_X(data:Observed,
     Sx = _spd_inv(np.eye(W.shape[1]) + TWW)
     return (Sx @ h[:, :, None])[..., 0], Sx
 
-# %% ../nbs/02_vbpca.ipynb #77b7a211
+# %% ../nbs/02_vbpca.ipynb #5d603b6b
 def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
                     Y, # (M, N) data, NaN where missing
                     q:Posterior, # a posterior of matching shapes
@@ -228,7 +228,7 @@ def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
     else: vals.update({h['a_alpha']: prior.w.a_alpha, h['b_alpha']: prior.w.b_alpha})
     return vals
 
-# %% ../nbs/02_vbpca.ipynb #485b66e5
+# %% ../nbs/02_vbpca.ipynb #b2156a80
 def random_posterior(rng:np.random.Generator,
                      M:int, N:int, D:int, # numbers of features, samples and components
                      shared:bool=False, # one q(tau) instead of one per feature
@@ -244,7 +244,7 @@ def random_posterior(rng:np.random.Generator,
                      a_tau=rng.uniform(1, 5, K), b_tau=rng.uniform(1, 5, K),
                      a_alpha=rng.uniform(1, 5, D) if ard else None, b_alpha=rng.uniform(1, 5, D) if ard else None)
 
-# %% ../nbs/02_vbpca.ipynb #60c9b103
+# %% ../nbs/02_vbpca.ipynb #e83fb60f
 def sum_xx(data:Observed,
            X, # (N, D) means of q(x_n)
            Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
@@ -266,7 +266,7 @@ def update_W(data:Observed,
     Sw = _spd_inv(np.diag(alpha) + tau[:, None, None] * XX)
     return (Sw @ h[:, :, None])[..., 0], Sw
 
-# %% ../nbs/02_vbpca.ipynb #eb46ad1d
+# %% ../nbs/02_vbpca.ipynb #abdcee64
 def update_mu(data:Observed,
               W, # (M, D) means of q(w_m)
               X, # (N, D) means of q(x_n)
@@ -277,7 +277,7 @@ def update_mu(data:Observed,
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
-# %% ../nbs/02_vbpca.ipynb #92b4fab5
+# %% ../nbs/02_vbpca.ipynb #aefa649d
 def sq_error(data:Observed,
              W, # (M, D) means of q(w_m)
              Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
@@ -301,7 +301,7 @@ def update_tau(err, # (M,) sq_error(...)
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
-# %% ../nbs/02_vbpca.ipynb #2fbf6071
+# %% ../nbs/02_vbpca.ipynb #e05d05ce
 class ElboTerms(NamedTuple):
     "Signed contributions to the lower bound; `total` is their sum."
     loglik: float # <log p(Y | X, W, mu, tau)>
@@ -333,7 +333,7 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
     return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
 
-# %% ../nbs/02_vbpca.ipynb #1b7372aa
+# %% ../nbs/02_vbpca.ipynb #8ee0058a
 def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
                   Y, # (M, N) data, NaN where missing
                   q:Posterior, # a posterior of matching shapes
@@ -348,7 +348,7 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
-# %% ../nbs/02_vbpca.ipynb #a81cb624
+# %% ../nbs/02_vbpca.ipynb #8864388b
 def init_posterior(data:Observed,
                    D:int, # number of latent components
                    prior:Prior,
@@ -384,7 +384,7 @@ class FitResult(NamedTuple):
     "What `fit_vbfa` returns."
     q: Posterior # the final posterior
     elbo: list # the lower bound after each sweep
-    terms: ElboTerms # the decomposition of the bound after the last sweep (before any transformation)
+    terms: ElboTerms # the decomposition of the bound after the last sweep
     converged: bool # whether the relative change fell below `tol`
 
 def fit_vbfa(data:Observed, # from `observed`
@@ -395,20 +395,17 @@ def fit_vbfa(data:Observed, # from `observed`
              tol:float=1e-6, # stop when |L_t - L_{t-1}| < tol |L_t|
              rng=None, # None, an int seed or a numpy Generator
              callback=None, # called as callback(iteration, q, bound) after each sweep
-             transform=None, # optional transform(data, q, prior) -> (q, gain in the bound), e.g. vbfa_lit.transformations
+             transform=None, # optional transform(data, q, prior) -> (q, gain), applied between sweeps (vbfa_lit.transformations)
              transform_start:int=0, # number of plain sweeps before `transform` is first applied
             )->FitResult:
-    "Variational EM for the VBFA model: sweeps (each optionally followed by `transform`) until the bound settles."
+    "Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles."
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
+        if transform is not None and it > transform_start: q, _ = transform(data, q, prior)
         q, terms = sweep(data, q, prior, shared)
-        bound = terms.total
-        if transform is not None and it >= transform_start:
-            q, gain = transform(data, q, prior)
-            bound += gain
-        history.append(bound)
-        if callback is not None: callback(it, q, bound)
+        history.append(terms.total)
+        if callback is not None: callback(it, q, terms.total)
         if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
             return FitResult(q, history, terms, True)
     return FitResult(q, history, terms, False)
