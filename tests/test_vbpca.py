@@ -8,8 +8,8 @@ from scipy import stats
 
 from vbfa_lit.ard import ARD
 from vbfa_lit.notation import gamma_moments
-from vbfa_lit.vbpca import (ElboTerms, FixedAlpha, Posterior, Prior, elbo, fit_vbfa, observed,
-                            sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X)
+from vbfa_lit.vbpca import (ElboTerms, FixedAlpha, Posterior, Prior, elbo, fit_vbfa, init_posterior, observed,
+                            sweep, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X)
 
 RTOL = 1e-8  # relative tolerance on the bound: floating point only, not tuned
 
@@ -263,3 +263,14 @@ def test_fit_with_fixed_alpha_never_changes_alpha(complete):
         W, Sw = update_W(data, q.X, sum_xx(data, q.X, q.Sx), before.mu, tau, np.full(D, alpha))
         np.testing.assert_allclose(q.W, W, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(q.Sw, Sw, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize('Y', [np.array([[1.0, np.nan], [np.nan, np.nan]]), np.array([[1.0, 1.0], [np.nan, 1.0]])])
+def test_observed_values_without_spread_still_fit(Y):
+    "One observed value, or all equal: the initial noise scale falls back to 1 instead of overflowing <tau>."
+    data, prior = observed(Y), Prior(w=ARD())
+    q = init_posterior(data, 1, prior, False, np.random.default_rng(0))
+    assert np.all(np.isfinite(gamma_moments(q.a_tau, q.b_tau)[0]))
+    for _ in range(3):
+        q, terms = sweep(data, q, prior, False)
+        assert np.isfinite(terms.total)

@@ -8,7 +8,7 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/estimator.html.md"""
 __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'NotFittedError', 'check_data', 'latent_posterior', 'predictive_logpdf',
            'VBPCA']
 
-# %% ../nbs/04a_estimator.ipynb #5ce72dec
+# %% ../nbs/04a_estimator.ipynb #eb6fd210
 import numbers
 import warnings
 from inspect import signature
@@ -22,7 +22,7 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, u
 from .ard import ARD, effective_components
 from .transformations import TRANSFORMATIONS, transform_posterior
 
-# %% ../nbs/04a_estimator.ipynb #4e279ec8
+# %% ../nbs/04a_estimator.ipynb #e1cb8e70
 class ConvergenceWarning(UserWarning):
     "`max_iter` sweeps were used up before the relative change of the lower bound fell below `tol`."
 
@@ -32,7 +32,7 @@ class MissingDataWarning(UserWarning):
 class NotFittedError(ValueError, AttributeError):
     "A method that needs the learned attributes was called before `fit`."
 
-# %% ../nbs/04a_estimator.ipynb #f7847f1a
+# %% ../nbs/04a_estimator.ipynb #4a659da5
 def check_data(X, # array-like (n_samples, n_features), NaN where missing
                name:str='X', # the argument's name, used in error messages
               )->np.ndarray: # float64 (n_samples, n_features); may be `X` itself, which is never written to
@@ -61,7 +61,7 @@ def check_data(X, # array-like (n_samples, n_features), NaN where missing
     if n_inf: raise ValueError(f"{name}: contains {n_inf} infinite value(s); NaN marks a missing entry, +-inf is not allowed")
     return arr
 
-# %% ../nbs/04a_estimator.ipynb #e826c54c
+# %% ../nbs/04a_estimator.ipynb #2a4e13fd
 def latent_posterior(X, # (n_samples, M) new samples, NaN where missing
                      q:Posterior, # a fitted posterior over M features and D components
                     ): # means (n_samples, D), covariances (n_samples, D, D) or (1, D, D) with nothing missing
@@ -70,7 +70,7 @@ def latent_posterior(X, # (n_samples, M) new samples, NaN where missing
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
 
-# %% ../nbs/04a_estimator.ipynb #2fe5d8de
+# %% ../nbs/04a_estimator.ipynb #aad01034
 def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       mean, # (M,) mean of the predictive Gaussian
                       W, # (M, D) loadings
@@ -88,7 +88,7 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
     logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + mask @ np.log(psi)
     return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
 
-# %% ../nbs/04a_estimator.ipynb #989344b6
+# %% ../nbs/04a_estimator.ipynb #8fd24f45
 def _check_real(name, value, low=0.0, inclusive=False): # a float > low (or >= low when inclusive)
     "A finite real hyperparameter with a lower bound."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -115,7 +115,7 @@ def _check_random_state(value): # a numpy Generator
     if value is None or isinstance(value, np.random.Generator): return np.random.default_rng(value)
     return np.random.default_rng(_check_int('random_state', value, 0))
 
-# %% ../nbs/04a_estimator.ipynb #0b8be712
+# %% ../nbs/04a_estimator.ipynb #b1fab30a
 class VBPCA:
     """Variational Bayesian PCA / factor analysis (Bishop, 1999; Luttinen & Ilin) with missing values (NaN in `X`).
 
@@ -133,7 +133,7 @@ class VBPCA:
                  prior:str='ard', # 'ard' (a Gamma factor q(alpha_d) per column of W) or 'broad' (alpha_d = alpha_broad)
                  noise:str='shared', # 'shared' (one tau, VB PCA) or 'per_feature' (one tau_m per feature, VBFA)
                  transformations:str='both', # after each sweep: 'both' (translate, then rotate), 'translate', 'rotate' or 'none'
-                 warmup_sweeps:int=0, # plain sweeps before the transformations start (Luttinen & Ilin, Sec. 4.1)
+                 warmup_sweeps:int=1, # plain sweeps before the transformations start (Luttinen & Ilin, Sec. 4.1); at least 1 is run
                  max_iter:int=5000, # maximum number of sweeps (without transformations VB PCA needs hundreds to thousands)
                  tol:float=1e-6, # stop when |L_t - L_{t-1}| < tol |L_t|
                  random_state=None, # None, an int seed or a numpy Generator (initial W)

@@ -7,9 +7,10 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/vbpca.html.md"""
 # %% auto #0
 __all__ = ['LOG2PI', 'symbolic_vbfa', 'mean_field', 'Observed', 'observed', 'Posterior', 'FixedAlpha', 'Prior', 'sum_tau_ww',
            'update_X', 'symbolic_values', 'random_posterior', 'sum_xx', 'update_W', 'update_mu', 'sq_error',
-           'update_tau', 'ElboTerms', 'elbo', 'symbolic_elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
+           'update_tau', 'ElboTerms', 'elbo', 'expected_log_prior_W', 'symbolic_elbo', 'init_posterior', 'sweep',
+           'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #e65f71f8
+# %% ../nbs/02_vbpca.ipynb #261f2fbc
 from typing import NamedTuple
 from types import SimpleNamespace
 
@@ -20,7 +21,7 @@ import sympy as sp
 from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy
 from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
 
-# %% ../nbs/02_vbpca.ipynb #fb452379
+# %% ../nbs/02_vbpca.ipynb #0ccb510b
 def symbolic_vbfa(M:int, # number of features
                   N:int, # number of samples
                   D:int, # latent dimension
@@ -71,7 +72,7 @@ def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
     keep = factor.vars + ([sp.log(factor.var)] if isinstance(factor, GammaFactor) else [])
     return drop_constant(expectation(model.log_joint, others), keep)
 
-# %% ../nbs/02_vbpca.ipynb #c3eb603e
+# %% ../nbs/02_vbpca.ipynb #17403dd3
 LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
@@ -117,7 +118,7 @@ def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored e
     return Observed(Y, mask_, YT, maskT, n_row, np.asarray(Y.sum(1)).ravel(), np.asarray(YY.sum(1)).ravel(),
                     bool(complete))
 
-# %% ../nbs/02_vbpca.ipynb #d04abfef
+# %% ../nbs/02_vbpca.ipynb #e10e955a
 class Posterior(NamedTuple):
     "Parameters of q(X) q(W) q(mu) q(tau) q(alpha)."
     X: np.ndarray # (N, D) means of q(x_n)
@@ -148,7 +149,7 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #39c52ce4
+# %% ../nbs/02_vbpca.ipynb #85a0e632
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
@@ -207,7 +208,7 @@ def update_X(data:Observed,
     Sx = _spd_inv(np.eye(W.shape[1]) + TWW)
     return (Sx @ h[:, :, None])[..., 0], Sx
 
-# %% ../nbs/02_vbpca.ipynb #5d603b6b
+# %% ../nbs/02_vbpca.ipynb #bbbcddfb
 def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
                     Y, # (M, N) data, NaN where missing
                     q:Posterior, # a posterior of matching shapes
@@ -228,7 +229,7 @@ def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
     else: vals.update({h['a_alpha']: prior.w.a_alpha, h['b_alpha']: prior.w.b_alpha})
     return vals
 
-# %% ../nbs/02_vbpca.ipynb #b2156a80
+# %% ../nbs/02_vbpca.ipynb #550c6128
 def random_posterior(rng:np.random.Generator,
                      M:int, N:int, D:int, # numbers of features, samples and components
                      shared:bool=False, # one q(tau) instead of one per feature
@@ -244,7 +245,7 @@ def random_posterior(rng:np.random.Generator,
                      a_tau=rng.uniform(1, 5, K), b_tau=rng.uniform(1, 5, K),
                      a_alpha=rng.uniform(1, 5, D) if ard else None, b_alpha=rng.uniform(1, 5, D) if ard else None)
 
-# %% ../nbs/02_vbpca.ipynb #e83fb60f
+# %% ../nbs/02_vbpca.ipynb #87ab4916
 def sum_xx(data:Observed,
            X, # (N, D) means of q(x_n)
            Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
@@ -266,7 +267,7 @@ def update_W(data:Observed,
     Sw = _spd_inv(np.diag(alpha) + tau[:, None, None] * XX)
     return (Sw @ h[:, :, None])[..., 0], Sw
 
-# %% ../nbs/02_vbpca.ipynb #abdcee64
+# %% ../nbs/02_vbpca.ipynb #6391adaa
 def update_mu(data:Observed,
               W, # (M, D) means of q(w_m)
               X, # (N, D) means of q(x_n)
@@ -277,7 +278,7 @@ def update_mu(data:Observed,
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
-# %% ../nbs/02_vbpca.ipynb #aefa649d
+# %% ../nbs/02_vbpca.ipynb #6727a90c
 def sq_error(data:Observed,
              W, # (M, D) means of q(w_m)
              Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
@@ -301,7 +302,7 @@ def update_tau(err, # (M,) sq_error(...)
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
-# %% ../nbs/02_vbpca.ipynb #e05d05ce
+# %% ../nbs/02_vbpca.ipynb #54641a5c
 class ElboTerms(NamedTuple):
     "Signed contributions to the lower bound; `total` is their sum."
     loglik: float # <log p(Y | X, W, mu, tau)>
@@ -327,13 +328,18 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
     x = -0.5 * (np.sum(q.X ** 2) + np.trace(_wsum(np.ones(N), q.Sx)) + N * D * LOG2PI)
     x += _wsum(np.ones(N), gaussian_entropy(q.Sx))
     kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
-    alpha, logalpha = prior.w.moments(q)
-    ww = np.sum(q.W ** 2, 0) + np.diagonal(_wsum(np.ones(M), q.Sw))
-    w = 0.5 * (M * np.sum(logalpha - LOG2PI) - alpha @ ww) + _wsum(np.ones(M), gaussian_entropy(q.Sw))
+    w = expected_log_prior_W(q, prior) + _wsum(np.ones(M), gaussian_entropy(q.Sw))
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
     return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
 
-# %% ../nbs/02_vbpca.ipynb #8ee0058a
+def expected_log_prior_W(q:Posterior, prior:Prior)->float:
+    "<log p(W | alpha)> = sum_d [M (<log alpha_d> - log 2 pi) - <alpha_d> sum_m <w_md^2>] / 2."
+    M = q.W.shape[0]
+    alpha, logalpha = prior.w.moments(q)
+    ww = np.sum(q.W ** 2, 0) + np.diagonal(_wsum(np.ones(M), q.Sw))
+    return float(0.5 * (M * np.sum(logalpha - LOG2PI) - alpha @ ww))
+
+# %% ../nbs/02_vbpca.ipynb #5156fabb
 def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
                   Y, # (M, N) data, NaN where missing
                   q:Posterior, # a posterior of matching shapes
@@ -348,7 +354,7 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
-# %% ../nbs/02_vbpca.ipynb #8864388b
+# %% ../nbs/02_vbpca.ipynb #c0eb7c15
 def init_posterior(data:Observed,
                    D:int, # number of latent components
                    prior:Prior,
@@ -359,7 +365,8 @@ def init_posterior(data:Observed,
     "Random W ~ N(0, I), q(X) at its prior, mu at the row means, a large <tau>; then the prior on W updated."
     M, N = data.mask.shape
     nobs = data.n_row.sum()
-    var = max(data.yy_row.sum() / nobs - (data.y_row.sum() / nobs) ** 2, np.finfo(float).tiny)
+    var = data.yy_row.sum() / nobs - (data.y_row.sum() / nobs) ** 2
+    if not var > 0: var = 1.0        # one observed value, or all equal: no scale to learn from, so a unit one
     a_tau = prior.a_tau + (np.array([nobs]) if shared else data.n_row) / 2
     q = Posterior(X=np.zeros((N, D)), Sx=np.eye(D)[None], W=rng.standard_normal((M, D)), Sw=np.eye(D)[None],
                   mu=data.y_row / np.maximum(data.n_row, 1), vmu=np.ones(M),
@@ -396,13 +403,13 @@ def fit_vbfa(data:Observed, # from `observed`
              rng=None, # None, an int seed or a numpy Generator
              callback=None, # called as callback(iteration, q, bound) after each sweep
              transform=None, # optional transform(data, q, prior) -> (q, gain), applied between sweeps (vbfa_lit.transformations)
-             transform_start:int=0, # number of plain sweeps before `transform` is first applied
+             transform_start:int=1, # number of plain sweeps before `transform` is first applied (at least 1)
             )->FitResult:
     "Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles."
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
-        if transform is not None and it > transform_start: q, _ = transform(data, q, prior)
+        if transform is not None and it >= max(transform_start, 1): q, _ = transform(data, q, prior)
         q, terms = sweep(data, q, prior, shared)
         history.append(terms.total)
         if callback is not None: callback(it, q, terms.total)
