@@ -93,7 +93,8 @@ def heldout_rmse(rec, Y, miss):
 def child_ours(p):
     """`sweep` (+ `transform_posterior(..., 'both')` when p['transform']) from `init_posterior` with the seed
     `init_seed(data_seed)`, until |dL| < STOP_REL |L| or p['cap'] iterations. The bound of an iteration is the
-    bound after it (terms.total + gain), exactly what `fit_vbfa(..., transform=...)` records. CPU time of the
+    bound after it (terms.total + gain); `fit_vbfa` records the bound after each sweep instead (it transforms
+    between sweeps), which differs by one coordinate-ascent sweep and is never lower. CPU time of the
     process (1 BLAS thread) around the sweep and around the transformation separately."""
     import numpy as np
     from vbfa_lit.vbpca import observed, init_posterior, sweep
