@@ -8,11 +8,11 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/notation.html.md"""
 __all__ = ['gamma_moments', 'gamma_expected_log_pdf', 'gamma_entropy', 'gamma_kl', 'gaussian_second_moment', 'gaussian_entropy',
            'gaussian_expected_log_pdf', 'gaussian_kl']
 
-# %% ../nbs/00_notation.ipynb #8c75ba76
+# %% ../nbs/00_notation.ipynb #d14bddaf
 import numpy as np
 from scipy.special import digamma, gammaln
 
-# %% ../nbs/00_notation.ipynb #3cfbf850
+# %% ../nbs/00_notation.ipynb #29ee2642
 def _check_gamma(a, b, names=('a', 'b')):
     "Parameters as float arrays; a clear error naming the first one that is not finite and > 0."
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -56,7 +56,7 @@ def gamma_kl(a, # shape of q, > 0
     a0, b0 = _check_gamma(a0, b0, ('a0', 'b0'))
     return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 
-# %% ../nbs/00_notation.ipynb #88810877
+# %% ../nbs/00_notation.ipynb #f4ff8297
 def _cholesky(S, name):
     try: return np.linalg.cholesky(S)
     except np.linalg.LinAlgError as e:
