@@ -9,14 +9,14 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
            'rotation_statistics', 'rotation_bound', 'optimal_rotation', 'rotation_paper', 'rotate', 'pca_basis',
            'transform_posterior']
 
-# %% ../nbs/04_transformations.ipynb #a57bab4f
+# %% ../nbs/04_transformations.ipynb #69c8afae
 import numpy as np
 
 from .notation import gamma_moments
 from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, expected_log_prior_W, _wsum
 from .ard import ARD
 
-# %% ../nbs/04_transformations.ipynb #49ef2ee9
+# %% ../nbs/04_transformations.ipynb #8f21dfc9
 def translation_statistics(data:Observed, q:Posterior,
                            beta:float, # prior precision of mu_m
                           ): # (H (D, D), g (D,)): the bound changes by g.b - b.H.b / 2
@@ -41,7 +41,7 @@ def translate(q:Posterior, b)->Posterior:
     "Move the bias b from X to mu: x_n -> x_n - b, mu_m -> mu_m + w_m^T b."
     return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
 
-# %% ../nbs/04_transformations.ipynb #97f333a3
+# %% ../nbs/04_transformations.ipynb #714a77ae
 def rotation_statistics(q:Posterior): # (C (D, D), S (D, D))
     "C = <X X^T> = sum_n <x_n x_n^T> and S = <W^T W> = sum_m <w_m w_m^T>."
     (N, D), M = q.X.shape, q.W.shape[0]
@@ -107,7 +107,7 @@ def rotate(q:Posterior, R, # (D, D) invertible
     Sx = Ri @ q.Sx @ Ri.T if latent_covariances else q.Sx
     return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx))
 
-# %% ../nbs/04_transformations.ipynb #5b226535
+# %% ../nbs/04_transformations.ipynb #97511e7f
 def pca_basis(q:Posterior, prior:Prior)->Posterior:
     "Luttinen & Ilin's PCA basis (eqs. 14-17): centred, whitened latents, orthogonal columns ordered by s_k, fixed signs."
     N = q.X.shape[0]
@@ -120,7 +120,7 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
     R = R * np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
     return rotate(q, R, prior)
 
-# %% ../nbs/04_transformations.ipynb #9050457a
+# %% ../nbs/04_transformations.ipynb #d521acd8
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
 def transform_posterior(data:Observed, q:Posterior, prior:Prior,
