@@ -7,15 +7,15 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/ard.html.md"""
 # %% auto #0
 __all__ = ['update_alpha', 'ARD', 'effective_components']
 
-# %% ../nbs/03_ard.ipynb #f3a60dfd
+# %% ../nbs/03_ard.ipynb #e3f704d3
 from typing import NamedTuple
 
 import numpy as np
 
-from .notation import gamma_moments, gamma_kl
-from .vbpca import Posterior, _wsum
+from .notation import _moments, _kl
+from .vbpca import Posterior, _sum_ww
 
-# %% ../nbs/03_ard.ipynb #4fac78bb
+# %% ../nbs/03_ard.ipynb #b07f8fa7
 def update_alpha(W, # (M, D) means of q(w_m)
                  Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
                  a_alpha:float, # prior shape
@@ -23,29 +23,26 @@ def update_alpha(W, # (M, D) means of q(w_m)
                 ): # (shape (D,), rate (D,))
     "q(alpha_d) = G(a_alpha + M/2, b_alpha + sum_m <w_md^2> / 2)."
     M, D = W.shape
-    ww = np.sum(W ** 2, 0) + np.diagonal(_wsum(np.ones(M), Sw))
-    return np.full(D, a_alpha + M / 2), b_alpha + ww / 2
+    return np.full(D, a_alpha + M / 2), b_alpha + _sum_ww(W, Sw) / 2
 
 class ARD(NamedTuple):
     "The ARD prior on the columns of W: a Gamma factor q(alpha_d) per column (Bishop, 1999)."
     a_alpha: float = 1e-5 # shape of p(alpha_d)
     b_alpha: float = 1e-5 # rate of p(alpha_d)
     def moments(self, q:Posterior): # (<alpha>, <log alpha>), each (D,)
-        "Moments of q(alpha)."
-        return gamma_moments(q.a_alpha, q.b_alpha)
+        "Moments of q(alpha) (unchecked: the parameters come from `update`)."
+        return _moments(q.a_alpha, q.b_alpha)
     def update(self, q:Posterior)->Posterior:
         "Replace q(alpha) by its update given q(W)."
         a, b = update_alpha(q.W, q.Sw, self.a_alpha, self.b_alpha)
         return q._replace(a_alpha=a, b_alpha=b)
     def kl(self, q:Posterior)->float:
         "KL(q(alpha) || p(alpha))."
-        return float(np.sum(gamma_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha)))
+        return float(np.sum(_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha)))
 
 def effective_components(q:Posterior,
                          tol:float=1e-2, # a column counts if it explains at least this fraction of the noise variance
                         ): # (D,) bool
     "Columns that ARD keeps: sum_m <w_md^2> >= tol * sum_m 1/<tau_m> (the variance a column explains vs the noise's)."
-    M = q.W.shape[0]
-    s = np.sum(q.W ** 2, 0) + np.diagonal(_wsum(np.ones(M), q.Sw))
-    noise = np.sum(np.broadcast_to(q.b_tau / q.a_tau, (M,)))
-    return s >= tol * noise
+    noise = np.sum(np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)))
+    return _sum_ww(q.W, q.Sw) >= tol * noise

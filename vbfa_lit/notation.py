@@ -8,11 +8,11 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/notation.html.md"""
 __all__ = ['gamma_moments', 'gamma_expected_log_pdf', 'gamma_entropy', 'gamma_kl', 'gaussian_second_moment', 'gaussian_entropy',
            'gaussian_expected_log_pdf', 'gaussian_kl']
 
-# %% ../nbs/00_notation.ipynb #d14bddaf
+# %% ../nbs/00_notation.ipynb #fbf55e5a
 import numpy as np
 from scipy.special import digamma, gammaln
 
-# %% ../nbs/00_notation.ipynb #29ee2642
+# %% ../nbs/00_notation.ipynb #f9fe39d4
 def _check_gamma(a, b, names=('a', 'b')):
     "Parameters as float arrays; a clear error naming the first one that is not finite and > 0."
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -22,9 +22,11 @@ def _check_gamma(a, b, names=('a', 'b')):
     return a, b
 
 # The formulas, unchecked: the public functions below validate their arguments once and then use these.
+# The VB sweep of later lessons calls them directly: its Gamma parameters are valid by construction.
 def _moments(a, b): return a / b, digamma(a) - np.log(b)
 def _expected_log_pdf(a0, b0, mean, mean_log): return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
 def _entropy(a, b): return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
+def _kl(a, b, a0, b0): return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 
 def gamma_moments(a, # shape parameter(s) of q, > 0, any array shape
                   b, # rate parameter(s) of q, > 0, broadcastable with `a`
@@ -52,11 +54,9 @@ def gamma_kl(a, # shape of q, > 0
              b0, # rate of p, > 0
             ): # KL(q || p) >= 0, broadcast shape
     "KL divergence KL(Gamma(a, b) || Gamma(a0, b0)) = -H[q] - <log p>_q."
-    a, b = _check_gamma(a, b)
-    a0, b0 = _check_gamma(a0, b0, ('a0', 'b0'))
-    return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
+    return _kl(*_check_gamma(a, b), *_check_gamma(a0, b0, ('a0', 'b0')))
 
-# %% ../nbs/00_notation.ipynb #f4ff8297
+# %% ../nbs/00_notation.ipynb #455f5164
 def _cholesky(S, name):
     try: return np.linalg.cholesky(S)
     except np.linalg.LinAlgError as e:
