@@ -330,3 +330,22 @@ def test_fit_reports_numerical_breakdown():
     with pytest.raises(FloatingPointError, match="numerical breakdown"):
         with np.errstate(all='ignore'):
             fit_vbfa(observed(Y), 2, Prior(), max_iter=5)
+
+
+@pytest.mark.parametrize("D", [3, 16, 17, 24])
+@pytest.mark.parametrize("shared_cov", [False, True])
+@pytest.mark.parametrize("csr", [False, True])
+def test_masked_outer_sum_equals_brute_force_on_both_paths(D, shared_cov, csr):
+    "Both ways of packing the upper triangle (fancy indexing for small D, row by row above) give the same sums."
+    import scipy.sparse as sparse
+    from vbfa_lit.vbpca import _masked_outer_sum
+    rng = np.random.default_rng(D)
+    R, K = 7, 11
+    op = (rng.random((R, K)) < 0.6).astype(float)
+    mean, weight = rng.standard_normal((K, D)), rng.uniform(0.5, 2, K)
+    cov = random_spd(rng, 1 if shared_cov else K, D)
+    second = mean[:, :, None] * mean[:, None, :] + cov                  # (K, D, D), cov broadcast when shared
+    expected = np.einsum('rk,k,kij->rij', op, weight, second)
+    got = _masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)

@@ -10,15 +10,14 @@ __all__ = ['LOG2PI', 'SMALL_D', 'symbolic_vbfa', 'mean_field', 'Observed', 'obse
            'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'expected_log_prior_W', 'symbolic_elbo', 'init_posterior',
            'sweep', 'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #6b4eac86
-from typing import NamedTuple
+# %% ../nbs/02_vbpca.ipynb #de3a14e2
+from functools import lru_cache
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sparse
 import sympy as sp
-
-from functools import lru_cache
 
 from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy, _moments, _kl
 from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
@@ -151,18 +150,12 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #77b036a3
+# %% ../nbs/02_vbpca.ipynb #95fe34a3
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
     "Weighted sum over the leading axis, aware of shared (length-1) batches."
     return w.sum() * S[0] if len(S) == 1 else np.tensordot(w, S, 1)
-
-def _outer(mean, # (K, D) means
-           cov, # (K, D, D) or (1, D, D) covariances
-          ): # (K, D, D) second moments
-    "<v v^T> = mean mean^T + cov for a batch."
-    return mean[:, :, None] * mean[:, None, :] + cov
 
 def _tr(A, B): # (..., D, D) each
     "tr(A_k B_k) for batches of symmetric matrices."
@@ -180,10 +173,17 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       weight=None, # (K,), or None for unit weights
                      ): # (R, D, D)
     "sum_k op_rk weight_k <v_k v_k^T> for every r, through the upper triangle only."
-    D = mean.shape[1]
-    i, j, upper, lower = _triangle(D)
-    packed = mean[:, i] * mean[:, j]
-    packed += cov.reshape(-1, D * D)[:, upper]
+    (K, D), (i, j, upper, lower) = mean.shape, _triangle(mean.shape[1])
+    if D <= SMALL_D:                                       # few, small arrays: fancy indexing is fastest
+        packed = mean[:, i] * mean[:, j]
+        packed += cov.reshape(-1, D * D)[:, upper]
+    else:                                                  # row r of the triangle at a time: no (K, D^2) temporaries
+        packed, start = np.empty((K, len(i))), 0
+        for r in range(D):
+            row = packed[:, start:start + D - r]
+            np.multiply(mean[:, r:r + 1], mean[:, r:], out=row)
+            row += cov[:, r, r:]
+            start += D - r
     if weight is not None: packed *= weight[:, None]
     sums = np.asarray(op @ packed)
     out = np.empty((len(sums), D * D))
@@ -198,8 +198,9 @@ def _spd_inv(P, # (K, D, D) precision matrices, symmetric positive definite
     L = np.linalg.cholesky(P)
     diag = np.diagonal(L, axis1=1, axis2=2)
     logdet = -2 * np.log(diag).sum(1)
-    if P.shape[1] > SMALL_D: return np.linalg.inv(P), logdet
-    return _tril_inv_gram(L, diag), logdet
+    if P.shape[1] <= SMALL_D: return _tril_inv_gram(L, diag), logdet
+    del L, diag                                            # large D: LAPACK's inverse; free the factors first
+    return np.linalg.inv(P), logdet
 
 def _tril_inv_gram(L, # (K, D, D) lower-triangular Cholesky factors
                    diag, # (K, D) their diagonals
@@ -279,7 +280,7 @@ def random_posterior(rng:np.random.Generator,
                      a_tau=rng.uniform(1, 5, K), b_tau=rng.uniform(1, 5, K),
                      a_alpha=rng.uniform(1, 5, D) if ard else None, b_alpha=rng.uniform(1, 5, D) if ard else None)
 
-# %% ../nbs/02_vbpca.ipynb #9bae04dc
+# %% ../nbs/02_vbpca.ipynb #e02ee85a
 def sum_xx(data:Observed,
            X, # (N, D) means of q(x_n)
            Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
@@ -299,7 +300,9 @@ def update_W(data:Observed,
             ): # W (M, D), Sw (M, D, D) or (1, D, D)[, logdet (M,) or (1,)]
     "q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean Sigma_w_m <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>)."
     h = tau[:, None] * (data.Y @ X - mu[:, None] * (data.mask @ X))
-    Sw, logdet = _spd_inv(np.diag(alpha) + tau[:, None, None] * XX)
+    P = tau[:, None, None] * XX
+    P[:, np.arange(len(alpha)), np.arange(len(alpha))] += alpha
+    Sw, logdet = _spd_inv(P)
     W = np.einsum('...ij,...j->...i', Sw, h)
     return (W, Sw, logdet) if return_logdet else (W, Sw)
 
@@ -314,7 +317,7 @@ def update_mu(data:Observed,
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
-# %% ../nbs/02_vbpca.ipynb #55043572
+# %% ../nbs/02_vbpca.ipynb #c3ba89c4
 def sq_error(data:Observed,
              W, # (M, D) means of q(w_m)
              Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
@@ -325,8 +328,9 @@ def sq_error(data:Observed,
             ): # (M,) expected squared errors
     "err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>, without touching individual entries."
     YX, MX = data.Y @ X, data.mask @ X
+    wXXw = np.einsum('md,md->m', W, np.einsum('...de,...e->...d', XX, W))  # tr(w w^T XX), no (M, D, D) temporary
     return (data.yy_row - 2 * np.sum(W * YX, 1) - 2 * mu * data.y_row
-            + _tr(_outer(W, Sw), XX) + 2 * mu * np.sum(W * MX, 1) + data.n_row * (mu ** 2 + vmu))
+            + wXXw + _tr(Sw, XX) + 2 * mu * np.sum(W * MX, 1) + data.n_row * (mu ** 2 + vmu))
 
 def update_tau(err, # (M,) sq_error(...)
                n_row, # (M,) N_m
