@@ -150,7 +150,7 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #95fe34a3
+# %% ../nbs/02_vbpca.ipynb #a2035e86
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
@@ -207,14 +207,13 @@ def _tril_inv_gram(L, # (K, D, D) lower-triangular Cholesky factors
                   ): # (K, D, D) L^-T L^-1
     "L^-T L^-1 with L^-1 by forward substitution, row k of every factor at once: for small D, NumPy's batched LAPACK calls cost more per matrix in overhead than the arithmetic."
     D = L.shape[1]
-    Lt = np.ascontiguousarray(L.transpose(1, 2, 0))        # (D, D, K): one row of every factor is one slice
-    r = 1.0 / diag.T
-    Li = np.zeros_like(Lt)
-    for k in range(D):                                     # row k of L^-1 = (e_k - sum_{i<k} L_ki row i) / L_kk
-        Li[k, k] = r[k]
-        if k:
-            np.einsum('ib,ijb->jb', Lt[k, :k], Li[:k, :k], out=Li[k, :k])
-            Li[k, :k] *= -r[k]
+    r = 1.0 / diag.T                                       # (D, K)
+    neg = np.ascontiguousarray(L.transpose(1, 2, 0))       # (D, D, K): one row of every factor is one slice
+    neg *= -r[:, None, :]                                  # row k divided by -L_kk
+    Li = np.zeros_like(neg)
+    Li[range(D), range(D)] = r
+    for k in range(1, D):                                  # row k of L^-1 = (e_k - sum_{i<k} L_ki row i) / L_kk
+        np.einsum('ib,ijb->jb', neg[k, :k], Li[:k, :k], out=Li[k, :k])
     Li = np.ascontiguousarray(Li.transpose(2, 0, 1))
     return Li.transpose(0, 2, 1) @ Li
 
