@@ -535,10 +535,12 @@ def report(res, quick):
          + '; '.join(f"{b['internal_api']} {b['version']} {b['num_threads']} thread(s)" for b in it10['blas']),
          f"- 1-minute load average during the dataset-1 rounds: "
          + ', '.join(f'{x:.1f}' for x in it10['loadavg_1min'])
-         + (f" on {m['affinity']} CPUs. **The machine was shared with other jobs**, so wall-clock times "
-            "are inflated and noisy; the primary clock is the process CPU time (with one BLAS thread, what an "
-            "iteration costs on a dedicated core). Wall-clock numbers are given next to it."
-            if max(it10['loadavg_1min']) > 0.75 * m['affinity'] else '.'), '']
+         + f" on {m['affinity']} CPUs (the benchmark's own process accounts for about 1)"
+         + (". **Other work was running during some rounds** (the 1-minute average also lags behind, so it "
+            "includes whatever ran just before), so wall-clock times are inflated and noisy; the primary clock "
+            "is the process CPU time (with one BLAS thread, what an iteration costs on a dedicated core). "
+            "Wall-clock numbers are given next to it."
+            if max(it10['loadavg_1min']) > 1.5 else '.'), '']
     r = it10['ratios']
     vb, bp = r['vbpca_py/ours_pca']['cpu'], r['bayespy_fa/ours_fa']['cpu']
     vbw, bpw = r['vbpca_py/ours_pca']['wall'], r['bayespy_fa/ours_fa']['wall']
@@ -682,13 +684,18 @@ def analysis(res):
                    f"{1e3 * it2['tools']['ours_fa']['cpu']['median']:.2f} ms per sweep.")
     for x in res['movielens']:
         if x['threads'] != res['threads']:
+            one = min(y['seconds']['median'] for y in res['movielens'] if y['threads'] == res['threads']
+                      and y['orientation'] == x['orientation'] and y['storage'] == x['storage'])
+            many = x['seconds']['median']
+            verdict = (f"{x['threads']} threads cut the wall-clock time by {100 * (1 - many / one):.0f}%, at the "
+                       "price of more CPU time (OpenBLAS threads spin while they wait inside each batched "
+                       "100x100 LAPACK call)" if many < one else
+                       "More threads did not help here: OpenBLAS threads spin while they wait inside each batched "
+                       "100x100 LAPACK call, which costs more than it saves when other work shares the cores")
             out.append(f"- MovieLens size with {x['threads']} BLAS threads: CPU {x['cpu_seconds']['median']:.2f} s, wall "
-                       f"{x['seconds']['median']:.2f} s per iteration (range {x['seconds']['min']:.2f}-"
-                       f"{x['seconds']['max']:.2f} s), against {min(y['seconds']['median'] for y in res['movielens'] if y['threads'] == res['threads'] and y['orientation'] == x['orientation'] and y['storage'] == x['storage']):.2f} s "
-                       "wall with one thread. More threads did not help here: OpenBLAS threads each batched "
-                       "100x100 LAPACK call and spin while waiting, which on a machine already loaded with other "
-                       "jobs (load average above the core count) costs far more than it saves. Re-measure on an "
-                       "idle machine before reading anything into this row.")
+                       f"{many:.2f} s per iteration (range {x['seconds']['min']:.2f}-{x['seconds']['max']:.2f} s), "
+                       f"against {one:.2f} s wall with one thread. {verdict}. One run on a shared machine: "
+                       "re-measure on an idle one before reading much into this row.")
         if 'stages' in x:
             st = x['stages']
             tot = sum(st.values())

@@ -9,7 +9,7 @@ __all__ = ['PROFILES', 'MEASURES', 'haar_orthogonal', 'luttinen_ilin_dataset', '
            'paper_criterion', 'nat_criterion', 'Run', 'rmse', 'make_prior', 'run_config', 'Config', 'run_one',
            'run_grid', 'summarize', 'speedup', 'plot_fig2', 'plot_fig3', 'full_grid', 'reproduce']
 
-# %% ../nbs/05_convergence.ipynb #47d55316
+# %% ../nbs/05_convergence.ipynb #42f3fa09
 import json
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +24,7 @@ from .ard import ARD
 from .transformations import transform_posterior
 from .plotting import plot_elbo
 
-# %% ../nbs/05_convergence.ipynb #89c6a428
+# %% ../nbs/05_convergence.ipynb #117b3e72
 def haar_orthogonal(M:int, # dimension
                     rng:np.random.Generator,
                    )->np.ndarray: # (M, M) orthogonal, Haar-distributed
@@ -69,7 +69,7 @@ def paper_dataset(name:str, # '1', '2', '3' (M = 50, N = 200) or '200' (M = 200,
     ev, N = PROFILES[name]
     return luttinen_ilin_dataset(ev, N, missing, int(name) if rng is None else rng)
 
-# %% ../nbs/05_convergence.ipynb #53cbf275
+# %% ../nbs/05_convergence.ipynb #f325034c
 def iterations_to(history, # (T,) learning curve: the bound after each sweep
                   target:float, # the value to reach
                  ): # the first sweep t (1-based) with history[t-1] >= target, or None if it never does
@@ -95,7 +95,7 @@ def nat_criterion(history, # (T,) learning curve
     "First sweep at which a run comes within `nats` of the best bound."
     return iterations_to(history, best - nats)
 
-# %% ../nbs/05_convergence.ipynb #c700a330
+# %% ../nbs/05_convergence.ipynb #5e8ac9fa
 class Run(NamedTuple):
     "The per-sweep record of one fit."
     bound: np.ndarray # (T,) the lower bound after each sweep (transformations run between sweeps)
@@ -142,7 +142,7 @@ def run_config(Y_train, # (M, N) training data, NaN at missing entries
     res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed, callback=record, transform=both)
     return Run(*map(np.array, (bound, tr, te, secs)), res.converged)
 
-# %% ../nbs/05_convergence.ipynb #7bfb65cb
+# %% ../nbs/05_convergence.ipynb #08308bc6
 class Config(NamedTuple):
     "One run of the experiment."
     dataset: str # a key of PROFILES
@@ -183,7 +183,7 @@ def summarize(configs, # list of Config
                          it_paper=it_p, s_paper=sec(it_p), it_nat=it_n, s_nat=sec(it_n)))
     return rows
 
-# %% ../nbs/05_convergence.ipynb #0319d215
+# %% ../nbs/05_convergence.ipynb #c5137e0c
 MEASURES = ('it_paper', 's_paper', 'it_nat', 's_nat')
 
 def speedup(rows, # from `summarize`
@@ -204,7 +204,7 @@ def speedup(rows, # from `summarize`
         out[m] = (med[True], med[False], ratio, '>' if cens[False] and not cens[True] else ('?' if cens[True] else ''))
     return out
 
-# %% ../nbs/05_convergence.ipynb #25b362b3
+# %% ../nbs/05_convergence.ipynb #982c956b
 def plot_fig2(rows, # from `summarize`
               measure:str='s_paper', # one of MEASURES
               datasets=None, # default: those in rows
@@ -266,7 +266,7 @@ def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train,
     fig.tight_layout()
     return fig
 
-# %% ../nbs/05_convergence.ipynb #0690d6c6
+# %% ../nbs/05_convergence.ipynb #e8789741
 def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50))->list:
     "The configurations of the full reproduction (smaller than the paper's: see the lesson)."
     grid = [Config(ds, pr, D, s, tr, 400 if tr else 800)
