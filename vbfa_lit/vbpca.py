@@ -408,7 +408,7 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
-# %% ../nbs/02_vbpca.ipynb #3c7a57f3
+# %% ../nbs/02_vbpca.ipynb #f631c5e8
 def init_posterior(data:Observed,
                    D:int, # number of latent components
                    prior:Prior,
@@ -444,7 +444,7 @@ def sweep(data:Observed, q:Posterior, prior:Prior,
 def _check_prior(prior:Prior):
     "A clear error naming the first hyperparameter that is not finite and > 0 (the sweep itself does not check them)."
     values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k != 'w']
-    values += [(f'prior.w.{k}', v) for k, v in prior.w._asdict().items()]
+    values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]   # FixedAlpha, ARD
     for name, v in values:
         if not (isinstance(v, (int, float, np.number)) and 0 < v < np.inf):
             raise ValueError(f"{name}: must be a finite number > 0, got {v!r}")
