@@ -533,7 +533,7 @@ def report(res, quick):
          f"each child process; vbpca-py's own kernels get `num_cpu={res['threads']}`, resolved to "
          f"{it10['tools']['vbpca_py'].get('runtime_threads')}). threadpoolctl in the dataset-1 child: "
          + '; '.join(f"{b['internal_api']} {b['version']} {b['num_threads']} thread(s)" for b in it10['blas']),
-         f"- 1-minute load average during the dataset-1 rounds: "
+         "- 1-minute load average during the dataset-1 rounds: "
          + ', '.join(f'{x:.1f}' for x in it10['loadavg_1min'])
          + f" on {m['affinity']} CPUs (the benchmark's own process accounts for about 1)"
          + (". **Other work was running during some rounds** (the 1-minute average also lags behind, so it "

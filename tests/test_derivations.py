@@ -1,7 +1,6 @@
 """Every exported update and the bound agree with their SymPy derivations (the lessons show the same checks)."""
 import numpy as np
 import pytest
-import sympy as sp
 
 from vbfa_lit.ard import ARD, update_alpha
 from vbfa_lit.notation import gamma_moments

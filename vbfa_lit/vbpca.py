@@ -10,7 +10,7 @@ __all__ = ['LOG2PI', 'SMALL_D', 'symbolic_vbfa', 'mean_field', 'Observed', 'obse
            'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'expected_log_prior_W', 'symbolic_elbo', 'init_posterior',
            'sweep', 'FitResult', 'fit_vbfa']
 
-# %% ../nbs/02_vbpca.ipynb #de3a14e2
+# %% ../nbs/02_vbpca.ipynb #01d7bb56
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import NamedTuple
@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sparse
 import sympy as sp
 
-from .notation import gamma_moments, gamma_kl, gamma_entropy, gaussian_entropy, _moments, _kl
+from .notation import gamma_moments, gamma_entropy, gaussian_entropy, _moments, _kl
 from .symbolic import GaussianFactor, GammaFactor, expectation, drop_constant, evaluate
 
 # %% ../nbs/02_vbpca.ipynb #436108a5
@@ -150,12 +150,18 @@ class Prior(NamedTuple):
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
-# %% ../nbs/02_vbpca.ipynb #a2035e86
+# %% ../nbs/02_vbpca.ipynb #94810b0c
 def _wsum(w, # (K,) weights
           S, # (K, ...) items, or (1, ...) for one item shared by all K
          ): # sum_k w_k S_k
     "Weighted sum over the leading axis, aware of shared (length-1) batches."
     return w.sum() * S[0] if len(S) == 1 else np.tensordot(w, S, 1)
+
+def _diag_sum(S, # (K, D, D) items, or (1, D, D) for one item shared by all K
+              K:int, # number of items
+             ): # (D,) sum_k diag(S_k)
+    "Sum of the diagonals over the leading axis, aware of shared (length-1) batches."
+    return np.einsum('kdd->d', S) * (K // len(S))
 
 def _tr(A, B): # (..., D, D) each
     "tr(A_k B_k) for batches of symmetric matrices."
@@ -341,7 +347,7 @@ def update_tau(err, # (M,) sq_error(...)
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
-# %% ../nbs/02_vbpca.ipynb #36d3f25b
+# %% ../nbs/02_vbpca.ipynb #ae8d0c9d
 class ElboTerms(NamedTuple):
     "Signed contributions to the lower bound; `total` is their sum."
     loglik: float # <log p(Y | X, W, mu, tau)>
@@ -366,7 +372,7 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
         err = sq_error(data, q.W, q.Sw, q.X, XX, q.mu, q.vmu)
     tau, logtau = _moments(q.a_tau, q.b_tau)
     loglik = 0.5 * np.sum(data.n_row * (logtau - LOG2PI) - tau * err)
-    x = -0.5 * (np.sum(q.X ** 2) + np.einsum('nii->', q.Sx) * (N // len(q.Sx)) + N * D * LOG2PI)
+    x = -0.5 * (np.sum(q.X ** 2) + np.sum(_diag_sum(q.Sx, N)) + N * D * LOG2PI)
     x += _entropy_sum(q.Sx, logdet_Sx, N)
     kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
     w = expected_log_prior_W(q, prior) + _entropy_sum(q.Sw, logdet_Sw, M)
@@ -391,7 +397,7 @@ def _sum_ww(W, # (M, D) means of q(w_m)
             Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
            ): # (D,) sum_m <w_md^2>
     "sum over m of the second moments <w_md^2>, for every column d."
-    return np.einsum('md,md->d', W, W) + np.einsum('mdd->d', Sw) * (len(W) // len(Sw))
+    return np.einsum('md,md->d', W, W) + _diag_sum(Sw, len(W))
 
 # %% ../nbs/02_vbpca.ipynb #f4527c7e
 def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
