@@ -337,7 +337,7 @@ def staged_sweep(data, q, prior, shared):
     XX = V.sum_xx(data, X, Sx); lap('sum_xx (masked sum of <x x^T>)')
     W, Sw, ldw = V.update_W(data, X, XX, q.mu, tau, prior.w.moments(q)[0], return_logdet=True); lap(STAGE_W)
     mu, vmu = V.update_mu(data, W, X, tau, prior.beta); lap('update_mu')
-    err = V.sq_error(data, W, Sw, X, XX, mu, vmu); lap('sq_error')
+    err = V.sq_error(data, W, Sw, X, Sx, XX, mu, vmu); lap('sq_error')
     a_tau, b_tau = V.update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared); lap('update_tau')
     q = prior.w.update(q._replace(X=X, Sx=Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)); lap('update_alpha')
     terms = V.elbo(data, q, prior, err=err, logdet_Sx=ldx, logdet_Sw=ldw); lap(STAGE_BOUND)

@@ -69,7 +69,7 @@ def test_gaussian_updates_match_their_derivations(D, noise, prior):
 @pytest.mark.parametrize('D,noise,prior', CASES)
 def test_gamma_updates_match_their_derivations(D, noise, prior):
     Y, data, pr, q, model, vals = problem(D, noise, prior, seed=10 + D)
-    err = sq_error(data, q.W, q.Sw, q.X, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+    err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
     a, b = update_tau(err, data.n_row, pr.a_tau, pr.b_tau, noise == 'shared')
     taus = list(dict.fromkeys(model.tau.values()))
     derived = np.array([[float(evaluate(e, vals)) for e in gamma_readoff(mean_field(model, f), f)] for f in taus])

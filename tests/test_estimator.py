@@ -220,7 +220,7 @@ def test_empty_rows_and_columns_warn_and_keep_their_prior():
     np.testing.assert_array_equal(Z[[5, 17]], 0.0)         # q(x_n) at its prior: mean 0
     assert est.mean_[2] == 0.0                             # q(mu_m) at its prior N(0, 1/beta)
     np.testing.assert_allclose(est.posterior_.vmu[2], 1 / est.beta)
-    np.testing.assert_allclose(est.noise_variance_[2], est.b_tau / est.a_tau)   # q(tau_m) = p(tau_m)
+    np.testing.assert_allclose(est.noise_variance_[2], est.scale_ ** 2 * est.b_tau / est.a_tau)   # q(tau_m) = p(tau_m), in the units of X
     assert np.isfinite(est.noise_variance_).all() and np.isfinite(est.components_).all()
 
 
@@ -246,11 +246,14 @@ def test_attributes(fitted):
     N, M = X.shape
     assert est.n_features_in_ == M and est.n_components_ == M - 1 and est.converged_
     assert est.components_.shape == (M - 1, M) and est.mean_.shape == (M,) and est.alpha_.shape == (M - 1,)
-    np.testing.assert_array_equal(est.components_, q.W.T)
-    np.testing.assert_array_equal(est.mean_, q.mu)
+    # the posterior lives in the fitted units (X - center_) / scale_; the attributes are in the units of X
+    np.testing.assert_allclose(est.center_, np.nanmean(X, 0), rtol=1e-12)
+    np.testing.assert_allclose(est.scale_, np.sqrt(np.nanmean((X - np.nanmean(X, 0)) ** 2)), rtol=1e-12)
+    np.testing.assert_allclose(est.components_, est.scale_ * q.W.T, rtol=1e-14)
+    np.testing.assert_allclose(est.mean_, est.center_ + est.scale_ * q.mu, rtol=1e-14)
     np.testing.assert_allclose(est.alpha_, q.a_alpha / q.b_alpha)
     assert isinstance(est.noise_variance_, float)
-    np.testing.assert_allclose(est.noise_variance_, 1 / gamma_moments(q.a_tau, q.b_tau)[0][0])
+    np.testing.assert_allclose(est.noise_variance_, est.scale_ ** 2 / gamma_moments(q.a_tau, q.b_tau)[0][0])
     assert est.elbo_.shape == (est.n_iter_,) and np.isclose(est.elbo_terms_.total, est.elbo_[-1])
     assert est.n_effective_components_ == 3 == est.effective_components_.sum()
     assert est.prior_.w.a_alpha == est.a_alpha
@@ -313,6 +316,7 @@ def test_transform_matches_explicit_update(fitted):
     tau = q.a_tau[0] / q.b_tau[0]
     Z = est.transform(X)
     assert Z.shape == (X.shape[0], est.n_components_)
+    X = (X - est.center_) / est.scale_                                   # the fitted units of the posterior
     for n in (0, 1, 7, 42):
         o = ~np.isnan(X[n])
         ww = sum(np.outer(q.W[m], q.W[m]) + q.Sw[m % len(q.Sw)] for m in np.flatnonzero(o))
@@ -323,7 +327,8 @@ def test_transform_matches_explicit_update(fitted):
 def test_transform_of_training_data_is_the_next_q_x_update(fitted):
     est, X = fitted[:2]
     Z = est.transform(X)
-    q_next, _ = sweep(observed(X.T), est.posterior_, est.prior_, True)     # starts with the q(X) update
+    Xs = (X - est.center_) / est.scale_                                   # the fitted units of the posterior
+    q_next, _ = sweep(observed(Xs.T), est.posterior_, est.prior_, True)    # starts with the q(X) update
     np.testing.assert_allclose(Z, q_next.X, rtol=1e-10, atol=1e-12)
     # converged: that update moves the means by far less than their posterior standard deviations
     sd = np.sqrt(np.diagonal(q_next.Sx, axis1=1, axis2=2))
@@ -343,7 +348,7 @@ def test_inverse_transform(fitted):
     Z = np.random.default_rng(1).normal(size=(5, est.n_components_))
     Xr = est.inverse_transform(Z)
     assert Xr.shape == (5, est.n_features_in_)
-    np.testing.assert_allclose(Xr, (est.posterior_.W @ Z.T).T + est.posterior_.mu, rtol=1e-12)
+    np.testing.assert_allclose(Xr, est.scale_ * ((est.posterior_.W @ Z.T).T + est.posterior_.mu) + est.center_, rtol=1e-12)
 
 
 def test_fit_transform_is_fit_then_transform():
@@ -425,3 +430,157 @@ def test_progress_bar(capsys):
         VBPCA(max_iter=20, tol=0.0, progress=True, random_state=0).fit(X)
     err = capsys.readouterr().err
     assert 'VBPCA' in err and '20/20' in err and 'elbo=' in err
+
+
+# --- what users look for: missing values in other spellings, names, pandas output, attributes -------------------------
+def test_masked_array_mask_means_missing():
+    "A numpy.ma mask marks missing entries, whatever value lies beneath: the fit equals the fit with NaN there."
+    X = low_rank(N=60, M=5, missing=0.0)[0]
+    hide = np.random.default_rng(1).random(X.shape) < 0.2
+    masked = np.ma.masked_array(np.where(hide, 1e6, X), mask=hide)      # a huge value under the mask
+    a = VBPCA(max_iter=200, random_state=0).fit(masked)
+    b = VBPCA(max_iter=200, random_state=0).fit(np.where(hide, np.nan, X))
+    np.testing.assert_array_equal(a.elbo_, b.elbo_)
+    np.testing.assert_array_equal(a.transform(masked), b.transform(np.where(hide, np.nan, X)))
+
+
+def test_pandas_nullable_na_means_missing_and_names_are_kept():
+    pd = pytest.importorskip('pandas')
+    X = low_rank(N=60, M=4, missing=0.15)[0]
+    df = pd.DataFrame({f'f{i}': pd.array(X[:, i], dtype='Float64') for i in range(4)})
+    df.iloc[3, 1] = pd.NA
+    X[3, 1] = np.nan
+    assert df['f1'].isna().sum() == np.isnan(X[:, 1]).sum()
+    a = VBPCA(max_iter=200, random_state=0).fit(df)
+    b = VBPCA(max_iter=200, random_state=0).fit(X)
+    np.testing.assert_allclose(a.elbo_, b.elbo_, rtol=1e-10)          # a DataFrame's values are column-major: other rounding
+    assert list(a.feature_names_in_) == ['f0', 'f1', 'f2', 'f3'] and not hasattr(b, 'feature_names_in_')
+    assert list(a.get_feature_names_out()) == [f'vbpca{i}' for i in range(a.n_components_)]
+    with pytest.raises(ValueError, match='feature names should match'):
+        a.transform(df[['f1', 'f0', 'f2', 'f3']])
+    ints = pd.DataFrame({'a': pd.array([1, 2, pd.NA, 4, 5], dtype='Int64'), 'b': [2.0, 4.1, 6.0, 7.9, 10.2]})
+    assert VBPCA(max_iter=50, random_state=0).fit(ints).n_features_in_ == 2
+
+
+def test_object_array_with_pandas_na():
+    pd = pytest.importorskip('pandas')
+    X = np.array([[1.0, 2.0], [pd.NA, 4.1], [3.0, 6.2], [4.0, pd.NA], [5.0, 9.8]], dtype=object)
+    from vbfa_lit.estimator import check_data
+    np.testing.assert_array_equal(np.isnan(check_data(X)), [[0, 0], [1, 0], [0, 0], [0, 1], [0, 0]])
+
+
+def test_set_output_pandas_keeps_the_index():
+    pd = pytest.importorskip('pandas')
+    X = low_rank(N=30, M=4, missing=0.1)[0]
+    df = pd.DataFrame(X, columns=list('abcd'), index=[f'r{i}' for i in range(30)])
+    est = VBPCA(n_components=2, max_iter=100, random_state=0).set_output(transform='pandas')
+    Z = est.fit_transform(df)
+    assert isinstance(Z, pd.DataFrame) and list(Z.columns) == ['vbpca0', 'vbpca1'] and list(Z.index) == list(df.index)
+    np.testing.assert_array_equal(Z.to_numpy(), est.set_output(transform='default').transform(df))
+    with pytest.raises(ValueError, match='transform'):
+        est.set_output(transform='excel')
+
+
+def test_random_state_accepts_a_legacy_randomstate():
+    X = low_rank(N=40, M=5)[0]
+    a = VBPCA(max_iter=50, random_state=np.random.RandomState(3)).fit(X)
+    b = VBPCA(max_iter=50, random_state=np.random.RandomState(3)).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+
+
+def test_float32_in_float32_out():
+    X = low_rank(N=40, M=5)[0].astype(np.float32)
+    est = VBPCA(max_iter=100, random_state=0).fit(X)
+    Z = est.transform(X)
+    assert Z.dtype == np.float32 and est.inverse_transform(Z).dtype == np.float32
+    assert est.transform(X.astype(float)).dtype == np.float64
+
+
+def test_explained_variance_matches_pca_on_complete_data():
+    "Many samples, nothing missing: the posterior's explained variances are PCA's, to the sampling error of the"
+    " N - 1 against N divisor (1/N = 5e-5) and VB's small shrinkage."
+    from sklearn.decomposition import PCA
+    rng = np.random.default_rng(0)
+    W = np.linalg.qr(rng.normal(size=(6, 2)))[0] * [2.0, 1.0]
+    X = rng.normal(size=(20000, 2)) @ W.T + 0.4 * rng.normal(size=(20000, 6)) + 50
+    ours = VBPCA(n_components=2, noise='shared', random_state=0).fit(X)
+    pca = PCA(n_components=2).fit(X)
+    np.testing.assert_allclose(ours.explained_variance_, pca.explained_variance_, rtol=1e-3)
+    np.testing.assert_allclose(ours.explained_variance_ratio_, pca.explained_variance_ratio_, rtol=1e-3)
+    # components_ are ordered like PCA's and point along its axes
+    cos = np.abs(np.sum(ours.components_ / np.linalg.norm(ours.components_, axis=1, keepdims=True) * pca.components_, 1))
+    np.testing.assert_allclose(cos, 1, atol=1e-4)
+
+
+def test_columns_ordered_by_size_and_bound_unchanged_by_the_ordering():
+    from vbfa_lit.estimator import _ordered_columns
+    from vbfa_lit.vbpca import elbo, random_posterior, Prior
+    from vbfa_lit.ard import ARD
+    rng = np.random.default_rng(0)
+    q = random_posterior(rng, 6, 9, 4, ard=True)
+    Y = rng.normal(size=(6, 9)); Y[rng.random(Y.shape) < 0.3] = np.nan
+    data, prior = observed(Y), Prior(w=ARD())
+    q2 = _ordered_columns(q)
+    np.testing.assert_allclose(elbo(data, q2, prior).total, elbo(data, q.__class__(*q), prior).total, rtol=1e-12)
+    ww = np.sum(q2.W ** 2, 0) + np.einsum('kdd->d', q2.Sw)
+    assert np.all(np.diff(ww) <= 0)
+    np.testing.assert_allclose(q2.W @ q2.X.T, q.W @ q.X.T, rtol=1e-12)
+
+
+# --- degenerate data: warnings instead of silent nonsense ---------------------------------------------------------------
+def degenerate_warnings(X, **params):
+    from vbfa_lit.estimator import DegenerateDataWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        est = VBPCA(random_state=0, **params).fit(X)
+    return est, [str(w.message) for w in caught if issubclass(w.category, DegenerateDataWarning)]
+
+
+def test_nothing_varies_keeps_no_component():
+    est, messages = degenerate_warnings(np.ones((10, 4)))
+    assert est.n_effective_components_ == 0 and any('no feature varies' in m for m in messages)
+    assert np.all(np.isfinite(est.components_)) and np.allclose(est.mean_, 1)
+
+
+def test_tiny_data_that_keeps_nothing_says_so():
+    est, messages = degenerate_warnings(np.array([[1.0, 2.1], [2, 3.9], [3, 6.2]]))
+    assert est.n_effective_components_ == 0
+    assert any('kept no component' in m for m in messages) and any('handful' in m for m in messages)
+
+
+def test_duplicated_column_is_reported():
+    X = low_rank(N=80, M=5, missing=0.0)[0]
+    X[:, 4] = X[:, 0]
+    est, messages = degenerate_warnings(X, noise='per_feature')
+    assert any('reproduce feature(s) 0, 4' in m or 'reproduce feature(s) 4' in m for m in messages), messages
+    assert np.all(np.isfinite(est.noise_variance_))
+
+
+def test_ordinary_data_gives_no_degenerate_warning(fitted):
+    _, messages = degenerate_warnings(fitted[1])
+    assert messages == []
+
+
+def test_import_does_not_load_sympy_or_widgets():
+    code = "import sys, vbfa_lit; print(sorted(m for m in ('sympy', 'ipywidgets', 'sklearn', 'pandas', 'jax') if m in sys.modules))"
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == '[]'
+
+
+def test_help_shows_parameters_attributes_and_an_example():
+    import pydoc
+    import vbfa_lit
+    text = pydoc.render_doc(VBPCA, renderer=pydoc.plaintext)
+    for section in ('Parameters', 'Attributes', 'Examples', 'References', 'n_components', 'explained_variance_'):
+        assert section in text
+    assert vbfa_lit.__doc__ and 'VBPCA' in vbfa_lit.__doc__
+
+
+def test_docstring_example_runs():
+    import doctest
+    from vbfa_lit import estimator
+    result = doctest.run_docstring_examples(VBPCA, {}, verbose=False)   # prints failures, returns None
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in finder.find(VBPCA, 'VBPCA', globs={}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 5

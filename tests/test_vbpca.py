@@ -51,7 +51,7 @@ def apply_update(name, data, q, prior, shared):
         mu, vmu = update_mu(data, q.W, q.X, tau, prior.beta)
         return q._replace(mu=mu, vmu=vmu)
     if name == 'tau':
-        err = sq_error(data, q.W, q.Sw, q.X, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+        err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
         a, b = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
         return q._replace(a_tau=a, b_tau=b)
     assert name == 'alpha'
@@ -172,7 +172,7 @@ def test_sq_error_equals_direct_formula():
         w, x, Sw, Sx = q.W[m], q.X[n], q.Sw[m], q.Sx[n]
         direct[m] += ((Y[m, n] - w @ x - q.mu[m]) ** 2 + w @ Sx @ w + x @ Sw @ x
                       + np.trace(Sw @ Sx) + q.vmu[m])
-    got = sq_error(data, q.W, q.Sw, q.X, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+    got = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
     np.testing.assert_allclose(got, direct, rtol=1e-12)
 
 
@@ -280,24 +280,73 @@ def test_observed_values_without_spread_still_fit(Y):
 
 @pytest.mark.parametrize("D", [1, 2, 10, 16, 17, 40])
 @pytest.mark.parametrize("K", [1, 7])
-def test_spd_inv_matches_lapack_on_both_paths(D, K):
-    "Small D inverts the Cholesky factors in NumPy, large D calls LAPACK: both equal inv and slogdet."
-    from vbfa_lit.vbpca import SMALL_D, _spd_inv
+def test_gaussian_from_precision_matches_lapack_on_both_paths(D, K):
+    "Small D inverts the Cholesky factors in NumPy, large D with LAPACK's dtrtri: both equal inv, solve and slogdet."
+    from vbfa_lit.vbpca import SMALL_D, _gaussian_from_precision
     rng = np.random.default_rng(D * 10 + K)
     P = random_spd(rng, K, D) * rng.uniform(0.01, 100)
-    S, logdet = _spd_inv(P)
+    h = rng.standard_normal((K, D))
+    mean, S, logdet = _gaussian_from_precision(P, h)
     test_tol = 1e-10 * np.linalg.cond(P).max()
     np.testing.assert_allclose(S, np.linalg.inv(P), rtol=0, atol=test_tol * np.abs(np.linalg.inv(P)).max())
-    np.testing.assert_allclose(S, S.transpose(0, 2, 1), rtol=0, atol=1e-12 * np.abs(S).max())
+    np.testing.assert_array_equal(S, S.transpose(0, 2, 1))               # symmetric by construction
+    np.testing.assert_allclose(mean, np.linalg.solve(P, h[..., None])[..., 0], rtol=0,
+                               atol=test_tol * np.abs(mean).max())
     np.testing.assert_allclose(logdet, -np.linalg.slogdet(P)[1], rtol=1e-12, atol=1e-10)
     assert (D > SMALL_D) == (D in (17, 40))        # both code paths are exercised
 
 
-def test_spd_inv_refuses_an_indefinite_precision():
-    from vbfa_lit.vbpca import _spd_inv
+def test_gaussian_from_precision_shares_one_precision_between_many_means():
+    from vbfa_lit.vbpca import _gaussian_from_precision
+    rng = np.random.default_rng(3)
+    P, h = random_spd(rng, 1, 4), rng.standard_normal((9, 4))
+    mean, S, logdet = _gaussian_from_precision(P, h)
+    assert mean.shape == (9, 4) and S.shape == (1, 4, 4) and logdet.shape == (1,)
+    np.testing.assert_allclose(mean, h @ np.linalg.inv(P[0]), rtol=1e-10)
+
+
+@pytest.mark.parametrize("D", [3, 20])
+def test_mean_by_triangular_solves_keeps_digits_an_inverse_loses(D):
+    "A precision I + t w w^T with t = 1e12 (a column whose noise precision blew up): the mean from the Cholesky"
+    " solves has a small residual P m - h, the computed inverse times h does not."
+    from vbfa_lit.vbpca import _gaussian_from_precision
+    rng = np.random.default_rng(D)
+    w = rng.standard_normal((D, 2))
+    P = (np.eye(D) + w @ np.diag([1e12, 1e-3]) @ w.T)[None]
+    h = (P[0] @ rng.standard_normal(D))[None]
+    mean, S, _ = _gaussian_from_precision(P, h)
+    ours = np.linalg.norm(P[0] @ mean[0] - h[0]) / np.linalg.norm(h)
+    via_inverse = np.linalg.norm(P[0] @ (S[0] @ h[0]) - h[0]) / np.linalg.norm(h)
+    assert ours < 1e-12, ours
+    assert ours < via_inverse
+
+
+def test_gaussian_from_precision_refuses_an_indefinite_precision():
+    from vbfa_lit.vbpca import _gaussian_from_precision
     P = np.array([[[1.0, 2.0], [2.0, 1.0]]])
     with pytest.raises(np.linalg.LinAlgError):
-        _spd_inv(P)
+        _gaussian_from_precision(P, np.ones((1, 2)))
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e6])
+@pytest.mark.parametrize("csr", [False, True])
+def test_sq_error_keeps_its_digits_with_large_means(scale, csr):
+    "Features with means up to 5e8 and residuals of size `scale`: the residual form agrees with the same quantity"
+    " computed on centred values, to the rounding of the inputs themselves (eps 5e8 / scale). The expanded square"
+    " y^2 - 2 y m + m^2 would be off by about eps (5e8)^2 / scale^2: every digit at scale 1e-3 and 1."
+    import scipy.sparse as sparse
+    Y, mask, prior, q = random_problem(11, 5, 8, 2, 0.3, False, False)
+    offset = 1e8 * np.arange(1, 6)
+    q = q._replace(mu=q.mu * scale + offset, W=q.W * scale)
+    Yo = np.where(mask, Y * scale + offset[:, None], np.nan)
+    data = observed(Yo, sparse_storage=csr)
+    got = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+    # the same quantity on the centred problem (offset removed from y and mu), where nothing cancels
+    qc = q._replace(mu=q.mu - offset)
+    datac = observed(np.where(mask, Y * scale, np.nan), sparse_storage=csr)
+    ref = sq_error(datac, qc.W, qc.Sw, qc.X, qc.Sx, sum_xx(datac, qc.X, qc.Sx), qc.mu, qc.vmu)
+    assert np.all(got >= 0)
+    np.testing.assert_allclose(got, ref, rtol=max(1e-10, 50 * np.finfo(float).eps * offset.max() / scale))
 
 
 @pytest.mark.parametrize("ard", [False, True])
