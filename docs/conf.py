@@ -25,6 +25,7 @@ html_title = project
 extensions = [
     'myst_nb',
     'sphinx.ext.autodoc',
+    'sphinx.ext.napoleon',      # numpydoc sections (Parameters, Attributes, Examples, References) of public classes
     'sphinx.ext.mathjax',
     'sphinx-mathjax-offline',  # sets mathjax_path to the bundled MathJax 3 (tex-chtml.js)
 ]
@@ -66,6 +67,9 @@ html_copy_source = False
 autodoc_member_order = 'bysource'
 autodoc_typehints = 'signature'
 autodoc_default_options = {'members': True, 'undoc-members': False}
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_ivar = True        # attributes as fields of their class, not as separate targets
 
 
 def _rst_inline(s: str) -> str:

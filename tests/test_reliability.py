@@ -120,6 +120,21 @@ def test_equivariance(scale, offset, noise):
     assert abs(err_new - err_ref) <= 1e-6 + 1e3 * eps
 
 
+@pytest.mark.parametrize('scale', [1e-140, 1e140])
+def test_extreme_scales(scale):
+    "Data whose squares are near the ends of float64's range: no overflow or underflow in centring and scaling."
+    X = rank3()
+    ref, new = VBPCA(random_state=0).fit(X), VBPCA(random_state=0).fit(scale * X)
+    assert new.n_effective_components_ == 3
+    np.testing.assert_allclose(new.noise_variance_ / scale ** 2, ref.noise_variance_, rtol=1e-6)
+
+
+@pytest.mark.parametrize('scale', [1e-200, 1e200])
+def test_scales_beyond_float64_variances_are_refused_by_name(scale):
+    with pytest.raises(ValueError, match='X: the observed values vary on a scale'):
+        VBPCA().fit(scale * rank3())
+
+
 def test_issue_minimal_cases():
     "The three minimal cases of the issue: each fits, and the bound never decreases."
     r = np.random.default_rng(0)

@@ -12,8 +12,8 @@ __doc__ = """Bayesian principal component analysis, derived, coded and tested in
 vbfa_lit is the package of a literate course: every update equation is derived with SymPy in a notebook, exported
 as a small vectorised NumPy function, and checked against its derivation.
 
-What you use directly
----------------------
+What you use directly:
+
 VBPCA
     Variational Bayesian PCA and factor analysis with missing values (NaN, numpy.ma masks, pandas NA), an ARD prior
     that chooses the number of components, and the exact translation and rotation of the posterior that make
@@ -22,14 +22,20 @@ VBPCA
 ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
     What a fit can tell you about itself.
 
-The lessons' building blocks
-----------------------------
-vbfa_lit.vbpca            the VBFA model: observed data, factor updates, the lower bound, ``fit_vbfa``
-vbfa_lit.ard              automatic relevance determination of the columns of W
-vbfa_lit.transformations  the exact translation and rotation of the posterior, and the PCA basis
-vbfa_lit.notation         Gaussian and Gamma moments, entropies and KL divergences
-vbfa_lit.symbolic         the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
-vbfa_lit.plotting         Hinton diagrams and learning curves
+The lessons' building blocks, one module per lesson:
+
+vbfa_lit.vbpca
+    the VBFA model: observed data, factor updates, the lower bound, ``fit_vbfa``
+vbfa_lit.ard
+    automatic relevance determination of the columns of W
+vbfa_lit.transformations
+    the exact translation and rotation of the posterior, and the PCA basis
+vbfa_lit.notation
+    Gaussian and Gamma moments, entropies and KL divergences
+vbfa_lit.symbolic
+    the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
+vbfa_lit.plotting
+    Hinton diagrams and learning curves
 
 References
 ----------
@@ -37,8 +43,8 @@ C. M. Bishop (1999). Variational principal components. ICANN 1999.
 J. Luttinen and A. Ilin (2010). Transformations for variational factor analysis to speed up learning.
 Neurocomputing 73(7-9), 1093-1102.
 
-Example
--------
+Examples
+--------
 >>> import numpy as np
 >>> from vbfa_lit import VBPCA
 >>> X = np.random.default_rng(0).normal(size=(100, 6))

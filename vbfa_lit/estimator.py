@@ -96,11 +96,12 @@ def data_scale(X, # (n_samples, n_features), NaN where missing
     "Each feature's mean over its observed values, and one scale for all features: the root mean square of the centred observed values."
     mask = ~np.isnan(X)
     n = np.maximum(mask.sum(0), 1)
-    centred = np.where(mask, X, 0.0)
-    center = centred.sum(0) / n
+    big = np.max(np.abs(X[mask]), initial=0.0) or 1.0              # sums of values near 1e308 must not overflow
+    center = np.where(mask, X / big, 0.0).sum(0) / n * big
     center += np.where(mask, X - center, 0.0).sum(0) / n          # one refinement: the mean to full precision, even with offsets of 1e8
     centred = np.where(mask, X - center, 0.0)
-    return center, float(np.sqrt(np.sum(centred ** 2) / max(mask.sum(), 1)))
+    big = np.max(np.abs(centred)) or 1.0                           # squares of 1e-200 must not underflow, of 1e200 not overflow
+    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(mask.sum(), 1)))
 
 # %% ../nbs/04a_estimator.ipynb #0e155405
 def explained_variance(W, # (M, D) loadings, in the data's units
@@ -211,31 +212,46 @@ class VBPCA:
 
     Attributes
     ----------
-    components_ : ndarray (n_components_, n_features)
-        Posterior mean of W, transposed, in the units of X; columns ordered by decreasing size.
-    mean_ : ndarray (n_features,)
+    components_ : ndarray of shape (D, M)
+        Posterior mean of W, transposed, in the units of X; rows ordered by decreasing size.
+        D is ``n_components_`` and M is ``n_features_in_``.
+    mean_ : ndarray of shape (M,)
         Posterior mean of mu.
-    noise_variance_ : float or ndarray (n_features,)
-        1 / <tau> (``noise='shared'``) or 1 / <tau_m> (``'per_feature'``), in squared units of X.
-    explained_variance_, explained_variance_ratio_ : ndarray (n_components_,)
-        The model's variance along each principal axis of <W><W>^T, and its share of the model's total variance;
-        on complete data with many samples they agree with scikit-learn's PCA.
-    alpha_ : ndarray (n_components_,)
-        <alpha_d> (ARD) or the fixed `alpha_broad`, in the fitted units.
-    effective_components_ : ndarray of bool (n_components_,); n_effective_components_ : int
-        The columns ARD keeps, and their number.
-    elbo_ : ndarray (n_iter_,)
+    noise_variance_ : float or ndarray of shape (M,)
+        1 / <tau> (``noise='shared'``) or 1 / <tau_m> (``noise='per_feature'``), in squared units of X.
+    explained_variance_ : ndarray of shape (D,)
+        The model's variance along each principal axis of <W><W>^T; on complete data with many samples it
+        agrees with scikit-learn's PCA.
+    explained_variance_ratio_ : ndarray of shape (D,)
+        Each explained variance as a share of the model's total variance.
+    alpha_ : ndarray of shape (D,)
+        <alpha_d> (ARD) or the fixed ``alpha_broad``, in the fitted units.
+    effective_components_ : ndarray of bool, shape (D,)
+        The columns ARD keeps.
+    n_effective_components_ : int
+        Their number.
+    elbo_ : ndarray of shape (n_iter,)
         The lower bound on log p(X) after each sweep, in nats, for the data in their own units.
-    elbo_terms_ : vbfa_lit.vbpca.ElboTerms
-        The bound's terms after the last sweep (their sum is ``elbo_[-1]``).
-    n_iter_, converged_, n_components_, n_features_in_ :
-        Sweeps run, whether `tol` was reached, D, and M.
-    feature_names_in_ : ndarray of str (n_features_in_,)
+    elbo_terms_ : ElboTerms
+        The bound's terms after the last sweep (their sum is the last bound).
+    n_iter_ : int
+        Sweeps run.
+    converged_ : bool
+        Whether ``tol`` was reached.
+    n_components_ : int
+        D, the number of columns of W.
+    n_features_in_ : int
+        M, the number of features.
+    feature_names_in_ : ndarray of str, shape (M,)
         The column names, when X was a DataFrame with string column names.
-    center_ : ndarray (n_features,); scale_ : float
-        The centring and the scale of the fitted units: the model was fitted to ``(X - center_) / scale_``.
-    posterior_ : vbfa_lit.vbpca.Posterior; prior_ : vbfa_lit.vbpca.Prior
-        The posterior and prior in the papers' orientation (features x samples) and in the fitted units.
+    center_ : ndarray of shape (M,)
+        Each feature's mean over its observed values: the centring of the fitted units.
+    scale_ : float
+        The scale of the fitted units: the model was fitted to (X - center) / scale.
+    posterior_ : Posterior
+        The posterior in the papers' orientation (features x samples) and in the fitted units.
+    prior_ : Prior
+        The prior, in the fitted units.
 
     Examples
     --------
@@ -353,6 +369,9 @@ class VBPCA:
         center, scale = data_scale(X)
         varies = scale > 0
         if not varies: scale = 1.0                      # nothing varies: no scale to learn from, the data stay as they are
+        if not 1e-150 < scale < 1e150:
+            raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a variance) float64 "
+                             "cannot hold; rescale X (the answer does not depend on its units)")
         Y = ((X - center) / scale).T
         sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
         data = observed(Y, mask=mask.T, sparse_storage=sparse_storage)

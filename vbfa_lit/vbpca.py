@@ -198,7 +198,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     out[:, upper], out[:, lower] = sums, sums
     return out.reshape(-1, D, D)
 
-SMALL_D = 16 # up to this D, `_tril_inv` inverts the Cholesky factors in NumPy, vectorised over the batch
+SMALL_D = 16 # up to this D, `_cholesky_inverse` inverts the Cholesky factors in NumPy, vectorised over the batch
 
 def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite
                              h, # (K, D) linear terms; any number of rows when K == 1 (one precision shared by all)
@@ -207,8 +207,7 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     L = np.linalg.cholesky(P)
     logdet = -2 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
     mean = _tril_solve(L, _tril_solve(L, h), transpose=True)
-    Li = _tril_inv(L)
-    return mean, Li.transpose(0, 2, 1) @ Li, logdet
+    return mean, _cholesky_inverse(L), logdet
 
 def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
                 b, # (K, D) right-hand sides, or (n, D) for a shared factor
@@ -223,14 +222,23 @@ def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
         x[:, k] = (b[:, k] - s) / L[:, k, k]
     return x
 
-def _tril_inv(L, # (K, D, D) lower-triangular Cholesky factors
-             ): # (K, D, D) L^-1
-    "L^-1 for a batch of triangular factors: for small D by forward substitution on row k of every factor at once (a batched LAPACK call costs more in overhead than its arithmetic), for larger D by LAPACK's triangular inverse."
+def _cholesky_inverse(L, # (K, D, D) lower-triangular Cholesky factors of P
+                     ): # (K, D, D) P^-1 = L^-T L^-1
+    "The inverse of P from its Cholesky factor: for small D by `_tril_inv` and one batched product, for larger D by LAPACK's dpotri on each factor (a third of the arithmetic of a general inverse)."
     K, D = L.shape[:2]
-    if D > SMALL_D:
-        Li = np.empty_like(L)
-        for k in range(K): Li[k] = lapack.dtrtri(L[k], lower=1)[0]
-        return Li
+    if D <= SMALL_D:
+        Li = _tril_inv(L)
+        return Li.transpose(0, 2, 1) @ Li
+    S, upper = np.empty_like(L), np.triu(np.ones((D, D), dtype=bool), 1)
+    for k in range(K):
+        s = lapack.dpotri(L[k], lower=1)[0]                      # P^-1 in the lower triangle
+        S[k] = np.where(upper, s.T, s)                           # mirrored while the matrix is in cache
+    return S
+
+def _tril_inv(L, # (K, D, D) lower-triangular factors, D small
+             ): # (K, D, D) L^-1
+    "L^-1 for a batch of small triangular factors by forward substitution on row k of every factor at once: a batched LAPACK call costs more in overhead than its arithmetic."
+    D = L.shape[1]
     r = 1.0 / np.diagonal(L, axis1=1, axis2=2).T           # (D, K)
     neg = np.ascontiguousarray(L.transpose(1, 2, 0))       # (D, D, K): one row of every factor is one slice
     neg *= -r[:, None, :]                                  # row k divided by -L_kk
