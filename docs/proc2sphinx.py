@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 __all__ = ['parse_front_matter', 'title_markdown', 'split_directives', 'directive_tags',
-           'clean_show_doc_markdown', 'rewrite_links', 'page_name', 'page_sort_key',
+           'clean_show_doc_markdown', 'numpydoc_markdown', 'escape_angles', 'rewrite_links', 'page_name', 'page_sort_key',
            'convert_notebook', 'convert_tree', 'toctree_markdown']
 
 _FM_RE = re.compile(r'^\s*---\s*\n(.*?)\n\s*---\s*$', re.S)
@@ -84,9 +84,56 @@ _LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}
 
 
 def clean_show_doc_markdown(md: str) -> str:
-    "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown."
+    "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
-    return _LINK_ATTR_RE.sub(r'\1', md)
+    return numpydoc_markdown(_LINK_ATTR_RE.sub(r'\1', md))
+
+
+_SECTIONS = ('Parameters', 'Other Parameters', 'Returns', 'Yields', 'Raises', 'Warns', 'Attributes', 'Examples',
+             'References', 'See Also', 'Notes')
+_ENTRY_SECTIONS = ('Parameters', 'Other Parameters', 'Returns', 'Yields', 'Raises', 'Warns', 'Attributes')
+_HTML_TAGS = {'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'br', 'p', 'div', 'span', 'table', 'tr', 'td', 'th',
+              'thead', 'tbody', 'img', 'sup', 'sub', 'details', 'summary', 'hr', 'ul', 'ol', 'li', 'small'}
+
+
+def escape_angles(text: str) -> str:
+    "Escape `<` that would open an unknown HTML tag (`<tau>`, `<x^2>`): markdown would swallow it. Code spans stay."
+    parts = re.split(r'(``.*?``|`[^`]*`)', text)
+    esc = lambda p: re.sub(r'<(?!/?(?:%s)\b)' % '|'.join(_HTML_TAGS), r'\\<', p)
+    return ''.join(p if p.startswith('`') else esc(p) for p in parts)
+
+
+def numpydoc_markdown(md: str) -> str:
+    """numpydoc sections (`Parameters` over a dashed rule, ...) as markdown a reader can scan: a bold heading, one
+    bullet per entry (name, type, description), doctest examples as a code block. Prose outside code keeps its
+    angle brackets. Fenced code blocks (the signature) are left alone."""
+    lines, out, section, i, fence = md.split('\n'), [], None, 0, False
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith('```'):
+            fence = not fence; out.append(line); i += 1; continue
+        if fence: out.append(line); i += 1; continue
+        if (line.strip() in _SECTIONS and i + 1 < len(lines) and re.fullmatch(r'-{3,}', lines[i + 1].strip())):
+            section = line.strip()
+            out += ['', f'**{section}**', '']
+            i += 2
+            continue
+        if section in _ENTRY_SECTIONS and line.strip() and not line.startswith(' '):
+            name, _, typ = line.partition(' : ')
+            desc, i = [], i + 1
+            while i < len(lines) and lines[i].startswith(' '):
+                desc.append(lines[i].strip()); i += 1
+            entry = f"- **`{name.strip()}`**" + (f" ({escape_angles(typ.strip())})" if typ.strip() else '')
+            out.append(entry + (': ' + escape_angles(' '.join(desc)) if desc else ''))
+            continue
+        if section == 'Examples' and line.startswith('>>>'):
+            block = []
+            while i < len(lines) and lines[i].strip(): block.append(lines[i]); i += 1
+            out += ['```pycon', *block, '```']
+            continue
+        out.append(escape_angles(line))
+        i += 1
+    return '\n'.join(out)
 
 
 _LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')

@@ -54,6 +54,19 @@ def test_show_doc_markdown_loses_rule_and_quarto_attributes():
     assert p2s.clean_show_doc_markdown('no rule {x}') == 'no rule {x}'  # braces not after a link stay
 
 
+def test_numpydoc_sections_become_readable_markdown():
+    md = p2s.clean_show_doc_markdown(
+        '### f\n\n```python\ndef f(x, a<b):\n```\n\n*KL = -H[q] - <log p>_q.*\n\nParameters\n----------\n'
+        'x : ndarray of shape (D,)\n    The mean <x> of q,\n    with ``<a>`` as code.\ny : int\n\n'
+        'Examples\n--------\n>>> f(1)\n2\n\nReferences\n----------\nA. B (1999). <b>Title</b>.')
+    assert '```python\ndef f(x, a<b):\n```' in md                       # the signature is untouched
+    assert r'*KL = -H[q] - \<log p>_q.*' in md                            # angle brackets survive markdown
+    assert '- **`x`** (ndarray of shape (D,)): The mean \\<x> of q, with ``<a>`` as code.' in md
+    assert '- **`y`** (int)' in md and '**Parameters**' in md and '----------' not in md
+    assert '```pycon\n>>> f(1)\n2\n```' in md
+    assert '<b>Title</b>' in md                                           # real HTML tags are left alone
+
+
 def test_links_to_notebooks_point_at_renamed_pages():
     pages = {'00_notation': 'notation', 'notation': 'notation'}
     site = ('https://org.github.io/pkg',)
