@@ -333,8 +333,9 @@ def test_corrupted_download_is_refused_and_leaves_nothing(server, fake_mnist, tm
 
 def test_cut_off_download_leaves_nothing(server, fake_movielens, tmp_path):
     server.truncate.add('/ml/ml-100k.zip')
-    with pytest.raises(DownloadError):
+    with pytest.raises(DownloadError, match='cut off') as e:
         load_movielens_100k(data_home=tmp_path, urls=[server.url + '/ml/ml-100k.zip'])
+    assert not isinstance(e.value, ChecksumError)                                     # seen as cut off, not as corrupt
     assert list((tmp_path / 'movielens').iterdir()) == []
 
 
