@@ -10,7 +10,7 @@ __all__ = ['LUTTINEN_ILIN_SPECTRA', 'BISHOP_STDS', 'ZHANG_SETS', 'ZHANG_SET1_EIG
            'make_ppca', 'get_data_home', 'DownloadError', 'ChecksumError', 'fetch_file', 'read_idx', 'load_mnist',
            'load_mnist_digit', 'load_movielens_100k', 'load_digits', 'load_breast_cancer']
 
-# %% ../nbs/01b_data.ipynb #fb2845b9
+# %% ../nbs/01b_data.ipynb #04e9bc82
 import gzip
 import hashlib
 import http.client
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-# %% ../nbs/01b_data.ipynb #d01583b3
+# %% ../nbs/01b_data.ipynb #09096c03
 class Bunch(dict):
     """A dictionary whose keys are also attributes, like scikit-learn's ``Bunch``.
 
@@ -74,7 +74,7 @@ def check_random_state(random_state): # a numpy Generator
         return np.random.default_rng(int(random_state))
     raise ValueError(f"random_state: expected None, a non-negative int, a numpy Generator or RandomState, got {random_state!r}")
 
-# %% ../nbs/01b_data.ipynb #4ad79bd2
+# %% ../nbs/01b_data.ipynb #59873cca
 def _check_int(name, value, low): # an int >= low
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < low:
         raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
@@ -97,7 +97,7 @@ def _check_nonneg(name, value): # a finite float >= 0
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
     return float(value)
 
-# %% ../nbs/01b_data.ipynb #03386ab9
+# %% ../nbs/01b_data.ipynb #8ad143bd
 def _haar_orthogonal(n, rng): # (n, n) Haar-distributed orthogonal matrix
     "QR of an n x n Gaussian matrix with the signs of diag(R) moved into Q (Mezzadri, 2007): uniform on O(n)."
     Q, R = np.linalg.qr(rng.standard_normal((n, n)))
@@ -169,7 +169,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     return Bunch(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test, eigenvalues=ev,
                  components=U, mean=mu, covariance=(U * ev) @ U.T)
 
-# %% ../nbs/01b_data.ipynb #3fd2d868
+# %% ../nbs/01b_data.ipynb #9ca98d9c
 LUTTINEN_ILIN_SPECTRA = {  # name: (eigenvalues, n_samples), Luttinen & Ilin Sec. 4.1
     '1': (np.r_[np.full(10, 5.0 ** 2), np.ones(40)], 200),
     '2': (np.r_[np.arange(2, 12.0) ** 2, np.ones(40)], 200),
@@ -229,7 +229,7 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
     out['name'] = name
     return out
 
-# %% ../nbs/01b_data.ipynb #1a4d2d22
+# %% ../nbs/01b_data.ipynb #9e7a3895
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # Bishop (1999), Sec. 4 and Fig. 3
 
 def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
@@ -288,7 +288,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     return Bunch(X=X, stds=s, components=basis, covariance=(basis * s ** 2) @ basis.T,
                  W=basis[:, big] * np.sqrt(s[big] ** 2 - sigma2), noise_variance=sigma2, n_components=int(big.sum()))
 
-# %% ../nbs/01b_data.ipynb #2d2da951
+# %% ../nbs/01b_data.ipynb #2c23b369
 ZHANG_SETS = {  # set: (variances, n_samples), Zhang et al. (2004), Sec. "Experiments"
     1: ((10.0, 7.0, 5.0, 3.0, 1.0, 1.0), 1000),
     2: ((10.0, 8.0, 6.0, 4.0, 2.0) + (1.0,) * 5, 100),
@@ -359,7 +359,7 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
                  paper_posterior_q=dict(ZHANG_POSTERIOR_Q[set_number]), components=g.components,
                  covariance=g.covariance)
 
-# %% ../nbs/01b_data.ipynb #9378ba79
+# %% ../nbs/01b_data.ipynb #f415d995
 MINKA_SPECTRA = {  # experiment: (eigenvalues, n_samples), Minka (2000), Sec. 5; true k = 5 in all three
     1: ((10.0, 8.0, 6.0, 4.0, 2.0) + (1.0,) * 5, 100),
     2: ((10.0, 8.0, 6.0, 4.0, 2.0) + (0.1,) * 10, 10),
@@ -415,7 +415,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     g = make_gaussian_spectrum(ev, N, rotate=False, random_mean=False, random_state=random_state)
     return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
 
-# %% ../nbs/01b_data.ipynb #6d8c8687
+# %% ../nbs/01b_data.ipynb #9b923317
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *, random_state=None):
     """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, D = 5, Q = 2.
 
@@ -472,7 +472,7 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     X = latent @ W.T + np.sqrt(nv) * rng.standard_normal((N, D))
     return Bunch(X=X, latent=latent, W=W, U=U, sigma=s, noise_variance=nv)
 
-# %% ../nbs/01b_data.ipynb #0e1ac83f
+# %% ../nbs/01b_data.ipynb #04420237
 def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0, noise_std=0.3, missing=0.0,
                   random_state=None):
     """Small low-rank data for lessons and tests: Y = (A B) * scale + offset + noise_std * E, in the papers' layout.
@@ -534,7 +534,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     return Bunch(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test, W=A * scale, latent=B.T,
                  mean=mean.ravel(), noise_std=noise_std)
 
-# %% ../nbs/01b_data.ipynb #b4a68260
+# %% ../nbs/01b_data.ipynb #0234be8f
 def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missing=0.0, random_state=None):
     """Data from probabilistic PCA with orthogonal loadings of given lengths: x_n = W z_n + mu + noise_std * e_n.
 
@@ -594,7 +594,7 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     test = rng.random((N, M)) < missing if missing > 0 else np.zeros((N, M), dtype=bool)
     return Bunch(X=np.where(test, np.nan, X), X_full=X, test_mask=test, W=W, mean=mu, latent=Z, noise_std=noise_std)
 
-# %% ../nbs/01b_data.ipynb #16b72657
+# %% ../nbs/01b_data.ipynb #3a48d01c
 def get_data_home(data_home=None): # Path of the cache directory (not created)
     """The directory where downloaded data sets are cached.
 
@@ -629,7 +629,7 @@ def get_data_home(data_home=None): # Path of the cache directory (not created)
     if xdg and os.path.isabs(xdg): return Path(xdg) / 'vbfa_lit'
     return Path(os.path.expanduser('~')) / '.cache' / 'vbfa_lit'
 
-# %% ../nbs/01b_data.ipynb #f5321e4a
+# %% ../nbs/01b_data.ipynb #2df6b613
 class DownloadError(OSError):
     "A data file could not be obtained: no cached copy and every download failed (offline, or a bad server)."
 
@@ -744,7 +744,7 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
                         + '; '.join(failures) + f". Put a verified copy at {target}, or set VBFA_LIT_DATA "
                         "to a directory that holds one.")
 
-# %% ../nbs/01b_data.ipynb #3974fd23
+# %% ../nbs/01b_data.ipynb #c5ed3135
 MNIST_MIRRORS = (  # tried in order; each holds the four gzipped IDX files under these names
     'https://storage.googleapis.com/cvdf-datasets/mnist/',   # tensorflow-datasets' source
     'https://ossci-datasets.s3.amazonaws.com/mnist/',        # torchvision's first mirror
@@ -785,7 +785,7 @@ def read_idx(path): # ndarray with the file's shape and dtype
         raise ValueError(f"{path}: the header says shape {shape}, but the file holds {len(raw) - offset} bytes of data")
     return np.frombuffer(raw, dtype=dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder('='))
 
-# %% ../nbs/01b_data.ipynb #ffee8bf4
+# %% ../nbs/01b_data.ipynb #bdfd2f77
 def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_MIRRORS):
     """The MNIST handwritten digits (LeCun et al.), downloaded once, verified and cached.
 
@@ -884,7 +884,7 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
     images = mnist.images[index]
     return Bunch(X=images.reshape(len(index), -1) / 255.0, images=images, index=index)
 
-# %% ../nbs/01b_data.ipynb #c13de0ef
+# %% ../nbs/01b_data.ipynb #70a8fa01
 MOVIELENS_100K_URLS = ('https://files.grouplens.org/datasets/movielens/ml-100k.zip',)
 MOVIELENS_100K_SHA256 = 'sha256:50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4e3a7cd717c6a3229'
 # from tensorflow-datasets' url_checksums/movielens.txt (4,924,029 bytes); GroupLens publishes the MD5
@@ -951,7 +951,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
         raise ValueError(f"{path}: ml-100k/u.data rates some (user, movie) pair more than once")
     return Bunch(ratings=ratings, user_id=user, item_id=item, rating=t[:, 2], timestamp=t[:, 3], item_titles=titles)
 
-# %% ../nbs/01b_data.ipynb #ed61fe49
+# %% ../nbs/01b_data.ipynb #dce8bed1
 def _sklearn_datasets(): # the sklearn.datasets module, or a clear ImportError
     try:
         import sklearn.datasets
