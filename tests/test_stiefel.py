@@ -25,9 +25,13 @@ def orthonormality_error(U):
 
 
 # ----------------------------------------------------------------------------------------- shapes, orthonormality
+REFLECTIONS = ['mezzadri', 'swap']
+
+
+@pytest.mark.parametrize('reflection', REFLECTIONS)
 @pytest.mark.parametrize('D,Q', [(1, 1), (2, 1), (2, 2), (5, 3), (100, 100), (500, 20), (2000, 1), (2000, 10)])
-def test_orthonormal_columns(D, Q):
-    U = sample_stiefel(D, Q, random_state=D + Q)
+def test_orthonormal_columns(D, Q, reflection):
+    U = sample_stiefel(D, Q, random_state=D + Q, reflection=reflection)
     assert U.shape == (D, Q)
     assert orthonormality_error(U) < 1e-12
 
@@ -65,18 +69,36 @@ def test_size_shapes_and_batch_equals_single():
     assert sample_stiefel(5, 2, size=(2, 3), random_state=0).shape == (2, 3, 5, 2)
 
 
-def test_map_equals_explicit_product_of_reflections():
+@pytest.mark.parametrize('reflection', REFLECTIONS)
+def test_map_equals_explicit_product_of_reflections(reflection):
     rng = np.random.default_rng(3)
     for D, Q in [(3, 3), (6, 2), (9, 5)]:
         vecs = [rng.standard_normal(D - q) for q in range(Q)]
         P = np.eye(D)
         for v in vecs:
             H = np.eye(D)
-            H[D - len(v):, D - len(v):] = householder_matrix(v)
+            H[D - len(v):, D - len(v):] = householder_matrix(v, reflection=reflection)
             P = P @ H
-        np.testing.assert_allclose(householder_to_stiefel(vecs), P[:, :Q], atol=1e-13)
+        np.testing.assert_allclose(householder_to_stiefel(vecs, reflection=reflection), P[:, :Q], atol=1e-13)
         # only the directions matter
-        np.testing.assert_allclose(householder_to_stiefel([3.7 * v for v in vecs]), P[:, :Q], atol=1e-13)
+        np.testing.assert_allclose(householder_to_stiefel([3.7 * v for v in vecs], reflection=reflection), P[:, :Q],
+                                   atol=1e-13)
+        np.testing.assert_allclose(householder_to_stiefel([v[None] for v in vecs], reflection=reflection)[0], P[:, :Q],
+                                   atol=1e-13)
+
+
+def test_swap_reflection_is_continuous_across_v1_zero_and_stable_near_e1():
+    rng = np.random.default_rng(6)
+    v5, v4 = rng.standard_normal(5), rng.standard_normal(4)
+    plus, minus = np.r_[1e-10, v5[1:]], np.r_[-1e-10, v5[1:]]
+    jump = lambda ref: np.abs(householder_to_stiefel([plus, v4], reflection=ref)
+                              - householder_to_stiefel([minus, v4], reflection=ref)).max()
+    assert jump('swap') < 1e-8
+    assert jump('mezzadri') > 0.1      # the signed reflection jumps (n = 5 >= 3)
+    for eps in (1e-4, 1e-8, 1e-12):    # near the ray v = c e_1 the result stays orthonormal
+        U = householder_to_stiefel([np.r_[1.0, eps * v5[1:]], v4], reflection='swap')
+        assert orthonormality_error(U) < 1e-12
+    assert np.array_equal(householder_matrix([2.0, 0.0, 0.0], reflection='swap'), np.eye(3))
 
 
 def test_householder_matrix_properties():
@@ -121,10 +143,11 @@ def haar_checks(U, reference):
     return ks, det_sign, z_tr, z_tr2
 
 
+@pytest.mark.parametrize('reflection', REFLECTIONS)
 @pytest.mark.parametrize('D', [2, 3, 6])
-def test_haar_on_O_D(D):
+def test_haar_on_O_D(D, reflection):
     n = 4000
-    U = haar_orthogonal(D, size=n, random_state=100 + D)
+    U = sample_stiefel(D, D, size=n, random_state=100 + D, reflection=reflection)
     ref = stats.ortho_group.rvs(D, size=n, random_state=200 + D)
     ks, det_sign, z_tr, z_tr2 = haar_checks(U, ref)
     assert ks > ALPHA, ks
@@ -133,10 +156,11 @@ def test_haar_on_O_D(D):
 
 
 # ----------------------------------------------------------------------------------------- uniformity: V_{Q,D}
+@pytest.mark.parametrize('reflection', REFLECTIONS)
 @pytest.mark.parametrize('D,Q', [(2, 1), (3, 2), (10, 3), (50, 5)])
-def test_first_entry_squared_is_beta(D, Q):
+def test_first_entry_squared_is_beta(D, Q, reflection):
     "U[0, 0] is the first coordinate of a uniform point of the sphere: U[0, 0]**2 ~ Beta(1/2, (D-1)/2)."
-    U = sample_stiefel(D, Q, size=5000, random_state=D * Q)
+    U = sample_stiefel(D, Q, size=5000, random_state=D * Q, reflection=reflection)
     assert stats.kstest(U[:, 0, 0] ** 2, stats.beta(0.5, (D - 1) / 2).cdf).pvalue > ALPHA
     # and the sign of U[0, 0] is a fair coin
     assert stats.binomtest(int(np.sum(U[:, 0, 0] > 0)), 5000, 0.5).pvalue > ALPHA
@@ -152,9 +176,10 @@ def invariance_pvalue(sampler, D, Q, n, seed):
     return min(stats.ks_2samp(RU[:, i, j], V[:, i, j]).pvalue for i, j in positions) * len(positions)
 
 
+@pytest.mark.parametrize('reflection', REFLECTIONS)
 @pytest.mark.parametrize('D,Q', [(3, 2), (8, 3)])
-def test_left_multiplication_leaves_distribution_unchanged(D, Q):
-    sampler = lambda D, Q, n, rng: sample_stiefel(D, Q, size=n, random_state=rng)
+def test_left_multiplication_leaves_distribution_unchanged(D, Q, reflection):
+    sampler = lambda D, Q, n, rng: sample_stiefel(D, Q, size=n, random_state=rng, reflection=reflection)
     assert invariance_pvalue(sampler, D, Q, 4000, seed=D) > ALPHA
 
 
@@ -251,6 +276,8 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match='size'): sample_stiefel(3, 2, size=-1)
     with pytest.raises(TypeError, match='size'): sample_stiefel(3, 2, size=1.5)
     with pytest.raises(TypeError, match='random_state'): sample_stiefel(3, 2, random_state='seed')
+    with pytest.raises(ValueError, match='reflection'): sample_stiefel(3, 2, reflection='givens')
+    with pytest.raises(ValueError, match='reflection'): householder_to_stiefel([[1.0, 2.0]], reflection='qr')
     with pytest.raises(ValueError, match='nonzero'): householder_to_stiefel([[0.0, 0.0, 0.0], [1.0, 2.0]])
     with pytest.raises(ValueError, match='nonzero'): householder_to_stiefel([np.ones((2, 3)), np.array([[1.0, 1], [0, 0]])])
     with pytest.raises(ValueError, match='length'): householder_to_stiefel([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])

@@ -7,14 +7,14 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/stiefel.html.md"""
 # %% auto #0
 __all__ = ['householder_matrix', 'householder_to_stiefel', 'sample_stiefel', 'haar_orthogonal', 'singular_value_logpdf']
 
-# %% ../nbs/07_stiefel.ipynb #f4da9265
+# %% ../nbs/07_stiefel.ipynb #b4d910d2
 import math
 import numbers
 
 import numpy as np
 from scipy import special
 
-# %% ../nbs/07_stiefel.ipynb #dec75283
+# %% ../nbs/07_stiefel.ipynb #e4d9b5c4
 def _check_int(value, name:str, low:int=1)->int:
     "`value` as an int >= `low`; TypeError for non-integers (bool included), ValueError below `low`."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -42,14 +42,22 @@ def _rng(random_state)->np.random.Generator:
     raise TypeError("random_state must be None, an int, a numpy.random.Generator or a numpy.random.RandomState, "
                     f"got {type(random_state).__name__}")
 
-# %% ../nbs/07_stiefel.ipynb #f56fc1a0
-def householder_matrix(v):
-    r"""The signed Householder reflection :math:`\tilde H_n(v) = -\mathrm{sgn}(v_1)(I - 2uu^T)`.
+# %% ../nbs/07_stiefel.ipynb #e3c88933
+def householder_matrix(v, *, reflection='mezzadri'):
+    r"""The Householder reflection that Mezzadri's construction applies for the vector `v`.
+
+    ``reflection='mezzadri'`` (the slides' convention): :math:`\tilde H_n(v) = -\mathrm{sgn}(v_1)(I - 2uu^T)`
+    with ``u`` along ``v + sgn(v_1) ||v|| e_1``. ``reflection='swap'``: :math:`I - 2ww^T` with ``w`` along
+    ``e_1 - v / ||v||``, the reflection that exchanges ``e_1`` and ``v / ||v||``; it depends continuously on
+    ``v`` except on the ray ``v = c e_1``, ``c > 0`` (the signed one jumps across the hyperplane ``v_1 = 0``
+    when ``n >= 3``).
 
     Parameters
     ----------
     v : array_like, shape (n,)
         A nonzero vector; ``sgn(0)`` is taken as +1.
+    reflection : {'mezzadri', 'swap'}, optional
+        Which reflection; both map ``e_1`` to ``v / ||v||``.
 
     Returns
     -------
@@ -60,7 +68,7 @@ def householder_matrix(v):
     Raises
     ------
     ValueError
-        If `v` is not a finite, nonzero 1-D vector.
+        If `v` is not a finite, nonzero 1-D vector, or `reflection` is unknown.
 
     Examples
     --------
@@ -77,15 +85,32 @@ def householder_matrix(v):
     if not np.all(np.isfinite(v)): raise ValueError("v must be finite")
     r = math.sqrt(v @ v)
     if r == 0: raise ValueError("v must be nonzero: the zero vector has no Householder reflection")
+    _check_reflection(reflection)
+    if reflection == 'swap':
+        t = float(_one_minus_cos(v[0], r, np, v[1:] @ v[1:]))   # 1 - v_1 / ||v||, without cancellation
+        if t == 0: return np.eye(v.size)                   # v along +e_1: nothing to exchange
+        w = -v / r; w[0] = t
+        return np.eye(v.size) - np.outer(w, w) / t         # ||w||^2 = 2 t
     s = 1.0 if v[0] >= 0 else -1.0
     u = v / r; u[0] += s
     return -s * (np.eye(v.size) - np.outer(u, u) / (1 + abs(v[0]) / r))
 
-# %% ../nbs/07_stiefel.ipynb #7486301e
+def _check_reflection(reflection):
+    if reflection not in ('mezzadri', 'swap'):
+        raise ValueError(f"reflection must be 'mezzadri' or 'swap', got {reflection!r}")
+
+def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r; = ||v_{2:}||^2 / (r (r + v1)) when v1 > 0, without cancellation
+    if tail2 is None: tail2 = (r - v1) * (r + v1)
+    pos = v1 > 0
+    return xp.where(pos, tail2 / (r * xp.where(pos, r + v1, 1.0)), (r - v1) / r)
+
+# %% ../nbs/07_stiefel.ipynb #3f1633e6
 def _householder_columns(vectors, # [v_D, v_{D-1}, ..., v_{D-Q+1}], shapes (..., D - q), nonzero
                          xp=np, # array namespace: numpy or jax.numpy (no in-place assignment)
+                         reflection='mezzadri', # or 'swap'
                         ): # (..., D, Q): H_D(v_D) ... H_{D-Q+1}(v_{D-Q+1}) [e_1 ... e_Q]
     "The first Q columns of the Householder product, built from the innermost block outwards."
+    if reflection == 'swap': return _swap_columns(vectors, xp)
     block = None
     for v in reversed(vectors):                                       # v_{D-Q+1} first, v_D last
         r = xp.sqrt(xp.sum(v * v, axis=-1, keepdims=True))            # (..., 1)  ||v||
@@ -99,6 +124,24 @@ def _householder_columns(vectors, # [v_D, v_{D-1}, ..., v_{D-Q+1}], shapes (...,
         X = xp.concatenate([xp.zeros_like(block[..., :1, :]), block], axis=-2)    # [0; B]
         coef = (s / (1 + xp.abs(v1) / r))[..., None]                  # (..., 1, 1)
         rest = -s[..., None] * X + coef * u * xp.sum(u * X, axis=-2, keepdims=True)
+        block = xp.concatenate([first, rest], axis=-1)
+    return block
+
+def _swap_columns(vectors, xp=np): # as _householder_columns with H(v) = I - 2 w w^T, w along e_1 - v/||v||
+    block = None
+    for v in reversed(vectors):
+        tail2 = xp.sum(v[..., 1:] * v[..., 1:], axis=-1, keepdims=True)
+        v1 = v[..., :1]
+        r = xp.sqrt(v1 * v1 + tail2)
+        first = (v / r)[..., :, None]
+        if block is None:
+            block = first
+            continue
+        t = _one_minus_cos(v1, r, xp, tail2)                          # 1 - v_1/||v|| = ||w||^2 / 2
+        w = xp.concatenate([t, -v[..., 1:] / r], axis=-1)[..., :, None]
+        X = xp.concatenate([xp.zeros_like(block[..., :1, :]), block], axis=-2)
+        safe_t = xp.where(t > 0, t, 1.0)[..., None]                   # t = 0 only for v along +e_1: H = I
+        rest = X - w * xp.sum(w * X, axis=-2, keepdims=True) / safe_t
         block = xp.concatenate([first, rest], axis=-1)
     return block
 
@@ -119,7 +162,7 @@ def _householder_single(vectors): # one draw, 1-D vectors; in place, for speed
         Xt += np.outer(p * (s / (1 + abs(v1) / r)), u)
     return Ut.T
 
-def householder_to_stiefel(vectors):
+def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     r"""The point of the Stiefel manifold that Householder vectors define (Mezzadri's map).
 
     ``U = H_D(v_D) H_{D-1}(v_{D-1}) ... H_{D-Q+1}(v_{D-Q+1}) [e_1, ..., e_Q]`` where ``H_n`` applies
@@ -133,6 +176,10 @@ def householder_to_stiefel(vectors):
     vectors : sequence of Q array_like
         ``vectors[q]`` has shape ``(..., D - q)``; the batch shapes ``...`` broadcast. Each vector
         must be finite and nonzero.
+    reflection : {'mezzadri', 'swap'}, optional
+        The reflection of :func:`householder_matrix`. Both give the same (uniform) distribution from
+        Gaussian vectors; ``'swap'`` is continuous in the vectors almost everywhere, which is what a
+        gradient-based sampler needs (the Bayesian PPCA model uses it).
 
     Returns
     -------
@@ -142,7 +189,8 @@ def householder_to_stiefel(vectors):
     Raises
     ------
     ValueError
-        If `vectors` is empty, a vector has the wrong length, is not finite, or is zero.
+        If `vectors` is empty, a vector has the wrong length, is not finite, or is zero, or `reflection`
+        is unknown.
 
     Examples
     --------
@@ -155,6 +203,7 @@ def householder_to_stiefel(vectors):
     F. Mezzadri (2007), Notices of the AMS 54(5), Thm 2; R. S. Nirwan and N. Bertschinger (2019),
     Rotation invariant Householder parameterization for Bayesian PCA, ICML.
     """
+    _check_reflection(reflection)
     vs = [np.asarray(v, dtype=float) for v in vectors]
     if not vs: raise ValueError("vectors must hold at least one vector")
     D = vs[0].shape[-1] if vs[0].ndim else 0
@@ -166,11 +215,11 @@ def householder_to_stiefel(vectors):
         if np.any(np.sum(v * v, axis=-1) == 0):
             raise ValueError(f"vectors[{q}] must be nonzero: a zero vector has no Householder reflection")
     batch = np.broadcast_shapes(*(v.shape[:-1] for v in vs))
-    if batch == (): return _householder_single(vs)
-    return _householder_columns([np.broadcast_to(v, batch + v.shape[-1:]) for v in vs])
+    if batch == () and reflection == 'mezzadri': return _householder_single(vs)
+    return _householder_columns([np.broadcast_to(v, batch + v.shape[-1:]) for v in vs], reflection=reflection)
 
-# %% ../nbs/07_stiefel.ipynb #48627699
-def sample_stiefel(D, Q, *, size=None, random_state=None):
+# %% ../nbs/07_stiefel.ipynb #771a9ac0
+def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri'):
     r"""Uniform (Haar) random points of the Stiefel manifold ``V_{Q,D} = {U in R^{D x Q} : U^T U = I}``.
 
     Mezzadri's Householder construction: ``Q`` Gaussian vectors of lengths ``D, D-1, ..., D-Q+1``
@@ -187,6 +236,8 @@ def sample_stiefel(D, Q, *, size=None, random_state=None):
         Batch shape; ``None`` returns one matrix.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
         Source of randomness (a RandomState supplies a seed for a new Generator).
+    reflection : {'mezzadri', 'swap'}, optional
+        The reflection of :func:`householder_matrix`; the distribution is the same.
 
     Returns
     -------
@@ -199,7 +250,7 @@ def sample_stiefel(D, Q, *, size=None, random_state=None):
     TypeError
         If `D`, `Q` or the entries of `size` are not integers, or `random_state` has the wrong type.
     ValueError
-        If ``D < 1``, ``Q < 1``, ``Q > D`` or `size` holds negative numbers.
+        If ``D < 1``, ``Q < 1``, ``Q > D``, `size` holds negative numbers or `reflection` is unknown.
 
     See Also
     --------
@@ -222,10 +273,12 @@ def sample_stiefel(D, Q, *, size=None, random_state=None):
     D, Q = _check_int(D, 'D'), _check_int(Q, 'Q')
     if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")
     size, rng = _check_size(size), _rng(random_state)
+    _check_reflection(reflection)
     z = rng.standard_normal(size + (D * Q - Q * (Q - 1) // 2,))
     ends = np.cumsum([D - q for q in range(Q)])
     vs = [z[..., e - (D - q):e] for q, e in enumerate(ends)]
-    return _householder_single(vs) if size == () else _householder_columns(vs)
+    if size == () and reflection == 'mezzadri': return _householder_single(vs)
+    return _householder_columns(vs, reflection=reflection)
 
 def haar_orthogonal(D, *, size=None, random_state=None):
     r"""Haar-distributed random orthogonal matrices on O(D) (Mezzadri's Householder construction).
@@ -261,7 +314,7 @@ def haar_orthogonal(D, *, size=None, random_state=None):
     """
     return sample_stiefel(_check_int(D, 'D'), D, size=size, random_state=random_state)
 
-# %% ../nbs/07_stiefel.ipynb #7b7b5e08
+# %% ../nbs/07_stiefel.ipynb #65c76c35
 def singular_value_logpdf(sigma, D):
     r"""Log density of the ordered singular values of a ``D x Q`` matrix with iid N(0, 1) entries.
 
