@@ -164,9 +164,11 @@ def test_empty_rows_and_columns_keep_their_prior(ard):
 
 # --------------------------------------------------------------- the bound against brute force
 
-def test_sq_error_equals_direct_formula():
-    Y, mask, prior, q = random_problem(3, 5, 6, 3, 0.3, True, False)
-    data = observed(Y, mask)
+@pytest.mark.parametrize("missing", [0.3, 0.7])        # mostly observed: packed product; mostly missing: sample by sample
+@pytest.mark.parametrize("csr", [False, True])
+def test_sq_error_equals_direct_formula(missing, csr):
+    Y, mask, prior, q = random_problem(3, 5, 6, 3, missing, True, False)
+    data = observed(np.where(mask, Y, np.nan), sparse_storage=csr)
     direct = np.zeros(5)
     for m, n in zip(*np.nonzero(mask)):
         w, x, Sw, Sx = q.W[m], q.X[n], q.Sw[m], q.Sx[n]

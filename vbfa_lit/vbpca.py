@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['LOG2PI', 'SMALL_D', 'symbolic_vbfa', 'mean_field', 'Observed', 'observed', 'Posterior', 'FixedAlpha', 'Prior',
-           'sum_tau_ww', 'update_X', 'symbolic_values', 'random_posterior', 'sum_xx', 'update_W', 'update_mu', 'sum_sx',
-           'residual_ss', 'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'expected_log_prior_W', 'symbolic_elbo',
-           'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
+           'sum_tau_ww', 'update_X', 'symbolic_values', 'random_posterior', 'sum_xx', 'update_W', 'update_mu',
+           'sx_quadratic', 'residual_ss', 'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'expected_log_prior_W',
+           'symbolic_elbo', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
 # %% ../nbs/02_vbpca.ipynb #01d7bb56
 from functools import lru_cache
@@ -346,12 +346,23 @@ def update_mu(data:Observed,
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
 # %% ../nbs/02_vbpca.ipynb #c3ba89c4
-def sum_sx(data:Observed,
-           Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
-          ): # (M, D, D), or (1, D, D) with complete data
-    "sum over n in O_m of Sigma_x_n, for every feature m."
-    if data.complete: return data.mask.shape[1] // len(Sx) * Sx.sum(0, keepdims=True)
-    return _masked_outer_sum(data.mask, None, Sx)
+def sx_quadratic(data:Observed,
+                 W, # (M, D) means of q(w_m)
+                 Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
+                ): # (M,) sum over n in O_m of <w_m>^T Sigma_x_n <w_m>
+    "The posterior variance of the latent variables seen through each feature's loadings, summed over its observed entries."
+    M, N = data.mask.shape
+    if len(Sx) == 1:                                       # one covariance for every sample
+        return data.n_row * np.einsum('md,de,me->m', W, Sx[0], W)
+    if data.n_row.sum() >= 0.5 * M * N:                    # mostly observed: one masked product of the packed Sigma_x_n
+        SX = _masked_outer_sum(data.mask, None, Sx)
+        return np.einsum('md,md->m', W, np.einsum('mde,me->md', SX, W))
+    maskT = data.maskT if sparse.issparse(data.maskT) else sparse.csr_matrix(data.maskT)
+    out = np.zeros(M)                                      # sparse: |O| D^2 work, sample by sample, as BLAS products
+    for n in range(N):
+        rows = maskT.indices[maskT.indptr[n]:maskT.indptr[n + 1]]
+        if len(rows): out[rows] += np.einsum('kd,kd->k', W[rows] @ Sx[n], W[rows])
+    return out
 
 def residual_ss(data:Observed,
                 W, # (M, D) means of q(w_m)
@@ -382,9 +393,7 @@ def sq_error(data:Observed,
              vmu, # (M,) variances of q(mu_m)
             ): # (M,) expected squared errors
     "err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>: squared residuals of the means plus the posterior variances, every term >= 0."
-    SX = sum_sx(data, Sx)
-    wSXw = np.einsum('md,md->m', W, np.einsum('...de,...e->...d', SX, W))   # w^T (sum Sigma_x) w, no (M, D, D) temporary
-    return residual_ss(data, W, X, mu) + wSXw + _tr(Sw, XX) + data.n_row * vmu
+    return residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx) + _tr(Sw, XX) + data.n_row * vmu
 
 def update_tau(err, # (M,) sq_error(...)
                n_row, # (M,) N_m
