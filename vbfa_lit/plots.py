@@ -6,12 +6,12 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes']
 
-# %% ../nbs/01a_plots.ipynb #1a534fef
+# %% ../nbs/01a_plots.ipynb #04cf2254
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.patches import Ellipse
 
-# %% ../nbs/01a_plots.ipynb #32c69712
+# %% ../nbs/01a_plots.ipynb #ad2f3828
 OKABE_ITO = ('#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000')
 LINESTYLES = ('-', '--', '-.', ':')
 
@@ -36,7 +36,7 @@ def _as(x, ndim, name):
     if a.ndim != ndim: raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
     return a
 
-# %% ../nbs/01a_plots.ipynb #0f30212c
+# %% ../nbs/01a_plots.ipynb #469091ea
 def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
            ax=None, # matplotlib Axes; a new figure when None
            max_weight:float=None, # magnitude drawn as a full cell; default the largest magnitude in W
@@ -85,7 +85,7 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
     if title: ax.set_title(title)
     return ax
 
-# %% ../nbs/01a_plots.ipynb #ac16099b
+# %% ../nbs/01a_plots.ipynb #ffa217ea
 def plot_elbo(history, # sequence of lower-bound values, one per sweep
               ax=None, # matplotlib Axes; a new figure when None
               label:str=None,
@@ -177,7 +177,7 @@ def plot_learning_curves(histories:dict, # {label: (T_k,) lower bounds per sweep
     ax_g.set_title('distance to the best bound')
     return ax_l, ax_g
 
-# %% ../nbs/01a_plots.ipynb #016d3743
+# %% ../nbs/01a_plots.ipynb #17d955e5
 def plot_pruning(inv_alpha, # (T, D) 1/<alpha_d> after each of T sweeps
                  ax=None, # matplotlib Axes; a new figure when None
                  kept=None, # (D,) bool: columns that survive, drawn solid (others dashed); default all solid
@@ -265,7 +265,7 @@ def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; 
     if log: ax.set_yscale('log')
     return ax
 
-# %% ../nbs/01a_plots.ipynb #f528403e
+# %% ../nbs/01a_plots.ipynb #7a2b286b
 def plot_trace(q, # (T,) or (chains, T) integer states, e.g. the number of components per iteration
                ax=None, # matplotlib Axes; a new figure when None
                burn_in:int=0, # shade the first burn_in iterations
@@ -364,7 +364,7 @@ def plot_posterior_bars(values, # (K,) the values of the discrete variable, e.g.
     ax.legend(frameon=False, fontsize='small')
     return ax
 
-# %% ../nbs/01a_plots.ipynb #a38021dd
+# %% ../nbs/01a_plots.ipynb #f4f71094
 def plot_sphere(samples, # (n, 3) points on the unit sphere, or a dict {label: (n_k, 3)} to compare sets
                 ax=None, # a 3-d matplotlib Axes; a new figure when None
                 s:float=6, # marker size
@@ -459,8 +459,10 @@ def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is
         ax.scatter(X[:, 0], X[:, 1], s=6, color='0.6', label='data')
     var = None
     if Sw is not None:
-        Sw = np.broadcast_to(_as(Sw, 3, 'Sw'), (2, D, D)) if np.ndim(Sw) == 3 and np.shape(Sw)[0] in (1, 2) else None
-        if Sw is None or Sw.shape[1:] != (D, D): raise ValueError(f"Sw: expected shape (2, {D}, {D}) or (1, {D}, {D})")
+        Sw = _as(Sw, 3, 'Sw')
+        if Sw.shape[0] not in (1, 2) or Sw.shape[1:] != (D, D):
+            raise ValueError(f"Sw: expected shape (2, {D}, {D}) or (1, {D}, {D}), got {Sw.shape}")
+        Sw = np.broadcast_to(Sw, (2, D, D))
         var = np.stack([Sw[0].diagonal(), Sw[1].diagonal()], axis=1)          # (D, 2)
     for d in range(D):
         w = W[:, d]
