@@ -6,7 +6,7 @@
 __all__ = ['BISHOP_STDS', 'figure_png', 'Cancelled', 'Panel', 'vbpca_data', 'VBPCAConvergencePanel', 'parse_stds', 'bishop_data',
            'ARDPruningPanel', 'StaticSlider', 'static_slider']
 
-# %% ../nbs/09_widgets.ipynb #2bfc2271
+# %% ../nbs/09_widgets.ipynb #73c17c00
 import base64
 import html
 import io
@@ -22,7 +22,7 @@ from .plots import hinton, plot_learning_curves, plot_pruning, plot_spectrum
 from .transformations import transform_posterior
 from .vbpca import Prior, fit_vbfa, observed
 
-# %% ../nbs/09_widgets.ipynb #03c09da0
+# %% ../nbs/09_widgets.ipynb #36c2429e
 def _ipywidgets():
     "ipywidgets, or an ImportError that says how to install it."
     try:
@@ -40,15 +40,15 @@ def figure_png(fig:Figure, # the figure to render
     return buf.getvalue()
 
 class Cancelled(Exception):
-    "Raised inside `Panel.compute` (by `progress`) when a newer change has superseded the running update."
+    "Raised inside a panel's compute method (by its progress callback) when a newer change has superseded the running update."
 
-# %% ../nbs/09_widgets.ipynb #5999ee5f
+# %% ../nbs/09_widgets.ipynb #7d685173
 class Panel:
     """A widget panel: controls, a status line and a matplotlib figure computed from the controls' values.
 
-    Subclasses define `title`, `controls(w)` (a dict of named ipywidgets, `w` the ipywidgets module),
-    `compute(params, progress)` (returns a dict of arrays; calls ``progress(text, partial=None)`` now and then)
-    and `draw(data)` (returns a matplotlib Figure).
+    Subclasses define a title, the method make_controls(w) (returns a dict of named ipywidgets; w is the
+    ipywidgets module), the method compute(params, progress) (returns a dict of arrays; calls
+    progress(text, partial=None) now and then) and the method draw(data) (returns a matplotlib Figure).
 
     Parameters
     ----------
@@ -188,7 +188,7 @@ class Panel:
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-# %% ../nbs/09_widgets.ipynb #784711b0
+# %% ../nbs/09_widgets.ipynb #031f9406
 def vbpca_data(N:int=200, M:int=10, D:int=3, noise:float=0.3, missing:float=0.0, seed:int=0):
     "Y (M, N) with NaN for missing entries, from the VB PCA model with offsets N(0, 3^2); also the true W (M, D)."
     for name, v, lo in (('N', N, 2), ('M', M, 2), ('D', D, 1)):
@@ -267,7 +267,7 @@ class VBPCAConvergencePanel(Panel):
         if 'W' in data: hinton(data['W'], ax=ax_h, title=r'$\langle\mathbf{W}\rangle$ ' + f"({data['kind']})")
         return fig
 
-# %% ../nbs/09_widgets.ipynb #8230c828
+# %% ../nbs/09_widgets.ipynb #97cd484e
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0) + (1.0,) * 6
 
 def parse_stds(text:str)->np.ndarray:
@@ -346,7 +346,7 @@ class ARDPruningPanel(Panel):
             ax_s.set_title(f"ARD keeps {data['n_kept']}")
         return fig
 
-# %% ../nbs/09_widgets.ipynb #6c16a092
+# %% ../nbs/09_widgets.ipynb #9104c877
 class StaticSlider:
     """A precomputed slider: one PNG per value of one control, stepped through in the browser without a kernel.
 

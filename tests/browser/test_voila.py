@@ -140,7 +140,8 @@ def test_static_site_sliders(browser, site_dir, site_url):
     page = ctx.new_page()
     errors, requests = [], []
     page.on('pageerror', lambda e: errors.append(str(e)))
-    page.on('console', lambda m: m.type == 'error' and errors.append(m.text))
+    page.on('console', lambda m: m.type == 'error' and 'favicon' not in (m.location.get('url') or '')
+            and errors.append(f"{m.text} ({m.location.get('url')})"))
     try:
         page.goto(site_url + 'widgets.html', wait_until='load')
         page.on('request', lambda r: requests.append(r.url))        # after load: moving a slider fetches nothing
