@@ -40,8 +40,8 @@ def test_vbpca_panel_toggles_change_data_and_figure():
     assert len(ax_h.patches) == 12
     p.controls['rotation'].value = False
     assert p.data['kind'] == 'translate' and p.image.value != png0
-    assert ax_l.get_legend().get_texts()[0].get_text() == 'with both'
-    assert p.figure.axes[0].get_legend().get_texts()[0].get_text() == 'with translate'
+    assert ax_l.get_legend().get_texts()[0].get_text() == 'with translation + rotation'
+    assert p.figure.axes[0].get_legend().get_texts()[0].get_text() == 'with translation'
     p.controls['translation'].value = False
     assert p.data['kind'] == 'none'
     np.testing.assert_allclose(p.data['transformed'], p.data['plain'])           # no transformation: the same run

@@ -6,12 +6,12 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes']
 
-# %% ../nbs/01a_plots.ipynb #5969fb12
+# %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.patches import Ellipse
 
-# %% ../nbs/01a_plots.ipynb #42512ab6
+# %% ../nbs/01a_plots.ipynb #9b73e38b
 OKABE_ITO = ('#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000')
 LINESTYLES = ('-', '--', '-.', ':')
 
@@ -36,7 +36,7 @@ def _as(x, ndim, name):
     if a.ndim != ndim: raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
     return a
 
-# %% ../nbs/01a_plots.ipynb #956b9de3
+# %% ../nbs/01a_plots.ipynb #8d82247b
 def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
            ax=None, # matplotlib Axes; a new figure when None
            max_weight:float=None, # magnitude drawn as a full cell; default the largest magnitude in W
@@ -85,7 +85,7 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
     if title: ax.set_title(title)
     return ax
 
-# %% ../nbs/01a_plots.ipynb #ec078f9d
+# %% ../nbs/01a_plots.ipynb #ff5198f7
 def plot_elbo(history, # sequence of lower-bound values, one per sweep
               ax=None, # matplotlib Axes; a new figure when None
               label:str=None,
@@ -177,7 +177,7 @@ def plot_learning_curves(histories:dict, # {label: (T_k,) lower bounds per sweep
     ax_g.set_title('distance to the best bound')
     return ax_l, ax_g
 
-# %% ../nbs/01a_plots.ipynb #f6e91d65
+# %% ../nbs/01a_plots.ipynb #f943ed57
 def plot_pruning(inv_alpha, # (T, D) 1/<alpha_d> after each of T sweeps
                  ax=None, # matplotlib Axes; a new figure when None
                  kept=None, # (D,) bool: columns that survive, drawn solid (others dashed); default all solid
@@ -218,7 +218,12 @@ def plot_pruning(inv_alpha, # (T, D) 1/<alpha_d> after each of T sweeps
         ax.plot(sweeps, inv_alpha[:, d], color=colour(d), linestyle='-' if kept[d] else '--',
                 linewidth=1.8 if kept[d] else 1.0, label=f'd = {d + 1}')
     ax.set(xlabel='sweep', ylabel=r'$1/\langle\alpha_d\rangle$ (squared data units)', yscale='log')
-    ax.legend(frameon=False, fontsize='small', ncol=2 if D > 5 else 1)
+    if D > 4 and not kept.all():                 # many columns: a legend of the two styles, not of every line
+        from matplotlib.lines import Line2D
+        ax.legend([Line2D([], [], color='0.3'), Line2D([], [], color='0.3', linestyle='--', linewidth=1.0)],
+                  [f'kept ({kept.sum()})', f'pruned ({D - kept.sum()})'], frameon=False, fontsize='small')
+    else:
+        ax.legend(frameon=False, fontsize='small')
     return ax
 
 def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; drawn decreasing)
@@ -265,7 +270,7 @@ def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; 
     if log: ax.set_yscale('log')
     return ax
 
-# %% ../nbs/01a_plots.ipynb #bcf1b1f2
+# %% ../nbs/01a_plots.ipynb #1fbf9b7e
 def plot_trace(q, # (T,) or (chains, T) integer states, e.g. the number of components per iteration
                ax=None, # matplotlib Axes; a new figure when None
                burn_in:int=0, # shade the first burn_in iterations
@@ -364,7 +369,7 @@ def plot_posterior_bars(values, # (K,) the values of the discrete variable, e.g.
     ax.legend(frameon=False, fontsize='small')
     return ax
 
-# %% ../nbs/01a_plots.ipynb #804ac9c6
+# %% ../nbs/01a_plots.ipynb #1b965f5e
 def plot_sphere(samples, # (n, 3) points on the unit sphere, or a dict {label: (n_k, 3)} to compare sets
                 ax=None, # a 3-d matplotlib Axes; a new figure when None
                 s:float=6, # marker size
