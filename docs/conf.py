@@ -42,6 +42,9 @@ myst_enable_extensions = ['dollarmath', 'amsmath', 'attrs_inline']
 # myst cannot resolve); build_site.py checks every local link and anchor in _site/ instead.
 myst_all_links_external = True
 nb_merge_streams = True
+# Markdown outputs (show_doc, tables displayed with IPython's Markdown) in MyST, which has tables and math;
+# myst-nb's default, CommonMark, prints a table as raw pipes.
+nb_render_markdown_format = 'myst'
 
 # MathJax 3 (local copy). Without `noundefined`, an unknown macro is a TeX error (an
 # <mjx-merror>, which the browser test looks for) instead of quietly printed in red.
@@ -104,7 +107,23 @@ def _docments_fields(app, what, name, obj, options, lines):
         lines.extend(fields)
 
 
+_DOLLAR_MATH = re.compile(r'(?<![\\$])\$([^$\n]+?)\$(?!\$)')
+
+
+def _dollar_math(app, what, name, obj, options, lines):
+    "Docstrings write math as $...$ (markdown, as the lessons do); reST needs the math role."
+    lines[:] = [_DOLLAR_MATH.sub(lambda m: ':math:`' + m.group(1) + '`', l) for l in lines]
+
+
+def _skip_namedtuple_aliases(app, what, name, obj, skip, options):
+    "A NamedTuple field's docstring is 'Alias for field number N': filler; the fields are in the signature."
+    doc = getattr(obj, '__doc__', None) or ''
+    return True if re.fullmatch(r'Alias for field number \d+', doc.strip()) else skip
+
+
 def setup(app):
+    app.connect('autodoc-process-docstring', _dollar_math)
+    app.connect('autodoc-skip-member', _skip_namedtuple_aliases)
     app.connect('autodoc-process-docstring', _docments_fields)
     app.connect('autodoc-process-docstring', _strip_nbdev_docs_line)
     # sphinx-mathjax-offline only copies files on `build-finished` but does not declare itself

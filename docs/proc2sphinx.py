@@ -86,6 +86,7 @@ _LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}
 def clean_show_doc_markdown(md: str) -> str:
     "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
+    md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
     return numpydoc_markdown(_LINK_ATTR_RE.sub(r'\1', md))
 
 

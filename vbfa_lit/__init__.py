@@ -36,6 +36,9 @@ vbfa_lit.symbolic
     the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
 vbfa_lit.plotting
     Hinton diagrams and learning curves
+vbfa_lit.data
+    every data set of the course: make_luttinen_ilin, make_bishop_example, make_zhang_set, make_minka_spectrum,
+    make_householder_example, load_mnist_digit, load_movielens_100k
 
 References
 ----------

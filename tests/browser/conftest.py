@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class PageReport:
     math_errors: list[str] = field(default_factory=list)  # mjx-merror texts, untypeset .math
     nav_links: list[str] = field(default_factory=list)    # absolute URLs in the left navigation, in order
     images: list[tuple[str, int]] = field(default_factory=list)  # (src, naturalWidth)
+    artefacts: list[str] = field(default_factory=list)  # rendering slips in the page's text (see `text_artefacts`)
 
     def problems(self) -> list[str]:
         "Everything wrong with the page; empty when it loaded cleanly and its math typeset."
@@ -79,7 +81,20 @@ class PageReport:
             elif not self.mjx_containers: out.append('math in the page but no mjx-container')
         out += [f'broken TeX: {m}' for m in self.math_errors]
         out += [f'image not loaded: {s}' for s, w in self.images if not w]
+        out += self.artefacts
         return out
+
+
+_TABLE_RULE = re.compile(r'\|\s*:?-{3,}:?\s*\|')
+
+
+def text_artefacts(text: str) -> list[str]:
+    "What a reader should never see in a page's text: markdown tables left as pipes, `__main__.` types, filler."
+    out = []
+    if _TABLE_RULE.search(text): out.append('a markdown table rendered as raw pipe text')
+    if '__main__.' in text: out.append('a type shown as __main__.<name>')
+    if 'Alias for field number' in text: out.append('namedtuple filler "Alias for field number"')
+    return out
 
 
 # TeX that MathJax rejected (<mjx-merror>) or never typeset: Sphinx puts every formula in an
@@ -131,6 +146,7 @@ def check_page(browser, url: str) -> PageReport:
                 rep.page_errors.append(f'MathJax: {e}'.splitlines()[0])
         rep.mjx_containers = page.locator('mjx-container').count()
         rep.math_errors = page.evaluate(_MATH_ERRORS_JS)
+        rep.artefacts = text_artefacts(page.inner_text('article') if page.locator('article').count() else '')
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
         page.wait_for_load_state('networkidle')

@@ -146,3 +146,12 @@ def test_browser_check_reports_broken_tex(tmp_path, browser, check_page, serve):
     assert sum(e.startswith('MathJax error') for e in errs) == 2, errs
     assert [p for p in broken.problems() if not p.startswith('broken TeX')] == []
     assert len(broken.problems()) == 3
+
+
+def test_text_artefacts_are_detected():
+    "The checks every page of the site passes would catch each artefact a reader once saw."
+    from conftest import text_artefacts
+    assert text_artefacts('| dataset | D |\n|---|---|\n| 1 | 5 |') == ['a markdown table rendered as raw pipe text']
+    assert text_artefacts('x: __main__.Observed') == ['a type shown as __main__.<name>']
+    assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
+    assert text_artefacts('a | b, and ---- alone, main.py') == []
