@@ -145,3 +145,26 @@ def test_static_slider_frames_and_html():
     assert 'http' not in h                                                             # nothing from the network
     with pytest.raises(ValueError, match='start'): static_slider(VBPCAConvergencePanel, 'N', [40], start=50)
     with pytest.raises(ValueError, match='values'): static_slider(VBPCAConvergencePanel, 'N', [])
+
+
+def test_householder_panel_reflection_and_samplers():
+    from vbfa_lit.widgets import HouseholderPanel
+    p = HouseholderPanel(debounce=0, n=400, angle=120.0)
+    v, H, mirror = p.data['v'], p.data['H'], p.data['mirror']
+    np.testing.assert_allclose(p.data['Hv'], [np.linalg.norm(v), 0], atol=1e-12)     # H v = ||v|| e_1
+    np.testing.assert_allclose(H @ mirror, mirror, atol=1e-12)                           # the mirror is fixed
+    np.testing.assert_allclose(H @ H, np.eye(2), atol=1e-12)
+    # numpy's QR without the sign fix: every first column has x_1 <= 0; the Householder sampler is uniform,
+    # its mean x_1 within 4 Monte-Carlo standard errors (sd of x_1 on the sphere: 1/sqrt(3)) of 0
+    assert np.all(p.data['qr'][:, 0] <= 0)
+    assert abs(p.data['mean_x1']['householder']) < 4 / np.sqrt(3 * 400)
+    np.testing.assert_allclose(np.linalg.norm(p.data['householder'], axis=1), 1)
+    png = p.image.value
+    p.controls['sign_fix'].value = True
+    assert abs(p.data['mean_x1']['qr']) < 4 / np.sqrt(3 * 400) and p.image.value != png
+    p.controls['reflection'].value = 'swap'
+    np.testing.assert_allclose(p.data['Hv'], [np.linalg.norm(v), 0], atol=1e-12)
+    w = np.array([1.0, 0.0]) - v / np.linalg.norm(v)                                      # swap: normal along e_1 - v/|v|
+    assert abs(p.data['mirror'] @ w) < 1e-12
+    ax2d, ax_h, ax_q = p.figure.axes
+    assert ax_q.get_title() == 'numpy QR with sign fix' and ax_h.name == '3d'

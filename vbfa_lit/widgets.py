@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['KIND_LABELS', 'BISHOP_STDS', 'figure_png', 'Cancelled', 'Panel', 'vbpca_data', 'VBPCAConvergencePanel', 'parse_stds',
-           'bishop_data', 'ARDPruningPanel', 'StaticSlider', 'static_slider']
+           'bishop_data', 'ARDPruningPanel', 'HouseholderPanel', 'StaticSlider', 'static_slider']
 
-# %% ../nbs/09_widgets.ipynb #e9b41417
+# %% ../nbs/09_widgets.ipynb #e96c9d48
 import base64
 import html
 import io
@@ -18,11 +18,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .ard import ARD, effective_components
-from .plots import hinton, plot_learning_curves, plot_pruning, plot_spectrum
+from .plots import colour, hinton, plot_learning_curves, plot_pruning, plot_sphere, plot_spectrum
 from .transformations import transform_posterior
 from .vbpca import Prior, fit_vbfa, observed
 
-# %% ../nbs/09_widgets.ipynb #f9b0d7da
+# %% ../nbs/09_widgets.ipynb #e714515a
 def _ipywidgets():
     "ipywidgets, or an ImportError that says how to install it."
     try:
@@ -42,7 +42,7 @@ def figure_png(fig:Figure, # the figure to render
 class Cancelled(Exception):
     "Raised inside a panel's compute method (by its progress callback) when a newer change has superseded the running update."
 
-# %% ../nbs/09_widgets.ipynb #e418f1f1
+# %% ../nbs/09_widgets.ipynb #1397798b
 class Panel:
     """A widget panel: controls, a status line and a matplotlib figure computed from the controls' values.
 
@@ -192,7 +192,7 @@ class Panel:
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-# %% ../nbs/09_widgets.ipynb #02dc45b3
+# %% ../nbs/09_widgets.ipynb #f5addef3
 def vbpca_data(N:int=200, M:int=10, D:int=3, noise:float=0.3, missing:float=0.0, seed:int=0):
     "Y (M, N) with NaN for missing entries, from the VB PCA model with offsets N(0, 3^2); also the true W (M, D)."
     for name, v, lo in (('N', N, 2), ('M', M, 2), ('D', D, 1)):
@@ -276,7 +276,7 @@ class VBPCAConvergencePanel(Panel):
         if 'W' in data: hinton(data['W'], ax=ax_h, title=r'$\langle\mathbf{W}\rangle$, ' + name)
         return fig
 
-# %% ../nbs/09_widgets.ipynb #a5ac2a48
+# %% ../nbs/09_widgets.ipynb #489599b2
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0) + (1.0,) * 6
 
 def parse_stds(text:str)->np.ndarray:
@@ -355,7 +355,70 @@ class ARDPruningPanel(Panel):
             ax_s.set_title(f"ARD keeps {data['n_kept']}")
         return fig
 
-# %% ../nbs/09_widgets.ipynb #695ce72d
+# %% ../nbs/09_widgets.ipynb #7618d657
+class HouseholderPanel(Panel):
+    """Panel 4: one Householder reflection in 2-D, and uniform against QR-without-sign-fix samples on the sphere.
+
+    Controls: ``angle`` (degrees, the direction of v), ``reflection`` ('mezzadri' or 'swap'), ``n`` (points per
+    sphere), ``seed`` and ``sign_fix`` (toggle: fix the signs of numpy's QR). `data` holds ``v``, ``H``, ``Hv``,
+    ``mirror`` (unit vector along the line H leaves fixed), ``householder`` and ``qr`` ((n, 3) first columns of the
+    two samplers) and ``mean_x1`` (their mean first coordinates; 0 for a uniform sampler).
+
+    Examples
+    --------
+    >>> p = HouseholderPanel(debounce=0, n=200)
+    >>> bool(p.data['mean_x1']['qr'] < -0.3)             # QR without the sign fix: every point has x_1 < 0
+    True
+    """
+    title = 'Householder reflections and uniform samples on the sphere'
+
+    def make_controls(self, w):
+        c = dict(continuous_update=False, style={'description_width': 'initial'})
+        return dict(
+            angle=w.FloatSlider(value=120.0, min=0.0, max=355.0, step=5.0, description='angle of v (degrees)', **c),
+            reflection=w.Dropdown(options=['mezzadri', 'swap'], value='mezzadri', description='reflection'),
+            n=w.IntSlider(value=400, min=50, max=3000, step=50, description='points per sphere', **c),
+            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **c),
+            sign_fix=w.ToggleButton(value=False, description='QR sign fix'))
+
+    def compute(self, params, progress):
+        from vbfa_lit.stiefel import householder_matrix, sample_stiefel
+        t = np.deg2rad(params['angle'])
+        v = 1.5 * np.array([np.cos(t), np.sin(t)])
+        H = householder_matrix(v, reflection=params['reflection'])
+        lam, vec = np.linalg.eigh(H)                                # a reflection in 2-D: eigenvalues -1 and +1
+        mirror = vec[:, np.argmax(lam)]
+        n, rng = params['n'], np.random.default_rng(params['seed'])
+        hh = sample_stiefel(3, 1, size=n, random_state=rng)[:, :, 0]
+        Q, R = np.linalg.qr(rng.normal(size=(n, 3, 3)))
+        if params['sign_fix']: Q = Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+        qr = Q[:, :, 0]
+        mean_x1 = dict(householder=float(hh[:, 0].mean()), qr=float(qr[:, 0].mean()))
+        return dict(v=v, H=H, Hv=H @ v, mirror=mirror, householder=hh, qr=qr, mean_x1=mean_x1, sign_fix=params['sign_fix'],
+                    summary=f"mean x_1: Householder {mean_x1['householder']:+.2f}, "
+                            f"QR{' with' if params['sign_fix'] else ' without'} sign fix {mean_x1['qr']:+.2f}")
+
+    def draw(self, data):
+        fig = Figure(figsize=(11, 3.6), layout='constrained')
+        ax = fig.add_subplot(1, 3, 1)
+        c = np.linspace(0, 2 * np.pi, 200)
+        r = np.linalg.norm(data['v'])
+        ax.plot(r * np.cos(c), r * np.sin(c), color='0.85', linewidth=0.8)
+        m = 2 * data['mirror']
+        ax.plot([-m[0], m[0]], [-m[1], m[1]], color='0.4', linestyle='--', linewidth=1, label='mirror')
+        for vec, col, lab in ((data['v'], colour(0), r'$\mathbf{v}$'), (data['Hv'], colour(3), r'$H\mathbf{v}$')):
+            ax.annotate('', xy=vec, xytext=(0, 0), arrowprops=dict(arrowstyle='->', color=col, linewidth=2))
+            ax.plot(*vec, 'o', color=col, label=lab)
+        ax.set(xlim=(-2, 2), ylim=(-2, 2), aspect='equal', xlabel='$x_1$', ylabel='$x_2$', title='one reflection')
+        ax.legend(frameon=False, fontsize='small', loc='lower left')
+        plot_sphere(data['householder'], ax=fig.add_subplot(1, 3, 2, projection='3d'), s=3)
+        fig.axes[1].set_title('Householder (uniform)')
+        plot_sphere(data['qr'], ax=fig.add_subplot(1, 3, 3, projection='3d'), s=3)
+        fig.axes[2].set_title('numpy QR ' + ('with' if data['sign_fix'] else 'without') + ' sign fix')
+        for a in fig.axes[1:]: a.view_init(elev=15, azim=-35)
+        return fig
+
+# %% ../nbs/09_widgets.ipynb #f244bed7
 class StaticSlider:
     """A precomputed slider: one PNG per value of one control, stepped through in the browser without a kernel.
 
