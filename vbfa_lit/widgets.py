@@ -6,7 +6,7 @@
 __all__ = ['KIND_LABELS', 'BISHOP_STDS', 'figure_png', 'Cancelled', 'Panel', 'vbpca_data', 'VBPCAConvergencePanel', 'parse_stds',
            'bishop_data', 'ARDPruningPanel', 'HouseholderPanel', 'StaticSlider', 'static_slider']
 
-# %% ../nbs/09_widgets.ipynb #e96c9d48
+# %% ../nbs/09_widgets.ipynb #4a042fd0
 import base64
 import html
 import io
@@ -22,7 +22,7 @@ from .plots import colour, hinton, plot_learning_curves, plot_pruning, plot_sphe
 from .transformations import transform_posterior
 from .vbpca import Prior, fit_vbfa, observed
 
-# %% ../nbs/09_widgets.ipynb #e714515a
+# %% ../nbs/09_widgets.ipynb #ce515727
 def _ipywidgets():
     "ipywidgets, or an ImportError that says how to install it."
     try:
@@ -42,7 +42,7 @@ def figure_png(fig:Figure, # the figure to render
 class Cancelled(Exception):
     "Raised inside a panel's compute method (by its progress callback) when a newer change has superseded the running update."
 
-# %% ../nbs/09_widgets.ipynb #1397798b
+# %% ../nbs/09_widgets.ipynb #d4c50d7a
 class Panel:
     """A widget panel: controls, a status line and a matplotlib figure computed from the controls' values.
 
@@ -192,7 +192,7 @@ class Panel:
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-# %% ../nbs/09_widgets.ipynb #f5addef3
+# %% ../nbs/09_widgets.ipynb #dcc7fbfa
 def vbpca_data(N:int=200, M:int=10, D:int=3, noise:float=0.3, missing:float=0.0, seed:int=0):
     "Y (M, N) with NaN for missing entries, from the VB PCA model with offsets N(0, 3^2); also the true W (M, D)."
     for name, v, lo in (('N', N, 2), ('M', M, 2), ('D', D, 1)):
@@ -276,7 +276,7 @@ class VBPCAConvergencePanel(Panel):
         if 'W' in data: hinton(data['W'], ax=ax_h, title=r'$\langle\mathbf{W}\rangle$, ' + name)
         return fig
 
-# %% ../nbs/09_widgets.ipynb #489599b2
+# %% ../nbs/09_widgets.ipynb #05393374
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0) + (1.0,) * 6
 
 def parse_stds(text:str)->np.ndarray:
@@ -355,7 +355,7 @@ class ARDPruningPanel(Panel):
             ax_s.set_title(f"ARD keeps {data['n_kept']}")
         return fig
 
-# %% ../nbs/09_widgets.ipynb #7618d657
+# %% ../nbs/09_widgets.ipynb #b540d92f
 class HouseholderPanel(Panel):
     """Panel 4: one Householder reflection in 2-D, and uniform against QR-without-sign-fix samples on the sphere.
 
@@ -418,7 +418,7 @@ class HouseholderPanel(Panel):
         for a in fig.axes[1:]: a.view_init(elev=15, azim=-35)
         return fig
 
-# %% ../nbs/09_widgets.ipynb #f244bed7
+# %% ../nbs/09_widgets.ipynb #9c1e2acd
 class StaticSlider:
     """A precomputed slider: one PNG per value of one control, stepped through in the browser without a kernel.
 
