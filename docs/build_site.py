@@ -62,10 +62,17 @@ def run(cmd: list[str], what: str, **kw):
 
 # ---------------------------------------------------------------- 1. copy + execute
 
+# Folders of `nbs/` that are not pages of the site. `experiments/` holds the Voila apps of the widget panels
+# (a title and one live widget each): a static page cannot run them, and their static figures and
+# precomputed sliders are on the page of the lesson that defines the panels (09_widgets). They are
+# executed by nbdev-test and served by Voila in the browser tests.
+NOT_ON_SITE = ('experiments',)
+
+
 def copy_notebooks(nbs: Path, dest: Path) -> list[Path]:
-    "Fresh copy of `nbs` (notebooks, images, Quarto/nbdev config) in `dest`; returns the notebooks."
+    "Fresh copy of `nbs` (notebooks, images, Quarto/nbdev config) in `dest`, without `NOT_ON_SITE`; returns the notebooks."
     if dest.exists(): shutil.rmtree(dest)
-    shutil.copytree(nbs, dest, ignore=shutil.ignore_patterns('.*', '__pycache__', '_proc', '_docs'))
+    shutil.copytree(nbs, dest, ignore=shutil.ignore_patterns('.*', '__pycache__', '_proc', '_docs', *NOT_ON_SITE))
     return sorted(p for p in dest.rglob('*.ipynb') if not any(s.startswith(('.', '_')) for s in p.relative_to(dest).parts))
 
 
@@ -95,7 +102,9 @@ def execute_notebook(path: str, timeout: int, skip_flags: tuple[str, ...], root:
         if c.cell_type == 'code' and skip_reason(c, set(skip_flags)):
             tags = c.metadata.setdefault('tags', [])
             if 'skip-execution' not in tags: tags.append('skip-execution')
-    client = NotebookClient(nb, timeout=timeout, kernel_name='python3', allow_errors=False,
+    # No widget state in the pages: myst-nb would load the ipywidgets JavaScript from a CDN to render it, and
+    # the site loads nothing from the network (the widget panels have static figures and sliders instead).
+    client = NotebookClient(nb, timeout=timeout, kernel_name='python3', allow_errors=False, store_widget_state=False,
                             resources={'metadata': {'path': str(Path(path).parent)}})
     try:
         with open(log, 'w') as stderr:  # the kernel's start-up chatter stays out of the build log

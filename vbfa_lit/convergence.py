@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from .vbpca import observed, Prior, FixedAlpha, fit_vbfa
 from .ard import ARD
 from .transformations import transform_posterior
-from .plotting import plot_elbo
+from .plots import plot_elbo
 
 # %% ../nbs/05_convergence.ipynb #117b3e72
 def haar_orthogonal(M:int, # dimension

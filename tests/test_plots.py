@@ -1,0 +1,118 @@
+"""vbfa_lit.plots: every function returns its Axes, and the artists hold the data it was given (no pixel tests)."""
+import matplotlib
+matplotlib.use('agg')
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from vbfa_lit import plots
+from vbfa_lit.plots import (OKABE_ITO, hinton, plot_elbo, plot_learning_curves, plot_posterior_bars, plot_pruning,
+                            plot_principal_axes, plot_sphere, plot_spectrum, plot_trace)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close('all')
+
+
+def test_hinton_area_and_sign():
+    ax = hinton(np.array([[1.0, -0.25], [0.0, 0.5]]))
+    areas = np.array([p.get_width() * p.get_height() for p in ax.patches])
+    assert len(areas) == 4
+    np.testing.assert_allclose(areas / areas[0], [1, 0.25, 0, 0.5])
+    assert [p.get_facecolor()[:3] for p in ax.patches][:2] == [(1, 1, 1), (0, 0, 0)]
+    with pytest.raises(ValueError, match='W'): hinton(np.zeros(3))
+
+
+def test_plot_elbo_data_and_gap():
+    ax = plot_elbo([-10.0, -5.0, -4.0], label='run')
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1, 2, 3])
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), [-10, -5, -4])
+    assert 'nats' in ax.get_ylabel() and ax.get_xlabel() == 'sweep'
+    ax = plot_elbo([-10.0, -5.0, -4.0], relative_to=-4.0)
+    assert ax.get_yscale() == 'log'
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), [6, 1, 1e-12])
+
+
+def test_learning_curves_overlay_with_a_common_best():
+    ax_l, ax_g = plot_learning_curves({'plain': [-9.0, -5.0, -4.0], 'rotated': [-6.0, -4.0, -3.0, -3.0]})
+    assert [l.get_label() for l in ax_l.lines] == ['plain', 'rotated']
+    assert len(ax_g.lines) == 2 and ax_g.get_yscale() == 'log'
+    np.testing.assert_allclose(ax_g.lines[0].get_ydata(), [6, 2, 1])            # best = -3 over both runs
+    np.testing.assert_allclose(ax_g.lines[1].get_ydata(), [3, 1, 1e-12, 1e-12])
+    assert ax_g.lines[0].get_color() != ax_g.lines[1].get_color()
+    assert ax_g.lines[0].get_linestyle() != ax_g.lines[1].get_linestyle()
+    assert {ax_l.lines[0].get_color(), ax_l.lines[1].get_color()} <= {c.lower() for c in OKABE_ITO} | set(OKABE_ITO)
+    _, ax_g = plot_learning_curves({'a': [-2.0, -1.0]}, best=0.0)
+    np.testing.assert_allclose(ax_g.lines[0].get_ydata(), [2, 1])
+    with pytest.raises(ValueError, match='histories'): plot_learning_curves({})
+    with pytest.raises(ValueError, match="histories\\['a'\\]"): plot_learning_curves({'a': [[1.0]]})
+
+
+def test_pruning_lines_per_column_and_kept_style():
+    inv = np.array([[1.0, 1.0, 1.0], [2.0, 0.1, 0.5], [3.0, 0.01, 0.2]])
+    ax = plot_pruning(inv, kept=[True, False, True])
+    assert len(ax.lines) == 3 and ax.get_yscale() == 'log'
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), inv[:, 1])
+    assert [l.get_linestyle() for l in ax.lines] == ['-', '--', '-']
+    assert [l.get_label() for l in ax.lines] == ['d = 1', 'd = 2', 'd = 3']
+    assert 'alpha' in ax.get_ylabel()
+    with pytest.raises(ValueError, match='kept'): plot_pruning(inv, kept=[True])
+    with pytest.raises(ValueError, match='inv_alpha'): plot_pruning(np.ones(3))
+
+
+def test_spectrum_sorted_and_highlighted():
+    ax = plot_spectrum([1.0, 4.0, 2.0, 0.5], n_keep=2, log=True)
+    assert [p.get_height() for p in ax.patches] == [4.0, 2.0, 1.0, 0.5]
+    cols = [p.get_facecolor() for p in ax.patches]
+    assert cols[0] == cols[1] != cols[2] == cols[3]
+    assert ax.get_yscale() == 'log'
+    with pytest.raises(ValueError, match='n_keep'): plot_spectrum([1.0, 2.0], n_keep=3)
+
+
+def test_trace_and_posterior_bars():
+    ax = plot_trace([[2, 3, 3], [1, 1, 2]], burn_in=1)
+    assert len(ax.lines) == 2
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), [1, 1, 2])
+    assert len(ax.patches) == 1                                                   # the burn-in band
+    with pytest.raises(ValueError, match='burn_in'): plot_trace([1, 2], burn_in=-1)
+    ax = plot_posterior_bars([1, 2, 3], [0.2, 0.7, 0.1], errors=[0.02, 0.03, 0.01], exact=[0.25, 0.65, 0.1])
+    np.testing.assert_allclose([p.get_height() for p in ax.patches], [0.2, 0.7, 0.1])
+    segs = ax.collections[0].get_segments()                                        # the error bars
+    np.testing.assert_allclose([s[1, 1] - s[0, 1] for s in segs], [0.04, 0.06, 0.02])
+    np.testing.assert_allclose(ax.lines[-1].get_ydata(), [0.25, 0.65, 0.1])
+    assert ax.get_ylabel() == 'posterior probability'
+    with pytest.raises(ValueError, match='probs'): plot_posterior_bars([1, 2], [0.5])
+    with pytest.raises(ValueError, match='probs'): plot_posterior_bars([1, 2], [0.5, -0.1])
+    with pytest.raises(ValueError, match='errors'): plot_posterior_bars([1, 2], [0.5, 0.5], errors=[0.1])
+
+
+def test_sphere_points_are_normalised():
+    ax = plot_sphere({'a': np.array([[2.0, 0, 0], [0, 0, 3.0]]), 'b': np.array([[1.0, 1, 1]])})
+    pts = ax.collections[-2]._offsets3d                                             # set 'a' (after the wireframe)
+    np.testing.assert_allclose(np.c_[pts[0], pts[1], pts[2]], [[1, 0, 0], [0, 0, 1]])
+    assert ax.name == '3d'
+    with pytest.raises(ValueError, match='3 columns'): plot_sphere(np.ones((4, 2)))
+    with pytest.raises(ValueError, match='zero'): plot_sphere(np.zeros((1, 3)))
+
+
+def test_principal_axes_arrows_and_ellipses():
+    W = np.array([[2.0, 0.0], [0.0, 0.5]])
+    Sw = np.array([[[0.04, 0], [0, 0.01]], [[0.09, 0], [0, 0.16]]])
+    ax = plot_principal_axes(W, mu=[1.0, -1.0], Sw=Sw, X=np.zeros((5, 2)))
+    ellipses = [p for p in ax.patches if isinstance(p, matplotlib.patches.Ellipse)]
+    assert len(ellipses) == 2 and len(ax.patches) == 4
+    np.testing.assert_allclose(ellipses[0].center, [3.0, -1.0])
+    np.testing.assert_allclose([ellipses[0].width, ellipses[0].height], [4 * 0.2, 4 * 0.3])   # 2 sd each side
+    np.testing.assert_allclose([ellipses[1].width, ellipses[1].height], [4 * 0.1, 4 * 0.4])
+    assert 'data units' in ax.get_xlabel()
+    with pytest.raises(ValueError, match='W'): plot_principal_axes(np.ones((3, 2)))
+    with pytest.raises(ValueError, match='Sw'): plot_principal_axes(W, Sw=np.ones((2, 3, 3)))
+
+
+def test_every_public_function_has_a_numpydoc_docstring():
+    for name in plots.__all__:
+        f = getattr(plots, name)
+        if callable(f) and name[0].islower() and name != 'colour':
+            assert 'Returns\n    -------' in (f.__doc__ or ''), name
