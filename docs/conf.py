@@ -88,9 +88,13 @@ def _strip_nbdev_docs_line(app, what, name, obj, options, lines):
         lines[:] = [l for l in lines if not re.match(r'^\s*Docs:\s*https?://', l)]
 
 
+_NUMPYDOC_SECTION = re.compile(r'^\s*(Parameters|Returns|Yields)\n\s*-{3,}\s*$', re.M)
+
+
 def _docments_fields(app, what, name, obj, options, lines):
-    "Append the docments-style parameter comments (`x, # comment`) as :param: fields."
+    "Append the docments-style parameter comments (`x, # comment`) as :param: fields, unless numpydoc sections say it."
     if what not in ('function', 'method', 'class') or not callable(obj): return
+    if _NUMPYDOC_SECTION.search(inspect.getdoc(obj) or ''): return      # napoleon renders those; no second copy
     try:
         from fastcore.docments import docments
         d = docments(obj.__init__ if inspect.isclass(obj) else obj)

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 __all__ = ['parse_front_matter', 'title_markdown', 'split_directives', 'directive_tags',
-           'clean_show_doc_markdown', 'numpydoc_markdown', 'escape_angles', 'rewrite_links', 'page_name', 'page_sort_key',
+           'clean_show_doc_markdown', 'numpydoc_markdown', 'escape_angles', 'signature_comments', 'rewrite_links', 'page_name', 'page_sort_key',
            'convert_notebook', 'convert_tree', 'toctree_markdown']
 
 _FM_RE = re.compile(r'^\s*---\s*\n(.*?)\n\s*---\s*$', re.S)
@@ -87,7 +87,21 @@ def clean_show_doc_markdown(md: str) -> str:
     "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
     md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
-    return numpydoc_markdown(_LINK_ATTR_RE.sub(r'\1', md))
+    return numpydoc_markdown(signature_comments(_LINK_ATTR_RE.sub(r'\1', md)))
+
+
+def signature_comments(md: str) -> str:
+    "nbdev wraps a long return comment of a show_doc signature onto lines without `#`: put the `#` back."
+    out, in_sig, after_close = [], False, False
+    for line in md.split('\n'):
+        if line.startswith('```'):
+            in_sig, after_close = line.strip() == '```python' and not in_sig, False
+        elif in_sig and after_close and line.strip() and not line.lstrip().startswith('#'):
+            line = '# ' + line
+        elif in_sig and re.match(r'^\)\s*(->.*)?:', line):
+            after_close = True
+        out.append(line)
+    return '\n'.join(out)
 
 
 _SECTIONS = ('Parameters', 'Other Parameters', 'Returns', 'Yields', 'Raises', 'Warns', 'Attributes', 'Examples',

@@ -34,8 +34,12 @@ vbfa_lit.notation
     Gaussian and Gamma moments, entropies and KL divergences
 vbfa_lit.symbolic
     the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
-vbfa_lit.plotting
-    Hinton diagrams and learning curves
+vbfa_lit.plots
+    every picture of the course: Hinton diagrams, learning curves, pruning, spectra, traces, samples on the sphere
+vbfa_lit.stiefel
+    Householder reflections; uniform samples on the orthogonal group and the Stiefel manifold
+vbfa_lit.widgets
+    the experiment panels (needs ``vbfa_lit[widgets]``)
 vbfa_lit.data
     every data set of the course: make_luttinen_ilin, make_bishop_example, make_zhang_set, make_minka_spectrum,
     make_householder_example, load_mnist_digit, load_movielens_100k

@@ -255,8 +255,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     Bunch with
         X : (n_samples, d) ndarray, the samples t_n as rows.
         stds : (d,) ndarray.
-        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs
-            are those of numpy's QR; the law of X does not depend on them.
+        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs are those of numpy's QR; the law of X does not depend on them.
         covariance : (d, d) ndarray.
         W : (d, q) ndarray, the PPCA loadings (q = number of stds above the minimum; 4 by default).
         noise_variance : float, min(stds)**2.
@@ -906,9 +905,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     Returns
     -------
     Bunch with
-        ratings : (n_users, n_items) float64 ndarray, NaN where a user did not rate a movie
-            (943 x 1682 for the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies;
-            in scikit-learn's orientation, movies as samples, ``ratings.T``).
+        ratings : (n_users, n_items) float64 ndarray, NaN where a user did not rate a movie (943 x 1682 for the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies; in scikit-learn's orientation, movies as samples, ``ratings.T``).
         user_id, item_id : (n_ratings,) int64, 1-based ids as in ``u.data``.
         rating : (n_ratings,) int64.
         timestamp : (n_ratings,) int64, seconds since 1970.

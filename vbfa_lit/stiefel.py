@@ -239,7 +239,7 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
 
     Returns
     -------
-    U : ndarray, shape (*size, D, Q)
+    U : ndarray, shape ``(*size, D, Q)``
         Orthonormal columns, uniformly distributed: ``R @ U`` has the same distribution for every
         fixed orthogonal ``R``.
 
@@ -292,7 +292,7 @@ def haar_orthogonal(D, *, size=None, random_state=None):
 
     Returns
     -------
-    U : ndarray, shape (*size, D, D)
+    U : ndarray, shape ``(*size, D, D)``
         Orthogonal; determinant +1 or -1 with probability 1/2 each.
 
     Raises

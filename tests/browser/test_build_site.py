@@ -155,3 +155,8 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('x: __main__.Observed') == ['a type shown as __main__.<name>']
     assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
     assert text_artefacts('a | b, and ---- alone, main.py') == []
+
+
+def test_wrapped_return_comment_of_a_signature_stays_a_comment():
+    md = p2s.signature_comments('x\n```python\ndef f(\n    a, # c\n): # long return\nfixed ``R``.\n```\nafter')
+    assert md == 'x\n```python\ndef f(\n    a, # c\n): # long return\n# fixed ``R``.\n```\nafter'
