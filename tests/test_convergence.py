@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from vbfa_lit.convergence import (PROFILES, Config, haar_orthogonal, iterations_to, luttinen_ilin_dataset,
+from vbfa_lit.data import _haar_orthogonal as haar_orthogonal
+from vbfa_lit.convergence import (PROFILES, Config, iterations_to, luttinen_ilin_dataset,
                                   nat_criterion, paper_criterion, paper_dataset, run_one, speedup, summarize)
 
 
@@ -77,10 +78,10 @@ def test_haar_orthogonal_is_orthogonal_and_unbiased():
 
 
 @pytest.mark.parametrize('kwargs, match', [
-    (dict(eigenvalues=[1.0, -1.0], N=10), 'eigenvalues'), (dict(eigenvalues=[], N=10), 'eigenvalues'),
-    (dict(eigenvalues=[[1.0]], N=10), 'eigenvalues'), (dict(eigenvalues=[1.0, np.inf], N=10), 'eigenvalues'),
-    (dict(eigenvalues=[1.0], N=0), 'N'), (dict(eigenvalues=[1.0], N=2.5), 'N'),
-    (dict(eigenvalues=[1.0], N=10, missing=1.0), 'missing'), (dict(eigenvalues=[1.0], N=10, missing=-0.1), 'missing')])
+    (dict(eigenvalues=[1.0, -1.0], n_samples=10), 'eigenvalues'), (dict(eigenvalues=[], n_samples=10), 'eigenvalues'),
+    (dict(eigenvalues=[[1.0]], n_samples=10), 'eigenvalues'), (dict(eigenvalues=[1.0, np.inf], n_samples=10), 'eigenvalues'),
+    (dict(eigenvalues=[1.0], n_samples=0), 'n_samples'), (dict(eigenvalues=[1.0], n_samples=2.5), 'n_samples'),
+    (dict(eigenvalues=[1.0], n_samples=10, missing=1.0), 'missing'), (dict(eigenvalues=[1.0], n_samples=10, missing=-0.1), 'missing')])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match): luttinen_ilin_dataset(**kwargs)
     with pytest.raises(ValueError, match='name'): paper_dataset('4')
