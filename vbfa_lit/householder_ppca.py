@@ -8,7 +8,7 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/householder_ppca.html.md"""
 __all__ = ['SufficientStatistics', 'sufficient_statistics', 'ppca_log_likelihood', 'split_rhat', 'bulk_ess',
            'HouseholderPPCAResult', 'householder_ppca', 'sample_prior_W', 'load_breast_cancer_standardised']
 
-# %% ../nbs/08_householder_ppca.ipynb #e91518a5
+# %% ../nbs/08_householder_ppca.ipynb #29dd7a2c
 import math
 import numbers
 import time
@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .stiefel import _check_int, _householder_columns, _log_sv_const, _log_sv_kernel, _rng
+from .stiefel import _check_int, _householder_columns, _log_sv_kernel, _rng
 
-# %% ../nbs/08_householder_ppca.ipynb #83c4d781
+# %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
     "What the PPCA likelihood needs from the data: the sample size, the mean and the (biased) covariance."
     n: int             # number of samples N
@@ -61,7 +61,7 @@ def sufficient_statistics(X):
     R = X - mean
     return SufficientStatistics(X.shape[0], mean, R.T @ R / X.shape[0])
 
-# %% ../nbs/08_householder_ppca.ipynb #c2ea85ad
+# %% ../nbs/08_householder_ppca.ipynb #190d4ab6
 def _log_likelihood(W, # (..., D, Q) loadings
                     noise_var, # (...) s^2
                     mu, # (..., D) mean
@@ -127,7 +127,7 @@ def ppca_log_likelihood(X, W, noise_std, mu):
     if not np.all(s > 0): raise ValueError("noise_std must be positive")
     return _log_likelihood(W, s**2, mu, stats)
 
-# %% ../nbs/08_householder_ppca.ipynb #da081df7
+# %% ../nbs/08_householder_ppca.ipynb #8d40462a
 _INSTALL = "pip install 'vbfa_lit[mcmc]'"
 
 def _import_numpyro():
@@ -190,7 +190,7 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
     extra = mcmc.get_extra_fields(group_by_chain=True)
     return samples, np.asarray(extra['diverging']), seconds, np.asarray(extra['num_steps'])
 
-# %% ../nbs/08_householder_ppca.ipynb #f6b41798
+# %% ../nbs/08_householder_ppca.ipynb #5c2544d2
 def _rank_normalise(x): # (chains, draws, ...) -> same shape: normal scores of the pooled ranks (Vehtari et al. 2021)
     from scipy import stats as st
     C, N = x.shape[:2]
@@ -213,6 +213,7 @@ def split_rhat(x):
 def bulk_ess(x):
     """Bulk effective sample size: the ESS (Geyer's initial monotone sequence, NumPyro's estimator) of
     the rank-normalised draws shaped (chains, draws, ...)."""
+    _import_numpyro()
     from numpyro.diagnostics import effective_sample_size
     return np.asarray(effective_sample_size(_rank_normalise(np.asarray(x, dtype=float))))
 
@@ -266,7 +267,7 @@ class HouseholderPPCAResult:
 
     def __repr__(self): return f"HouseholderPPCAResult({self.parameterisation!r}, samples {tuple(self.samples['W'].shape)})"
 
-# %% ../nbs/08_householder_ppca.ipynb #b1ecad0c
+# %% ../nbs/08_householder_ppca.ipynb #c9a8ae2f
 def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection):
     _check_int(num_warmup, 'num_warmup', 0); _check_int(num_samples, 'num_samples'); _check_int(num_chains, 'num_chains')
     if parameterisation not in ('householder', 'standard'):
