@@ -1,0 +1,213 @@
+"""Bayesian PPCA in the Householder parameterisation (`vbfa_lit.householder_ppca`): the likelihood from sufficient
+statistics, the NumPyro model's prior (a prior-predictive check that catches a wrong density of the ordered singular
+values), the diagnostics, a small posterior run, and bad input.
+
+Statistical tests use fixed seeds and a false-alarm level ALPHA per test; MCMC draws are thinned to about one draw
+per effective sample before a KS test, so the test's iid assumption holds approximately.
+"""
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from vbfa_lit.householder_ppca import (SufficientStatistics, _log_likelihood, bulk_ess, householder_ppca,
+                                       load_breast_cancer_standardised, ppca_log_likelihood, sample_prior_W,
+                                       split_rhat, sufficient_statistics)
+from vbfa_lit.stiefel import _householder_columns, haar_orthogonal, sample_stiefel
+
+ALPHA = 1e-3
+numpyro = pytest.importorskip('numpyro')
+
+
+# ------------------------------------------------------------------------------------------------ the likelihood
+@pytest.mark.parametrize('N,D,Q', [(2, 1, 1), (30, 4, 2), (300, 12, 5), (569, 30, 2)])
+def test_likelihood_equals_dense_logpdf(N, D, Q):
+    rng = np.random.default_rng(N + D + Q)
+    X = 50 + rng.standard_normal((N, D)) * rng.uniform(0.1, 10, D)
+    mu, s = X.mean(0) + rng.standard_normal(D), 0.4
+    for W, orth in ((rng.standard_normal((D, Q)), False),
+                    (sample_stiefel(D, Q, random_state=rng) * np.sort(rng.uniform(0.5, 4, Q))[::-1], True)):
+        dense = stats.multivariate_normal(mu, W @ W.T + s**2 * np.eye(D)).logpdf(X).sum()
+        assert ppca_log_likelihood(X, W, s, mu) == pytest.approx(dense, rel=1e-11)
+        assert _log_likelihood(W, np.float64(s**2), mu, sufficient_statistics(X), orthogonal=orth) == pytest.approx(dense, rel=1e-11)
+
+
+def test_likelihood_batched_and_from_statistics():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 3))
+    W, s, mu = rng.standard_normal((5, 3, 2)), rng.uniform(0.5, 1, 5), rng.standard_normal((5, 3))
+    st = sufficient_statistics(X)
+    assert isinstance(st, SufficientStatistics) and st.n == 40
+    batched = ppca_log_likelihood(st, W, s, mu)
+    single = [ppca_log_likelihood(X, W[i], s[i], mu[i]) for i in range(5)]
+    np.testing.assert_allclose(batched, single, rtol=1e-13)
+
+
+def test_jax_likelihood_and_map_agree_with_numpy():
+    import jax.numpy as jnp
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((100, 6)) * 2 + 1
+    vs = [rng.standard_normal(6 - q) for q in range(3)]
+    for reflection in ('mezzadri', 'swap'):
+        U_np = _householder_columns(vs, reflection=reflection)
+        U_j = np.asarray(_householder_columns([jnp.asarray(v) for v in vs], xp=jnp, reflection=reflection))
+        np.testing.assert_allclose(U_j, U_np, atol=1e-5)
+    W, mu = U_np * [3.0, 2.0, 1.0], rng.standard_normal(6)
+    st = sufficient_statistics(X)
+    jst = SufficientStatistics(st.n, jnp.asarray(st.mean), jnp.asarray(st.cov))
+    ll = _log_likelihood(W, np.float64(0.25), mu, st, orthogonal=True)
+    ll_j = float(_log_likelihood(jnp.asarray(W), jnp.asarray(0.25), jnp.asarray(mu), jst, xp=jnp, orthogonal=True))
+    assert ll_j == pytest.approx(ll, rel=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------- diagnostics
+def test_split_rhat_and_bulk_ess():
+    rng = np.random.default_rng(3)
+    iid = rng.standard_normal((4, 1000, 3))
+    r = split_rhat(iid)
+    assert r.shape == (3,) and np.all(np.abs(r - 1) < 0.01)
+    ess = bulk_ess(iid)
+    assert np.all((ess > 3000) & (ess < 5500)), ess
+    stuck = iid + np.arange(4)[:, None, None]           # chains centred at 0, 1, 2, 3
+    assert np.all(split_rhat(stuck) > 1.5)
+    ar = np.zeros((4, 1000))                             # AR(1), rho = 0.9: ESS about n (1 - rho) / (1 + rho)
+    for t in range(1, 1000): ar[:, t] = 0.9 * ar[:, t - 1] + rng.standard_normal(4)
+    assert 100 < bulk_ess(ar) < 400
+
+
+# -------------------------------------------------------------------------------------- prior-predictive check
+def thin(draws, n_keep):
+    "Every k-th draw of each chain, flattened, so that about n_keep draws remain."
+    C, N = draws.shape[:2]
+    k = max(1, C * N // n_keep)
+    return draws[:, ::k].reshape(-1, *draws.shape[2:])
+
+
+def prior_pvalues(W_draws, rng):
+    "KS p-values of the prior of W against iid N(0, 1), after thinning to about the effective sample size."
+    n_eff = int(min(bulk_ess(W_draws[..., 0, 0]), bulk_ess(W_draws[..., -1, -1])))
+    W = thin(W_draws, n_eff)
+    D, Q = W.shape[-2:]
+    WR = W @ haar_orthogonal(Q, size=len(W), random_state=rng)
+    gauss = np.linalg.svd(rng.standard_normal((20_000, D, Q)), compute_uv=False)
+    sv = np.linalg.svd(W, compute_uv=False)
+    return [stats.kstest(WR[:, 0, 0], 'norm').pvalue, stats.kstest(WR[:, -1, -1], 'norm').pvalue,
+            stats.kstest(np.sum(W[:, 0] ** 2, -1), stats.chi2(Q).cdf).pvalue,
+            *[stats.ks_2samp(sv[:, q], gauss[:, q]).pvalue for q in range(Q)]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('radius_concentration', [100.0, None])
+def test_model_prior_is_the_iid_gaussian_prior(radius_concentration):
+    W = sample_prior_W(5, 2, num_samples=3000, num_chains=2, random_state=0, radius_concentration=radius_concentration)
+    p = prior_pvalues(W, np.random.default_rng(1))
+    assert min(p) * len(p) > ALPHA, p
+
+
+@pytest.mark.slow
+def test_prior_check_rejects_a_density_without_the_jacobian():
+    import jax.numpy as jnp
+    D = 5
+    wrong = lambda s: jnp.sum((D - 3) * jnp.log(s) - s**2 / 2) + jnp.log(s[0]**2 - s[1]**2)
+    W = sample_prior_W(D, 2, num_samples=3000, num_chains=2, random_state=0, _sigma_log_kernel=wrong)
+    p = prior_pvalues(W, np.random.default_rng(1))
+    assert min(p) * len(p) < ALPHA, p
+
+
+# -------------------------------------------------------------------------------------------- posterior runs
+def synthetic(seed, N=150, D=5, sigma=(3.0, 1.0), noise_var=0.01):
+    rng = np.random.default_rng(seed)
+    W = sample_stiefel(D, len(sigma), random_state=rng) * np.array(sigma)
+    X = rng.standard_normal((N, len(sigma))) @ W.T + np.sqrt(noise_var) * rng.standard_normal((N, D))
+    return X, W
+
+
+def test_small_posterior_run():
+    X, W_true = synthetic(0)
+    res = householder_ppca(X, 2, num_warmup=200, num_samples=200, num_chains=2, random_state=0)
+    s = res.samples
+    assert s['W'].shape == (2, 200, 5, 2) and s['U'].shape == (2, 200, 5, 2)
+    assert s['sigma'].shape == (2, 200, 2) and s['noise_std'].shape == (2, 200) and s['mu'].shape == (2, 200, 5)
+    assert np.all(s['sigma'][..., 0] > s['sigma'][..., 1])
+    np.testing.assert_allclose(np.swapaxes(s['U'], -1, -2) @ s['U'], np.broadcast_to(np.eye(2), (2, 200, 2, 2)), atol=1e-5)
+    d = res.diagnostics()
+    assert set(d) >= {'r_hat', 'ess_bulk', 'divergences', 'divergent_fraction', 'draws'}
+    assert d['r_hat']['W'].shape == (5, 2) and d['ess_bulk']['mu'].shape == (5,)
+    assert d['divergent_fraction'] < 0.05
+    assert np.nanmax(d['r_hat']['sigma']) < 1.05 and np.nanmax(d['r_hat']['W']) < 1.05
+    # the posterior covers the truth: sigma within 4 posterior sd, W W^T close
+    sig = s['sigma'].reshape(-1, 2)
+    assert np.all(np.abs(sig.mean(0) - [3.0, 1.0]) < 4 * sig.std(0) + 0.05)
+    WWt = np.einsum('cnij,cnkj->ik', s['W'], s['W']) / 400
+    assert np.abs(WWt - W_true @ W_true.T).max() < 1.0
+    assert 'householder' in res.summary()
+
+
+@pytest.mark.slow
+def test_reproducible_with_a_seed():
+    X, _ = synthetic(2)
+    a, b = (householder_ppca(X, 1, num_warmup=50, num_samples=50, num_chains=2, random_state=7) for _ in range(2))
+    np.testing.assert_array_equal(a.samples['W'], b.samples['W'])
+
+
+@pytest.mark.slow
+def test_standard_and_householder_agree_on_WWt():
+    X, _ = synthetic(1)
+    runs = {p: householder_ppca(X, 2, num_warmup=500, num_samples=500, num_chains=2, random_state=1, parameterisation=p)
+            for p in ('householder', 'standard')}
+    WWt = {p: np.einsum('cnij,cnkj->cnik', r.samples['W'], r.samples['W']).reshape(-1, 5, 5) for p, r in runs.items()}
+    se = np.sqrt(sum(w.var(0) / 200 for w in WWt.values()))      # 200: a conservative effective sample size
+    assert np.all(np.abs(WWt['householder'].mean(0) - WWt['standard'].mean(0)) < 5 * se)
+
+
+# ------------------------------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize('X,match', [(np.array([[1.0, np.nan], [2.0, 3.0], [0.0, 1.0]]), 'VBPCA'),
+                                     (np.array([[1.0, np.inf], [2.0, 3.0], [0.0, 1.0]]), 'infinite'),
+                                     (np.ones(5), '2-D'), (np.ones((1, 3)), 'at least 2 samples'),
+                                     ([['a', 'b'], ['c', 'd']], 'numeric')])
+def test_bad_data(X, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        householder_ppca(X, 1)
+    with pytest.raises((ValueError, TypeError), match=match):
+        sufficient_statistics(X)
+
+
+@pytest.mark.parametrize('kw,exc,match', [(dict(n_components=4), ValueError, 'n_components'),
+                                          (dict(n_components=0), ValueError, 'n_components'),
+                                          (dict(n_components=1.5), TypeError, 'n_components'),
+                                          (dict(n_components=1, parameterisation='givens'), ValueError, 'parameterisation'),
+                                          (dict(n_components=1, reflection='qr'), ValueError, 'reflection'),
+                                          (dict(n_components=1, num_chains=0), ValueError, 'num_chains'),
+                                          (dict(n_components=1, num_samples=2.0), TypeError, 'num_samples'),
+                                          (dict(n_components=1, noise_prior_scale=-1), ValueError, 'noise_prior_scale'),
+                                          (dict(n_components=1, radius_concentration=0), ValueError, 'radius_concentration')])
+def test_bad_arguments(kw, exc, match):
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(exc, match=match):
+        householder_ppca(X, **kw)
+
+
+def test_bad_likelihood_arguments():
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match='noise_std'): ppca_log_likelihood(X, np.ones((3, 1)), 0.0, np.zeros(3))
+    with pytest.raises(ValueError, match='W'): ppca_log_likelihood(X, np.ones((4, 1)), 1.0, np.zeros(3))
+    with pytest.raises(ValueError, match='mu'): ppca_log_likelihood(X, np.ones((3, 1)), 1.0, np.zeros(2))
+    with pytest.raises(ValueError, match='Q'): sample_prior_W(2, 3)
+
+
+def test_missing_numpyro_gives_install_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, 'numpyro', None)
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ImportError, match=r"vbfa_lit\[mcmc\]"):
+        householder_ppca(X, 1)
+
+
+def test_breast_cancer_loader(monkeypatch):
+    X, names, y = load_breast_cancer_standardised()
+    assert X.shape == (569, 30) and len(names) == 30 and y.shape == (569,)
+    np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(X.std(0), 1, atol=1e-12)
+    monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
+    with pytest.raises(ImportError, match='scikit-learn'):
+        load_breast_cancer_standardised()
