@@ -43,6 +43,14 @@ def test_log_gamma_mass_matches_mpmath(a, lo, hi):
     assert log_gamma_mass(a, lo, hi) == pytest.approx(ref, rel=1e-9, abs=1e-9)
 
 
+def test_truncated_gamma_scalar_and_broadcast():
+    rng = np.random.default_rng(0)
+    x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)             # scalar input through the rejection path
+    assert np.ndim(x) == 0 and 800 <= x <= 810
+    y = truncated_gamma([2.0, 5.0], [[1.0], [2.0]], 0.5, np.inf, rng)
+    assert y.shape == (2, 2) and np.all(y >= 0.5)
+
+
 def test_truncated_gamma_rejects_bad_intervals():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match='lower, upper'): truncated_gamma(2.0, 1.0, 3.0, 2.0, rng)
