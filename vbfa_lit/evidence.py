@@ -7,13 +7,13 @@ Docs: https://vbfa-lit.github.io/vbfa_lit/evidence.html.md"""
 # %% auto #0
 __all__ = ['Evidence', 'laplace_evidence']
 
-# %% ../nbs/06a_evidence.ipynb #ffa03da3
+# %% ../nbs/06a_evidence.ipynb #63b5f141
 from typing import NamedTuple
 
 import numpy as np
 from scipy import special
 
-# %% ../nbs/06a_evidence.ipynb #2d8da290
+# %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
     "Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p` p(k | D) (uniform prior on k)."
     k: np.ndarray
