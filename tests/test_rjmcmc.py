@@ -155,6 +155,7 @@ SPECTRA = {  # name: (g, N); 'spread' puts mass on >= 3 values of q
     'spread': (np.array([4.0, 2.2, 1.5, 1.2, 0.9, 0.7]), 40),
     'set1': (SET1, 1000),
     'd4': (np.array([3.0, 1.4, 1.0, 0.8]), 60),
+    'd3': (np.array([2.0, 1.2, 0.9]), 15),   # two models only: the birth/death pair alone sets p(1) : p(2) (detailed balance)
 }
 
 

@@ -9,14 +9,14 @@ __all__ = ['conditional_parameters', 'log_gamma_mass', 'truncated_gamma', 'move_
            'effective_sample_size', 'QPosterior', 'RJMCMCResult', 'default_eta', 'rjmcmc_pca_from_eigenvalues',
            'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q']
 
-# %% ../nbs/06_rjmcmc.ipynb #7c219c22
+# %% ../nbs/06_rjmcmc.ipynb #54b1f560
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from scipy import special
 
-# %% ../nbs/06_rjmcmc.ipynb #f6fc8c5b
+# %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
 def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
                            tau, # (...) the hyperparameter tau (any shape; broadcast)
                            g:np.ndarray, # (d,) eigenvalues g_1 >= ... >= g_d of S
@@ -29,7 +29,7 @@ def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
     rate = np.asarray(tau, float)[..., None] + n / 2 * np.concatenate([g[:q], [g[q:].sum()]])
     return shape, rate
 
-# %% ../nbs/06_rjmcmc.ipynb #1e465f3d
+# %% ../nbs/06_rjmcmc.ipynb #e709120e
 _TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
 
 def _log_gamma_p_series(a, z):
@@ -190,7 +190,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     with np.errstate(all='ignore'):
         return _truncated_gamma(a, b, lo, hi, rng)
 
-# %% ../nbs/06_rjmcmc.ipynb #1ac4dc94
+# %% ../nbs/06_rjmcmc.ipynb #c904bfdf
 def move_probabilities(d):
     "b_q and d_q for q = 0..d (index q): 1/2 each inside, b_1 = d_{d-1} = 1 at the ends, 0 outside {1..d-1}."
     q = np.arange(d + 1)
@@ -211,7 +211,7 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True):
     return (n / 2 * (np.log(v / s) + gq * (s - v)) + np.log(q + 2) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
 
-# %% ../nbs/06_rjmcmc.ipynb #9a231db6
+# %% ../nbs/06_rjmcmc.ipynb #be4c63a1
 class _Tables(NamedTuple):
     "Per-q lookup tables of the sweep, so that every chain is updated with the same few array operations."
     shape: list # [parity] (d, nJ) shape of the conditional at each block position, for each q
@@ -271,7 +271,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     q += acc_b.astype(q.dtype) - acc_d
     counts[0] += birth; counts[1] += acc_b; counts[2] += death; counts[3] += acc_d
 
-# %% ../nbs/06_rjmcmc.ipynb #b093f17b
+# %% ../nbs/06_rjmcmc.ipynb #5ce847c9
 def effective_sample_size(x):
     """Effective sample size of draws x (n_chains, n_draws) of a scalar, pooled over chains.
 
@@ -298,7 +298,7 @@ def effective_sample_size(x):
     tau = -1 + 2 * pairs.sum()
     return C * K / max(tau, 1.0 / np.log10(C * K))
 
-# %% ../nbs/06_rjmcmc.ipynb #30565e1b
+# %% ../nbs/06_rjmcmc.ipynb #fca2a080
 class QPosterior(NamedTuple):
     "p(q | D) estimated from the draws: q (values 1..d-1), p, its Monte-Carlo standard error se, and the ess used."
     q: np.ndarray
@@ -351,7 +351,7 @@ class RJMCMCResult:
         if not keep.any(): raise ValueError(f"q: the chains never visited q = {q}")
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
 
-# %% ../nbs/06_rjmcmc.ipynb #c1a16f3e
+# %% ../nbs/06_rjmcmc.ipynb #05978dd3
 def _check_positive(name, value): # a finite float > 0
     try: v = float(value)
     except (TypeError, ValueError): raise TypeError(f"{name}: expected a positive number, got {value!r}") from None
@@ -536,7 +536,7 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     return rjmcmc_pca_from_eigenvalues(g, N, n_sweeps=n_sweeps, burn_in=burn_in, r=r, alpha=alpha, eta=eta,
                                        n_chains=n_chains, random_state=random_state, progress=progress)
 
-# %% ../nbs/06_rjmcmc.ipynb #2784da9d
+# %% ../nbs/06_rjmcmc.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
     """log of the integral of prod_j x_j^(a_j - 1) exp(-b_j x_j) over 0 < x_1 < ... < x_m, for each row of b.
 
