@@ -60,7 +60,7 @@ nbtest: install
 	$(ONE_THREAD) $(BIN)/nbdev-test --n-workers $(NB_WORKERS)
 
 pytest: install
-	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser" -q -n $(NB_WORKERS)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS)
 
 check-readme: install
 	$(ONE_THREAD) $(BIN)/python tools/readme.py --check

@@ -1,0 +1,68 @@
+"""Minka's Laplace evidence (`vbfa_lit.evidence`) against scikit-learn's implementation of the same formula
+(`PCA(n_components='mle')`, a test dependency only), its k = 0 entry, and bad input."""
+import numpy as np
+import pytest
+
+from vbfa_lit.evidence import Evidence, laplace_evidence
+
+sk_pca = pytest.importorskip('sklearn.decomposition')
+from sklearn.decomposition._pca import _assess_dimension  # noqa: E402
+
+
+def _data(seed):
+    rng = np.random.default_rng(seed)
+    d, k = int(rng.integers(3, 12)), None
+    n = int(rng.integers(d + 2, 400))
+    k = int(rng.integers(0, d))
+    scales = np.r_[rng.uniform(1.5, 6, k), np.ones(d - k)]
+    basis, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    return rng.normal(size=(n, d)) * scales @ basis.T + rng.normal(size=d) * 10
+
+
+@pytest.mark.parametrize('seed', range(40))
+def test_values_and_choice_match_sklearn(seed):
+    X = _data(seed)
+    n, d = X.shape
+    ev = laplace_evidence(X)
+    spectrum = sk_pca.PCA().fit(X).explained_variance_
+    np.testing.assert_allclose(ev.log_evidence[1:], [_assess_dimension(spectrum, k, n) for k in range(1, d)], rtol=1e-10, atol=1e-8)
+    assert np.argmax(ev.log_evidence[1:]) + 1 == sk_pca.PCA(n_components='mle').fit(X).n_components_
+
+
+def test_eigenvalue_entry_point_equals_data_entry_point():
+    X = _data(3)
+    spectrum = sk_pca.PCA().fit(X).explained_variance_
+    np.testing.assert_allclose(laplace_evidence(spectrum, n_samples=X.shape[0]).log_evidence, laplace_evidence(X).log_evidence)
+
+
+def test_k_zero_is_the_isotropic_gaussian_and_wins_on_noise():
+    lam, n = np.array([1.3, 1.1, 1.0, 0.9, 0.8]), 50
+    ev = laplace_evidence(lam, n_samples=n)
+    assert ev.log_evidence[0] == pytest.approx(-n * 5 / 2 * np.log(lam.mean()))
+    X = np.random.default_rng(0).normal(size=(300, 6))
+    assert laplace_evidence(X).log_evidence.argmax() == 0
+
+
+def test_probabilities_and_units():
+    X = _data(7)
+    ev = laplace_evidence(X)
+    assert isinstance(ev, Evidence) and ev.p.sum() == pytest.approx(1) and ev.k.tolist() == list(range(X.shape[1]))
+    scaled = laplace_evidence(1e3 * X)
+    np.testing.assert_allclose(scaled.p, ev.p, atol=1e-9)   # a rescaling adds the same constant to every log p(D | k)
+
+
+@pytest.mark.parametrize('args, kwargs, match', [
+    ((np.ones((1, 3)),), {}, 'at least 2 samples'),
+    ((np.ones((5, 1)),), {}, 'at least 2 features'),
+    ((np.where(np.eye(6, 3) > 0, np.nan, 1.0),), {}, 'VBPCA'),
+    ((np.where(np.eye(6, 3) > 0, np.inf, 1.0),), {}, 'infinite'),
+    (([3.0, 2.0, 1.0],), {}, 'n_samples'),
+    (([3.0, 2.0, 1.0],), dict(n_samples=1), 'n_samples'),
+    (([1.0, 2.0, 3.0],), dict(n_samples=10), 'sorted'),
+    (([3.0, -1.0],), dict(n_samples=10), 'eigenvalues'),
+    ((np.ones((4, 3)),), dict(n_samples=4), 'n_samples'),
+    ((np.ones((2, 2, 2)),), {}, 'data'),
+])
+def test_bad_input(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        laplace_evidence(*args, **kwargs)
