@@ -146,7 +146,10 @@ def check_page(browser, url: str) -> PageReport:
                 rep.page_errors.append(f'MathJax: {e}'.splitlines()[0])
         rep.mjx_containers = page.locator('mjx-container').count()
         rep.math_errors = page.evaluate(_MATH_ERRORS_JS)
-        rep.artefacts = text_artefacts(page.inner_text('article') if page.locator('article').count() else '')
+        # prose only: printed output and code (<pre>) may show pipes on purpose
+        rep.artefacts = text_artefacts(page.evaluate(
+            "() => { const a = document.querySelector('article'); if (!a) return '';"
+            " const c = a.cloneNode(true); c.querySelectorAll('pre').forEach(e => e.remove()); return c.innerText; }"))
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
         page.wait_for_load_state('networkidle')
