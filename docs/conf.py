@@ -58,6 +58,9 @@ html_theme_options = {
     'use_download_button': False,  # sources are not copied into the site
     'use_fullscreen_button': False,
     'navigation_with_keys': False,
+    # no right-hand "on this page" column: code and equations get its width; each page lists its sections at the
+    # top instead (docs/proc2sphinx.py, PAGE_CONTENTS)
+    'secondary_sidebar_items': [],
 }
 # A fixed light mode: figures are matplotlib PNGs drawn for a white page, and with no default
 # the theme logs "Got invalid theme mode" to the console on a first visit.

@@ -46,12 +46,25 @@ def parse_front_matter(raw: str) -> dict | None:
     return d if isinstance(d, dict) else None
 
 
-def title_markdown(fm: dict) -> str:
-    "Markdown for the top of a page: the title as H1, then the description as a paragraph."
+# The page's own table of contents, at the top of the article: the site has no right-hand sidebar, so
+# that code and equations get the full width (pydata-sphinx-theme hides a `contents` without this class).
+PAGE_CONTENTS = ('```{contents} On this page\n:local:\n:depth: 1\n'
+                 ':class: this-will-duplicate-information-and-it-is-still-useful-here\n```')
+
+
+def title_markdown(fm: dict, contents: bool = False) -> str:
+    "Markdown for the top of a page: the title as H1, the description as a paragraph, then (if asked) its contents."
     parts = [f"# {str(fm.get('title') or '').strip() or 'Untitled'}"]
     desc = str(fm.get('description') or '').strip()
     if desc: parts.append(desc)
+    if contents: parts.append(PAGE_CONTENTS)
     return '\n\n'.join(parts)
+
+
+def _n_sections(nb: dict) -> int:
+    "Number of level-2 headings in the markdown cells of `nb`."
+    return sum(line.startswith('## ') for c in nb.get('cells', []) if c['cell_type'] == 'markdown'
+               for line in _src(c).splitlines())
 
 
 def split_directives(source: str) -> tuple[dict, str]:
@@ -201,13 +214,14 @@ def _is_show_doc_output(out: dict) -> bool:
 def convert_notebook(nb: dict, pages: dict[str, str], site_urls: tuple[str, ...] = ()) -> dict:
     "A copy of processed notebook `nb` that Sphinx/myst-nb renders like nbdev's Quarto site."
     nb = copy.deepcopy(nb)
+    contents = _n_sections(nb) >= 3
     cells = []
     for cell in nb.get('cells', []):
         src = _src(cell)
         if cell['cell_type'] == 'raw':
             fm = parse_front_matter(src)
             if fm is not None:
-                cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {}, 'source': title_markdown(fm)})
+                cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {}, 'source': title_markdown(fm, contents)})
                 continue
         if cell['cell_type'] == 'markdown':
             cell['source'] = rewrite_links(src, pages, site_urls)

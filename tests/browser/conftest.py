@@ -67,6 +67,7 @@ class PageReport:
     nav_links: list[str] = field(default_factory=list)    # absolute URLs in the left navigation, in order
     images: list[tuple[str, int]] = field(default_factory=list)  # (src, naturalWidth)
     artefacts: list[str] = field(default_factory=list)  # rendering slips in the page's text (see `text_artefacts`)
+    overflow: list[str] = field(default_factory=list)   # equations, code blocks, tables wider than the text column
 
     def problems(self) -> list[str]:
         "Everything wrong with the page; empty when it loaded cleanly and its math typeset."
@@ -82,19 +83,65 @@ class PageReport:
         out += [f'broken TeX: {m}' for m in self.math_errors]
         out += [f'image not loaded: {s}' for s, w in self.images if not w]
         out += self.artefacts
+        out += self.overflow
         return out
 
 
 _TABLE_RULE = re.compile(r'\|\s*:?-{3,}:?\s*\|')
 
 
+_NUMPY_REPR = re.compile(r'np\.(float|int|bool_?)\d*\(')
+_DICT_DUMP = re.compile(r"^\{'[^']*': .{150,}", re.S)
+
+
 def text_artefacts(text: str) -> list[str]:
-    "What a reader should never see in a page's text: markdown tables left as pipes, `__main__.` types, filler."
+    "What a reader should never see in a page's prose: markdown tables left as pipes, `__main__.` types, filler."
     out = []
     if _TABLE_RULE.search(text): out.append('a markdown table rendered as raw pipe text')
     if '__main__.' in text: out.append('a type shown as __main__.<name>')
     if 'Alias for field number' in text: out.append('namedtuple filler "Alias for field number"')
     return out
+
+
+def output_artefacts(outputs: list[str]) -> list[str]:
+    "What a reader should never see in a cell's printed output: numpy scalar reprs, and long raw dict dumps."
+    out = []
+    for o in outputs:
+        m = _NUMPY_REPR.search(o)
+        if m: out.append(f'numpy scalar repr in an output: {o[max(0, m.start() - 40):m.end() + 40]!r}')
+        if _DICT_DUMP.match(o.strip()): out.append(f'a raw dict dump as an output: {o.strip()[:80]!r}')
+    return out
+
+
+# Everything in the main column must fit it: typeset display equations (their TeX is read from
+# MathJax's list of typeset items), code blocks and printed outputs (<pre>), tables and images.
+_OVERFLOW_JS = '''() => {
+  const a = document.querySelector('article'); if (!a) return [];
+  const col = a.getBoundingClientRect(), out = [], slack = 2;
+  const wide = r => r.width > col.width + slack || r.right > col.right + slack;
+  const items = (window.MathJax && MathJax.startup && MathJax.startup.document)
+      ? [...MathJax.startup.document.math] : [];
+  for (const it of items) {
+    const e = it.typesetRoot;
+    if (!e || e.getAttribute('display') !== 'true' || !a.contains(e)) continue;
+    const m = e.querySelector('mjx-math') || e, r = m.getBoundingClientRect();
+    if (wide(r)) out.push(`equation ${Math.round(r.width)} px wide in a ${Math.round(col.width)} px column: `
+                          + String(it.math).replace(/\\s+/g, ' ').trim().slice(0, 90));
+  }
+  for (const e of a.querySelectorAll('pre')) {
+    if (e.scrollWidth > e.clientWidth + slack) {
+      const line = e.innerText.split('\\n').reduce((x, y) => y.length > x.length ? y : x, '');
+      out.push(`code block ${e.scrollWidth} px wide in ${e.clientWidth} px: ${line.trim().slice(0, 90)}`);
+    }
+  }
+  for (const e of a.querySelectorAll('table, img')) {
+    const box = e.closest('.pst-scrollable-table-container') || e, r = box.getBoundingClientRect();
+    if (wide(r) || (e.tagName === 'TABLE' && box.scrollWidth > box.clientWidth + slack))
+      out.push(`${e.tagName.toLowerCase()} ${Math.round(e.getBoundingClientRect().width)} px wide in a `
+               + `${Math.round(col.width)} px column: ${(e.innerText || e.getAttribute('src') || '').slice(0, 60)}`);
+  }
+  return out;
+}'''
 
 
 # TeX that MathJax rejected (<mjx-merror>) or never typeset: Sphinx puts every formula in an
@@ -150,6 +197,9 @@ def check_page(browser, url: str) -> PageReport:
         rep.artefacts = text_artefacts(page.evaluate(
             "() => { const a = document.querySelector('article'); if (!a) return '';"
             " const c = a.cloneNode(true); c.querySelectorAll('pre').forEach(e => e.remove()); return c.innerText; }"))
+        rep.artefacts += output_artefacts(page.eval_on_selector_all(
+            'article div.output pre, article div.cell_output pre', 'els => els.map(e => e.innerText)'))
+        rep.overflow = page.evaluate(_OVERFLOW_JS)
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
         page.wait_for_load_state('networkidle')
