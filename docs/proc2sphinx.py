@@ -96,10 +96,15 @@ def directive_tags(dirs: dict) -> list[str]:
 _LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}')
 
 
+# nbdev's `[source](<git_url>/blob/...)` line of a show_doc output (after the Quarto attributes are dropped)
+_SOURCE_LINK_RE = re.compile(r'^[ \t]*\[source\]\([^)]*\)(\{[^}\n]*\})?[ \t]*\n?', re.M)
+
+
 def clean_show_doc_markdown(md: str) -> str:
     "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
     md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
+    md = _SOURCE_LINK_RE.sub('', md)            # the code is in the cell above; the project has no public repository
     return numpydoc_markdown(signature_comments(_LINK_ATTR_RE.sub(r'\1', md)))
 
 
