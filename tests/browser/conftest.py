@@ -116,7 +116,7 @@ def output_artefacts(outputs: list[str]) -> list[str]:
 # Everything in the main column must fit it: typeset display equations (their TeX is read from
 # MathJax's list of typeset items), code blocks and printed outputs (<pre>), tables and images.
 _OVERFLOW_JS = '''() => {
-  const a = document.querySelector('article'); if (!a) return [];
+  const a = document.querySelector('article') || document.querySelector('[role="main"]'); if (!a) return [];
   const col = a.getBoundingClientRect(), out = [], slack = 2;
   const wide = r => r.width > col.width + slack || r.right > col.right + slack;
   const items = (window.MathJax && MathJax.startup && MathJax.startup.document)
@@ -195,10 +195,11 @@ def check_page(browser, url: str) -> PageReport:
         rep.math_errors = page.evaluate(_MATH_ERRORS_JS)
         # prose only: printed output and code (<pre>) may show pipes on purpose
         rep.artefacts = text_artefacts(page.evaluate(
-            "() => { const a = document.querySelector('article'); if (!a) return '';"
+            "() => { const a = document.querySelector('article') || document.querySelector('[role=\"main\"]');"
+            " if (!a) return '';"
             " const c = a.cloneNode(true); c.querySelectorAll('pre').forEach(e => e.remove()); return c.innerText; }"))
         rep.artefacts += output_artefacts(page.eval_on_selector_all(
-            'article div.output pre, article div.cell_output pre', 'els => els.map(e => e.innerText)'))
+            'div.output pre, div.cell_output pre', 'els => els.map(e => e.innerText)'))
         rep.overflow = page.evaluate(_OVERFLOW_JS)
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))

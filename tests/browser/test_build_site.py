@@ -150,6 +150,32 @@ def test_browser_check_reports_broken_tex(tmp_path, browser, check_page, serve):
     assert len(broken.problems()) == 3
 
 
+@pytest.mark.browser
+def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, serve):
+    "A page that brings back any artefact a reader once saw fails the page check; a clean one passes."
+    src, out = tmp_path / 'src', tmp_path / 'html'
+    src.mkdir()
+    (src / 'conf.py').write_text(
+        "extensions = ['myst_parser', 'sphinx.ext.mathjax', 'sphinx-mathjax-offline']\n"
+        "myst_enable_extensions = ['dollarmath', 'amsmath']\n")
+    long_sum = ' + '.join(f'a_{{{i}}} b_{{{i}}}' for i in range(60))
+    (src / 'index.md').write_text('# Fits\n\n$$a + b$$\n\n```python\nx = 1\n```\n\n'
+                                  '<div class="cell_output"><pre>max |difference| = 2.2e-16</pre></div>\n\n'
+                                  '```{toctree}\n:hidden:\nwide\n```\n')
+    (src / 'wide.md').write_text(
+        f'# Does not fit\n\n$$\n{long_sum}\n$$\n\n```python\nx = {" + ".join(["1"] * 120)}\n```\n\n'
+        '<div class="cell_output"><pre>[np.float64(4.44e-16), np.float64(0.0)]</pre></div>\n\n'
+        '<div class="cell_output"><pre>' + "{'1/ARD/D=5': " + "'1.2x', " * 30 + '}</pre></div>\n\n'
+        '<p>| dataset | D |<br>|---|---|</p>\n\nThe type is `__main__.Observed`.\n')
+    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    with serve(out) as url:
+        good, wide = check_page(browser, url + 'index.html'), check_page(browser, url + 'wide.html')
+    assert good.problems() == [], good.problems()
+    found = wide.problems()
+    for what in ('equation', 'code block', 'numpy scalar repr', 'raw dict dump', 'raw pipe text', '__main__.'):
+        assert any(what in p for p in found), (what, found)
+
+
 def test_text_artefacts_are_detected():
     "The checks every page of the site passes would catch each artefact a reader once saw."
     from conftest import text_artefacts
