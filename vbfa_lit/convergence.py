@@ -24,14 +24,16 @@ from .transformations import transform_posterior
 from .plots import plot_elbo
 
 # %% ../nbs/05_convergence.ipynb #117b3e72
-PROFILES = LUTTINEN_ILIN_SPECTRA  # name: (eigenvalues, N), Luttinen & Ilin Sec. 4.1; the data sets live in vbfa_lit.data
+# name: (eigenvalues, N), Luttinen & Ilin Sec. 4.1; the data sets live in vbfa_lit.data
+PROFILES = LUTTINEN_ILIN_SPECTRA
 
 def luttinen_ilin_dataset(eigenvalues, # (M,) positive eigenvalues of the covariance
                           n_samples:int, # N, the number of samples
                           missing:float=0.2, # fraction of the M N entries held out as the test set
                           rng=None, # None, an int seed or a numpy Generator
-                         ): # (Y_train (M, N) with NaN at the test entries, Y_full (M, N), test mask (M, N) bool)
-    "`vbfa_lit.data.make_gaussian_spectrum` in the papers' orientation (features x samples): Gaussian data with covariance U diag(eigenvalues) U^T (U Haar), means ~ N(0, 1), a random `missing` fraction held out."
+                         ): # (Y_train (M, N), NaN at the test entries; Y_full (M, N); test mask (M, N) bool)
+    """`vbfa_lit.data.make_gaussian_spectrum` in the papers' orientation (features x samples): Gaussian data with
+    covariance U diag(eigenvalues) U^T (U Haar), means ~ N(0, 1), a random `missing` fraction held out."""
     d = make_gaussian_spectrum(eigenvalues, n_samples, missing=missing, random_state=rng)
     return d.X.T, d.X_full.T, d.test_mask.T
 
@@ -76,7 +78,7 @@ class Run(NamedTuple):
     bound: np.ndarray # (T,) the lower bound after each sweep (transformations run between sweeps)
     rmse_train: np.ndarray # (T,) RMSE over the observed (training) entries
     rmse_test: np.ndarray # (T,) RMSE over the held-out entries
-    seconds: np.ndarray # (T,) wall time from the start of the fit to the end of each sweep, bookkeeping excluded
+    seconds: np.ndarray # (T,) wall time from the start of the fit to the end of each sweep (no bookkeeping)
     converged: bool # the relative change of the bound fell below tol before max_iter
 
 def rmse(Y, # (M, N) true values
@@ -112,9 +114,11 @@ def run_config(Y_train, # (M, N) training data, NaN at missing entries
         R = q.W @ q.X.T + q.mu[:, None]
         bound.append(L); tr.append(rmse(Y_full, R, train)); te.append(rmse(Y_full, R, test))
         overhead[0] += time.perf_counter() - t
-    both = (lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)) if transform else None
+    both = None
+    if transform: both = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
     start = time.perf_counter()
-    res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed, callback=record, transform=both)
+    res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed,
+                   callback=record, transform=both)
     return Run(*map(np.array, (bound, tr, te, secs)), res.converged)
 
 # %% ../nbs/05_convergence.ipynb #08308bc6
@@ -129,7 +133,8 @@ class Config(NamedTuple):
 
 def run_one(c:Config, tol:float=1e-8)->Run:
     "Run one configuration on its dataset."
-    return run_config(*paper_dataset(c.dataset), c.D, make_prior(c.prior), c.transform, c.seed, c.max_iter, tol)
+    return run_config(*paper_dataset(c.dataset), c.D, make_prior(c.prior), c.transform, c.seed,
+                      c.max_iter, tol)
 
 def run_grid(configs, # list of Config
              workers:int=1, # worker processes (1: run here)
@@ -145,15 +150,16 @@ def summarize(configs, # list of Config
               runs, # list of Run, as from run_grid
               rtol:float=1e-3, # the paper's relative tolerance
               nats:float=1.0, # distance to the best bound
-             )->list: # one dict per run: the config, best bound, sweeps and seconds to both criteria (None: not reached)
-    "Convergence points of every run; the best bound is taken over all runs with the same dataset, prior and D."
+             )->list: # one dict per run: config, best bound, sweeps and seconds to both criteria (None: not reached)
+    "Convergence points of every run; the best bound is over all runs with the same dataset, prior and D."
     best = {}
     for c, r in zip(configs, runs): best[_key(c)] = max(best.get(_key(c), -np.inf), r.bound.max())
     rows = []
     for c, r in zip(configs, runs):
         it_p, it_n = paper_criterion(r.bound, rtol), nat_criterion(r.bound, best[_key(c)], nats)
         sec = lambda it: None if it is None else float(r.seconds[it - 1])
-        rows.append(dict(c._asdict(), best=float(best[_key(c)]), final=float(r.bound[-1]), sweeps=len(r.bound),
+        rows.append(dict(c._asdict(), best=float(best[_key(c)]), final=float(r.bound[-1]),
+                         sweeps=len(r.bound),
                          total_seconds=float(r.seconds[-1]), converged=bool(r.converged),
                          it_paper=it_p, s_paper=sec(it_p), it_nat=it_n, s_nat=sec(it_n)))
     return rows
@@ -164,42 +170,50 @@ def plot_fig2(rows, # from `summarize`
               datasets=None, # default: those in rows
               axes=None, # grid of Axes (len(datasets), 2); a new figure when None
              ): # the figure
-    "Convergence time against D with (black dotted, grey band) and without (red) the transformations (Luttinen & Ilin, Fig. 2)."
+    """Convergence time against D with (black dotted, grey band) and without (red) the transformations
+    (Luttinen & Ilin, Fig. 2)."""
     datasets = datasets or sorted({r['dataset'] for r in rows}, key=int)
     priors = ['ARD', 'broad']
-    if axes is None: _, axes = plt.subplots(len(datasets), 2, figsize=(8, 2.4 * len(datasets) + 0.4), squeeze=False, sharex=True)
+    if axes is None:
+        _, axes = plt.subplots(len(datasets), 2, figsize=(8, 2.4 * len(datasets) + 0.4), squeeze=False,
+                               sharex=True)
     total = 'sweeps' if measure.startswith('it') else 'total_seconds'
     for i, ds in enumerate(datasets):
         for j, pr in enumerate(priors):
             ax = axes[i][j]
             for tr in (True, False):
-                Ds = sorted({r['D'] for r in rows if (r['dataset'], r['prior'], r['transform']) == (ds, pr, tr)})
+                mine = [r for r in rows if (r['dataset'], r['prior'], r['transform']) == (ds, pr, tr)]
+                Ds = sorted({r['D'] for r in mine})
                 if not Ds: continue
-                v = [[r[measure] if r[measure] is not None else r[total] for r in rows if _key(r) == (ds, pr, d) and r['transform'] == tr] for d in Ds]
-                cz = [[r[measure] is None for r in rows if _key(r) == (ds, pr, d) and r['transform'] == tr] for d in Ds]
+                v = [[r[measure] if r[measure] is not None else r[total] for r in mine if r['D'] == d] for d in Ds]
+                cz = [[r[measure] is None for r in mine if r['D'] == d] for d in Ds]
                 lo, md_, hi = (np.array([f(x) for x in v]) for f in (np.min, np.median, np.max))
                 if tr:
-                    ax.fill_between(Ds, lo, hi, color='0.8', lw=0); ax.plot(Ds, md_, 'k:', lw=1.5, label='with')
+                    ax.fill_between(Ds, lo, hi, color='0.8', lw=0)
+                    ax.plot(Ds, md_, 'k:', lw=1.5, label='with')
                 else:
-                    ax.plot(Ds, md_, 'r-', lw=1.5, label='without'); ax.plot(Ds, lo, 'r-', lw=0.6); ax.plot(Ds, hi, 'r-', lw=0.6)
+                    ax.plot(Ds, md_, 'r-', lw=1.5, label='without')
+                    ax.plot(Ds, lo, 'r-', lw=0.6); ax.plot(Ds, hi, 'r-', lw=0.6)
                 for d, x, c in zip(Ds, v, cz):
                     xs = [a for a, b in zip(x, c) if b]
                     if xs: ax.plot([d] * len(xs), xs, 'o', mfc='none', mec='k' if tr else 'r', ms=4)
             ax.set_yscale('log')
             ax.set_title(f'dataset {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=9)
-            if j == 0: ax.set_ylabel({'s_paper': 'seconds', 's_nat': 'seconds', 'it_paper': 'sweeps', 'it_nat': 'sweeps'}[measure])
+            if j == 0: ax.set_ylabel('sweeps' if measure.startswith('it') else 'seconds')
             if i == len(datasets) - 1: ax.set_xlabel('D')
     axes[0][0].legend(frameon=False, fontsize=8)
     fig = axes[0][0].figure
-    fig.suptitle({'s_paper': "time to the paper's criterion", 'it_paper': "sweeps to the paper's criterion",
-                  's_nat': 'time to 1 nat of the best bound', 'it_nat': 'sweeps to 1 nat of the best bound'}[measure], fontsize=10)
+    what = 'sweeps' if measure.startswith('it') else 'time'
+    goal = "the paper's criterion" if measure.endswith('paper') else '1 nat of the best bound'
+    fig.suptitle(f'{what} to {goal}', fontsize=10)
     fig.tight_layout()
     return fig
 
 def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train, rmse_test}
               title:str='', # suptitle
              ): # the figure
-    "VB cost, training RMSE and test RMSE per sweep, dotted with and solid without the transformations (Luttinen & Ilin, Fig. 3)."
+    """VB cost, training RMSE and test RMSE per sweep, dotted with and solid without the transformations
+    (Luttinen & Ilin, Fig. 3)."""
     get = lambda r, k: np.asarray(r[k] if isinstance(r, dict) else getattr(r, k), dtype=float)
     priors = [p for p in ('ARD', 'broad') if any(k[0] == p for k in curves)]
     fig, axes = plt.subplots(3, len(priors), figsize=(4.2 * len(priors), 7), squeeze=False)
@@ -212,7 +226,7 @@ def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train,
             for i, k in ((1, 'rmse_train'), (2, 'rmse_test')):
                 y = get(r, k)
                 axes[i][j].plot(np.arange(1, len(y) + 1), y, style, color='k', label=lab)
-        axes[0][j].set(ylabel='VB cost - best cost (nats)', title=f'{"ARD" if pr == "ARD" else "broad"} prior')
+        axes[0][j].set(ylabel='VB cost - best cost (nats)', title=f'{pr} prior')
         axes[0][j].set_ylim(bottom=1e-3)
         axes[1][j].set(ylabel='training RMSE'); axes[2][j].set(ylabel='test RMSE', xlabel='sweep')
         for i in range(3): axes[i][j].set_xscale('log')
@@ -224,20 +238,23 @@ def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train,
 def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50))->list:
     "The configurations of the full reproduction (smaller than the paper's: see the lesson)."
     grid = [Config(ds, pr, D, s, tr, 400 if tr else 800)
-            for ds in ('1', '2', '3') for pr in ('ARD', 'broad') for D in Ds for s in seeds for tr in (True, False)]
+            for ds in ('1', '2', '3') for pr in ('ARD', 'broad') for D in Ds
+            for s in seeds for tr in (True, False)]
     grid += [Config('200', 'ARD', 50, 0, True, 200), Config('200', 'ARD', 50, 0, False, 500)]
     # longest runs first, so the workers finish together
     return sorted(grid, key=lambda c: -(c.max_iter * (c.D + 5) * (40 if c.dataset == '200' else 1)))
 
 def _curve(r:Run, step:int=1)->dict:
-    return {k: np.round(getattr(r, k)[::step], 6).tolist() for k in ('bound', 'rmse_train', 'rmse_test', 'seconds')}
+    keys = ('bound', 'rmse_train', 'rmse_test', 'seconds')
+    return {k: np.round(getattr(r, k)[::step], 6).tolist() for k in keys}
 
 def reproduce(configs, # list of Config, e.g. full_grid()
               out_dir, # where the figures and numbers go, e.g. nbs/figures
               workers:int=2, # worker processes
               prefix:str='05_', # file name prefix
              )->list: # the summary rows
-    "Run the grid, save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, a CSV and a JSON of the numbers."
+    """Run the grid; save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, and the numbers as CSV and
+    JSON."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     runs = run_grid(configs, workers)
@@ -246,16 +263,20 @@ def reproduce(configs, # list of Config, e.g. full_grid()
     small = [r for r in rows if r['dataset'] != '200']
     plot_fig2(small, 's_paper').savefig(out / f'{prefix}fig2_full.png', dpi=110)
     plot_fig2(small, 's_nat').savefig(out / f'{prefix}fig2_full_1nat.png', dpi=110)
-    fig3 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if (c.dataset, c.D, c.seed) == ('1', 30, 0)}
+    in_fig3 = lambda c: (c.dataset, c.D, c.seed) == ('1', 30, 0)
+    fig3 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if in_fig3(c)}
     plot_fig3(fig3, 'dataset 1, D = 30').savefig(out / f'{prefix}fig3_full.png', dpi=110)
     dim200 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if c.dataset == '200'}
-    if dim200: plot_fig3(dim200, 'M = 200, N = 2000, D = 50').savefig(out / f'{prefix}dim200_full.png', dpi=110)
+    if dim200:
+        plot_fig3(dim200, 'M = 200, N = 2000, D = 50').savefig(out / f'{prefix}dim200_full.png', dpi=110)
     plt.close('all')
     cols = list(rows[0])
     with open(out / f'{prefix}full_summary.csv', 'w') as f:
         f.write(','.join(cols) + '\n')
-        for r in rows: f.write(','.join('' if r[c] is None else (f'{r[c]:.6g}' if isinstance(r[c], float) else str(r[c])) for c in cols) + '\n')
-    curves = [dict(c._asdict(), **_curve(r)) for c, r in zip(configs, runs) if (c.dataset, c.D, c.seed) == ('1', 30, 0) or c.dataset == '200']
-    json.dump(dict(grid=[c._asdict() for c in configs], wall_seconds=wall, workers=workers, rows=rows, curves=curves),
+        cell = lambda v: '' if v is None else (f'{v:.6g}' if isinstance(v, float) else str(v))
+        for r in rows: f.write(','.join(cell(r[c]) for c in cols) + '\n')
+    curves = [dict(c._asdict(), **_curve(r)) for c, r in zip(configs, runs) if in_fig3(c) or c.dataset == '200']
+    json.dump(dict(grid=[c._asdict() for c in configs], wall_seconds=wall, workers=workers, rows=rows,
+                   curves=curves),
               open(out / f'{prefix}full_results.json', 'w'))
     return rows
