@@ -29,10 +29,13 @@ def _tr(A, B): # (..., D, D) each
     return np.einsum('...ij,...ij->...', A, B)
 
 # %% ../nbs/02a_linalg.ipynb #c28ffa05
-SMALL_D = 16 # up to this D, `_cholesky_inverse` inverts Cholesky factors in NumPy, vectorised over the batch
+# up to this D, `_cholesky_inverse` inverts Cholesky factors in NumPy, vectorised over the
+# batch
+SMALL_D = 16
 
 @lru_cache(maxsize=None)
-def _triangle(D:int): # (i, j, flat index of (i, j), flat index of (j, i)) for the upper triangle i <= j
+# (i, j, flat index of (i, j), flat index of (j, i)) for the upper triangle i <= j
+def _triangle(D:int):
     "Index arrays of the upper triangle of a D x D matrix, computed once per D."
     i, j = np.triu_indices(D)
     return i, j, i * D + j, j * D + i
@@ -42,15 +45,16 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       cov, # (K, D, D) or (1, D, D)
                       weight=None, # (K,), or None for unit weights
                      ): # (R, D, D)
-    "sum_k op_rk weight_k (mean_k mean_k^T + cov_k) for every r, through the upper triangle only."
+    """sum_k op_rk weight_k (mean_k mean_k^T + cov_k) for every r, through the upper triangle
+    only."""
     (K, D), (i, j, upper, lower) = op.shape[1:] + cov.shape[-1:], _triangle(cov.shape[-1])
-    if mean is None and len(cov) == 1:         # one shared covariance: a weighted count per row
+    if mean is None and len(cov) == 1:  # one shared covariance: a weighted count per row
         counts = np.asarray(op @ (np.ones(K) if weight is None else weight)).ravel()
         return counts[:, None, None] * cov
     if D <= SMALL_D:                           # few, small arrays: fancy indexing is fastest
         packed = np.broadcast_to(cov.reshape(-1, D * D)[:, upper], (K, len(i))).copy()
         if mean is not None: packed += mean[:, i] * mean[:, j]
-    else:                                      # one row of the triangle at a time: no (K, D^2) temporaries
+    else:  # one row of the triangle at a time: no (K, D^2) temporaries
         packed, start = np.empty((K, len(i))), 0
         for r in range(D):
             row = packed[:, start:start + D - r]
@@ -65,12 +69,16 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
 
 # %% ../nbs/02a_linalg.ipynb #2fa271b7
 def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite
-                             h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
-                            ): # (means P^-1 h (K or len(h), D), covariances P^-1 (K, D, D), log|P^-1| (K,))
+                             # (K, D) linear terms; any number of rows when K == 1 (one shared
+                             # P)
+                             h,
+  # (means P^-1 h (K or len(h), D), covariances P^-1 (K, D, D), log|P^-1| (K,))
+                            ):
     """Mean, covariance and log-determinant of N(P^-1 h, P^-1) from one Cholesky factorisation.
 
-    P = L L^T also checks positive definiteness. The mean comes from two triangular solves, never from a
-    computed inverse times h; the covariance L^-T L^-1 is symmetric positive definite by construction."""
+    P = L L^T also checks positive definiteness. The mean comes from two triangular solves,
+    never from a computed inverse times h; the covariance L^-T L^-1 is symmetric positive
+    definite by construction."""
     L = np.linalg.cholesky(P)
     logdet = -2 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
     mean = _tril_solve(L, _tril_solve(L, h), transpose=True)
@@ -94,8 +102,8 @@ def _cholesky_inverse(L, # (K, D, D) lower-triangular Cholesky factors of P
                      ): # (K, D, D) P^-1 = L^-T L^-1
     """The inverse of P from its Cholesky factor.
 
-    For small D by `_tril_inv` and one batched product; for larger D by LAPACK's dpotri on each factor
-    (a third of the arithmetic of a general inverse)."""
+    For small D by `_tril_inv` and one batched product; for larger D by LAPACK's dpotri on each
+    factor (a third of the arithmetic of a general inverse)."""
     K, D = L.shape[:2]
     if D <= SMALL_D:
         Li = _tril_inv(L)
@@ -110,14 +118,15 @@ def _tril_inv(L, # (K, D, D) lower-triangular factors, D small
              ): # (K, D, D) L^-1
     """L^-1 for a batch of small triangular factors.
 
-    Forward substitution on row k of every factor at once: a batched LAPACK call costs more in overhead
-    than its arithmetic."""
+    Forward substitution on row k of every factor at once: a batched LAPACK call costs more in
+    overhead than its arithmetic."""
     D = L.shape[1]
     r = 1.0 / np.diagonal(L, axis1=1, axis2=2).T           # (D, K)
-    neg = np.ascontiguousarray(L.transpose(1, 2, 0))       # (D, D, K): one row of every factor is one slice
+    # (D, D, K): one row of every factor is one slice
+    neg = np.ascontiguousarray(L.transpose(1, 2, 0))
     neg *= -r[:, None, :]                                  # row k divided by -L_kk
     Li = np.zeros_like(neg)
     Li[range(D), range(D)] = r
-    for k in range(1, D):                                  # row k of L^-1 = (e_k - sum_{i<k} L_ki row i) / L_kk
+    for k in range(1, D):  # row k of L^-1 = (e_k - sum_{i<k} L_ki row i) / L_kk
         np.einsum('ib,ijb->jb', neg[k, :k], Li[:k, :k], out=Li[k, :k])
     return np.ascontiguousarray(Li.transpose(2, 0, 1))

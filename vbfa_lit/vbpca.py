@@ -26,49 +26,63 @@ def symbolic_vbfa(M:int, # number of features
                   D:int, # latent dimension
                   observed=None, # 1-based (m, n) pairs of the observed set O; default all
                   noise:str='per_feature', # 'per_feature' (tau_m) or 'shared' (one tau)
-                  prior:str='broad', # 'broad' (alpha_d fixed symbols) or 'ard' (a Gamma factor per alpha_d)
-                 )->SimpleNamespace: # factors (X, W, mu, tau, alpha dicts; `factors` list), data symbols Y, hyperparameters, log joint
-    "The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its mean-field factors."
-    import sympy as sp                                  # the symbolic helpers load SymPy only when a lesson calls them
+                  # 'broad' (alpha_d fixed symbols) or 'ard' (a Gamma factor per alpha_d)
+                  prior:str='broad',
+                 # factors (X, W, mu, tau, alpha dicts; `factors` list), data symbols Y,
+                 # hyperparameters, log joint
+                 )->SimpleNamespace:
+    """The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its
+    mean-field factors."""
+    import sympy as sp  # the symbolic helpers load SymPy only when a lesson calls them
     from vbfa_lit.symbolic import GaussianFactor, GammaFactor
-    observed = sorted(observed if observed is not None else [(m, n) for m in range(1, M + 1) for n in range(1, N + 1)])
+    everything = [(m, n) for m in range(1, M + 1) for n in range(1, N + 1)]
+    observed = sorted(observed if observed is not None else everything)
     log2pi = sp.log(2 * sp.pi)
     X = {n: GaussianFactor(f'x_{n}', D) for n in range(1, N + 1)}
     W = {m: GaussianFactor(f'w_{m}', D) for m in range(1, M + 1)}
     mu = {m: GaussianFactor(rf'\mu_{m}') for m in range(1, M + 1)}
     shared = GammaFactor(r'\tau')
-    tau = {m: shared if noise == 'shared' else GammaFactor(rf'\tau_{m}') for m in range(1, M + 1)}
+    tau = {m: shared if noise == 'shared' else GammaFactor(rf'\tau_{m}')
+           for m in range(1, M + 1)}
     Y = {(m, n): sp.Symbol(f'y_{{{m}{n}}}', real=True) for (m, n) in observed}
     beta, a_t, b_t = sp.symbols(r'beta a_tau b_tau', positive=True)
     hyper = dict(beta=beta, a_tau=a_t, b_tau=b_t)
-    def log_gamma(theta, a, b): return a * sp.log(b) - sp.loggamma(a) + (a - 1) * sp.log(theta) - b * theta
+    def log_gamma(theta, a, b):
+        return a * sp.log(b) - sp.loggamma(a) + (a - 1) * sp.log(theta) - b * theta
     if prior == 'ard':
         alpha = {d: GammaFactor(rf'\alpha_{d}') for d in range(1, D + 1)}
         alpha_var = {d: f.var for d, f in alpha.items()}
         hyper.update(zip(['a_alpha', 'b_alpha'], sp.symbols('a_alpha b_alpha', positive=True)))
-        log_p_alpha = sum(log_gamma(f.var, hyper['a_alpha'], hyper['b_alpha']) for f in alpha.values())
+        log_p_alpha = sum(log_gamma(f.var, hyper['a_alpha'], hyper['b_alpha'])
+                          for f in alpha.values())
     else:
         alpha, log_p_alpha = {}, 0
         alpha_var = {d: sp.Symbol(rf'\alpha_{d}', positive=True) for d in range(1, D + 1)}
         hyper['alpha'] = list(alpha_var.values())
     log_lik = sum(sp.log(tau[m].var) / 2 - log2pi / 2
-                  - tau[m].var / 2 * (Y[m, n] - (W[m].vector.T * X[n].vector)[0] - mu[m].vars[0])**2
+                  - tau[m].var / 2
+                  * (Y[m, n] - (W[m].vector.T * X[n].vector)[0] - mu[m].vars[0])**2
                   for (m, n) in observed)
-    log_p_X = sum(-sp.Rational(D, 2) * log2pi - (f.vector.T * f.vector)[0] / 2 for f in X.values())
-    log_p_mu = sum(sp.log(beta) / 2 - log2pi / 2 - beta * f.vars[0]**2 / 2 for f in mu.values())
-    log_p_W = sum(sp.log(alpha_var[d]) / 2 - log2pi / 2 - alpha_var[d] * W[m].vars[d - 1]**2 / 2
+    log_p_X = sum(-sp.Rational(D, 2) * log2pi - (f.vector.T * f.vector)[0] / 2
+                  for f in X.values())
+    log_p_mu = sum(sp.log(beta) / 2 - log2pi / 2 - beta * f.vars[0]**2 / 2
+                   for f in mu.values())
+    log_p_W = sum(sp.log(alpha_var[d]) / 2 - log2pi / 2
+                  - alpha_var[d] * W[m].vars[d - 1]**2 / 2
                   for m in W for d in alpha_var)
     taus = list(dict.fromkeys(tau.values()))
     log_p_tau = sum(log_gamma(f.var, a_t, b_t) for f in taus)
-    factors = list(X.values()) + list(W.values()) + list(mu.values()) + taus + list(alpha.values())
-    return SimpleNamespace(X=X, W=W, mu=mu, tau=tau, alpha=alpha, Y=Y, observed=observed, hyper=hyper,
-                           factors=factors, log_lik=log_lik,
-                           log_joint=log_lik + log_p_X + log_p_mu + log_p_W + log_p_alpha + log_p_tau)
+    factors = (list(X.values()) + list(W.values()) + list(mu.values()) + taus
+               + list(alpha.values()))
+    log_joint = log_lik + log_p_X + log_p_mu + log_p_W + log_p_alpha + log_p_tau
+    return SimpleNamespace(X=X, W=W, mu=mu, tau=tau, alpha=alpha, Y=Y, observed=observed,
+                           hyper=hyper, factors=factors, log_lik=log_lik, log_joint=log_joint)
 
 def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
                factor, # one of model.factors
               ): # log q*(factor) up to an additive constant
-    "The optimal log factor (Bishop, eq. 13): the log joint averaged over all other factors, constants dropped."
+    """The optimal log factor (Bishop, eq. 13): the log joint averaged over all other factors,
+    constants dropped."""
     import sympy as sp
     from vbfa_lit.symbolic import GammaFactor, expectation, drop_constant
     others = [f for f in model.factors if f is not factor]
@@ -80,7 +94,8 @@ LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
     "Observed entries of Y (M, N); every sum in the updates runs over O only."
-    Y: object # (M, N) zeros at missing entries: ndarray, or CSR with exactly the mask's pattern
+    # (M, N) zeros at missing entries: ndarray, or CSR with exactly the mask's pattern
+    Y: object
     mask: object # (M, N) 1.0 where observed: ndarray or CSR
     YT: object # (N, M) transpose of Y
     maskT: object # (N, M) transpose of mask
@@ -88,14 +103,18 @@ class Observed(NamedTuple):
     y_row: np.ndarray # (M,) sum over n in O_m of y_mn
     complete: bool # nothing missing and the shared-covariance fast path enabled
 
-def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored entries are the observed ones)
+# (M, N) array with NaN where missing, or scipy.sparse (stored entries are the observed ones)
+def observed(Y,
              mask=None, # optional (M, N) bool, True where observed (dense Y only)
              sparse_storage:bool=False, # store dense Y and its mask as CSR
              fast:bool=True, # use the shared-covariance fast path when nothing is missing
             )->Observed:
-    "Package the observations (papers' orientation, features x samples) for the update functions."
+    """Package the observations (papers' orientation, features x samples) for the update
+    functions."""
     if sparse.issparse(Y):
-        if mask is not None: raise ValueError("mask: must be None for sparse Y (its stored entries are the mask)")
+        if mask is not None:
+            raise ValueError("mask: must be None for sparse Y "
+                             "(its stored entries are the mask)")
         Y = sparse.csr_matrix(Y, dtype=float, copy=True)
         Y.sum_duplicates()
         values = Y.data
@@ -103,7 +122,8 @@ def observed(Y, # (M, N) array with NaN where missing, or scipy.sparse (stored e
         Y = np.asarray(Y, dtype=float)
         if Y.ndim != 2: raise ValueError(f"Y: expected a 2-d array, got shape {Y.shape}")
         mask = ~np.isnan(Y) if mask is None else np.asarray(mask, dtype=bool)
-        if mask.shape != Y.shape: raise ValueError(f"mask: expected shape {Y.shape}, got {mask.shape}")
+        if mask.shape != Y.shape:
+            raise ValueError(f"mask: expected shape {Y.shape}, got {mask.shape}")
         values = Y[mask]
         Y = np.where(mask, Y, 0.0)
         if sparse_storage: Y = sparse.csr_matrix((values, np.nonzero(mask)), shape=Y.shape)
@@ -134,7 +154,8 @@ class Posterior(NamedTuple):
     b_alpha: object = None # (D,) rates of q(alpha_d); None when alpha is fixed
 
 class FixedAlpha(NamedTuple):
-    "The broad prior on the columns of W: every alpha_d fixed to a small value (Luttinen & Ilin, Sec. 4.1)."
+    """The broad prior on the columns of W: every alpha_d fixed to a small value (Luttinen &
+    Ilin, Sec. 4.1)."""
     alpha: float = 1e-3 # the fixed precision of each w_md
     def moments(self, q:Posterior): # (<alpha>, <log alpha>), each (D,)
         "The fixed alpha_d and their logarithms."
@@ -169,7 +190,8 @@ def update_X(data:Observed,
              tau, # (M,) or (1,) <tau_m>
              return_logdet:bool=False, # also return log|Sigma_x_n|, for `elbo`
             ): # X (N, D), Sx (N, D, D) or (1, D, D)[, logdet (N,) or (1,)]
-    "q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean Sigma_x_n sum_{m in O_n} <tau_m> w_m (y_mn - <mu_m>)."
+    """q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean Sigma_x_n sum_{m in O_n}
+    <tau_m> w_m (y_mn - <mu_m>)."""
     tw = tau[:, None] * W
     h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
     X, Sx, logdet = _gaussian_from_precision(np.eye(W.shape[1]) + TWW, h)
@@ -202,15 +224,17 @@ def random_posterior(rng:np.random.Generator,
                      shared:bool=False, # one q(tau) instead of one per feature
                      ard:bool=False, # include a q(alpha)
                     )->Posterior:
-    "A random, deliberately non-optimal posterior with one covariance per row: the input of derivation checks."
+    """A random, deliberately non-optimal posterior with one covariance per row: the input of
+    derivation checks."""
     def spd(K):
         A = rng.normal(size=(K, D, D))
         return A @ A.transpose(0, 2, 1) / D + 0.2 * np.eye(D)
     K = 1 if shared else M
-    return Posterior(X=rng.normal(size=(N, D)), Sx=spd(N), W=rng.normal(size=(M, D)), Sw=spd(M),
-                     mu=rng.normal(size=M), vmu=rng.uniform(0.2, 2, M),
+    return Posterior(X=rng.normal(size=(N, D)), Sx=spd(N), W=rng.normal(size=(M, D)),
+                     Sw=spd(M), mu=rng.normal(size=M), vmu=rng.uniform(0.2, 2, M),
                      a_tau=rng.uniform(1, 5, K), b_tau=rng.uniform(1, 5, K),
-                     a_alpha=rng.uniform(1, 5, D) if ard else None, b_alpha=rng.uniform(1, 5, D) if ard else None)
+                     a_alpha=rng.uniform(1, 5, D) if ard else None,
+                     b_alpha=rng.uniform(1, 5, D) if ard else None)
 
 # %% ../nbs/02_vbpca.ipynb #e02ee85a
 def sum_xx(data:Observed,
@@ -230,7 +254,8 @@ def update_W(data:Observed,
              alpha, # (D,) <alpha_d>
              return_logdet:bool=False, # also return log|Sigma_w_m|, for `elbo`
             ): # W (M, D), Sw (M, D, D) or (1, D, D)[, logdet (M,) or (1,)]
-    "q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean Sigma_w_m <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>)."
+    """q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean Sigma_w_m
+    <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>)."""
     h = tau[:, None] * (data.Y @ X - mu[:, None] * (data.mask @ X))
     P = tau[:, None, None] * XX
     P[:, np.arange(len(alpha)), np.arange(len(alpha))] += alpha
@@ -244,7 +269,8 @@ def update_mu(data:Observed,
               tau, # (M,) or (1,) <tau_m>
               beta:float, # prior precision of mu_m
              ): # (mean (M,), variance (M,))
-    "q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>)."
+    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn -
+    <w_m>^T <x_n>)."""
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
@@ -253,15 +279,17 @@ def sx_quadratic(data:Observed,
                  W, # (M, D) means of q(w_m)
                  Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
                 ): # (M,) sum over n in O_m of <w_m>^T Sigma_x_n <w_m>
-    "The posterior variance of the latent variables seen through each feature's loadings, summed over its observed entries."
+    """The posterior variance of the latent variables seen through each feature's loadings,
+    summed over its observed entries."""
     M, N = data.mask.shape
     if len(Sx) == 1:                                       # one covariance for every sample
         return data.n_row * np.einsum('md,de,me->m', W, Sx[0], W)
-    if data.n_row.sum() >= 0.5 * M * N:                    # mostly observed: one masked product of the packed Sigma_x_n
+    # mostly observed: one masked product of the packed Sigma_x_n
+    if data.n_row.sum() >= 0.5 * M * N:
         SX = _masked_outer_sum(data.mask, None, Sx)
         return np.einsum('md,md->m', W, np.einsum('mde,me->md', SX, W))
     maskT = data.maskT if sparse.issparse(data.maskT) else sparse.csr_matrix(data.maskT)
-    out = np.zeros(M)                                      # sparse: |O| D^2 work, sample by sample, as BLAS products
+    out = np.zeros(M)  # sparse: |O| D^2 work, sample by sample, as BLAS products
     for n in range(N):
         rows = maskT.indices[maskT.indptr[n]:maskT.indptr[n + 1]]
         if len(rows): out[rows] += np.einsum('kd,kd->k', W[rows] @ Sx[n], W[rows])
@@ -271,7 +299,8 @@ def residual_ss(data:Observed,
                 W, # (M, D) means of q(w_m)
                 X, # (N, D) means of q(x_n)
                 mu, # (M,) means of q(mu_m)
-                chunk:int=1 << 16, # sparse data: entries per block, which bounds the temporaries to chunk x D
+                # sparse data: entries per block, which bounds the temporaries to chunk x D
+                chunk:int=1 << 16,
                ): # (M,) sum over n in O_m of (y_mn - <w_m>^T <x_n> - <mu_m>)^2
     "Squared residuals of the posterior means, summed over each feature's observed entries."
     if not sparse.issparse(data.Y):
@@ -295,16 +324,20 @@ def sq_error(data:Observed,
              mu, # (M,) means of q(mu_m)
              vmu, # (M,) variances of q(mu_m)
             ): # (M,) expected squared errors
-    "err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>: squared residuals of the means plus the posterior variances, every term >= 0."
-    return residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx) + _tr(Sw, XX) + data.n_row * vmu
+    """err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>: squared residuals of the
+    means plus the posterior variances, every term >= 0."""
+    return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx) + _tr(Sw, XX)
+            + data.n_row * vmu)
 
 def update_tau(err, # (M,) sq_error(...)
                n_row, # (M,) N_m
                a_tau:float, # prior shape
                b_tau:float, # prior rate
-               shared:bool, # one tau for all features (VB PCA) instead of one per feature (VBFA)
+               # one tau for all features (VB PCA) instead of one per feature (VBFA)
+               shared:bool,
               ): # (shape, rate), each (M,) or (1,)
-    "q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m err_m/2), n_obs the number of observed entries."
+    """q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m
+    err_m/2), n_obs the number of observed entries."""
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
@@ -323,10 +356,13 @@ class ElboTerms(NamedTuple):
 def elbo(data:Observed, q:Posterior, prior:Prior,
          XX=None, # sum_xx(data, q.X, q.Sx), if already computed
          err=None, # sq_error(...), if already computed
-         logdet_Sx=None, # (N,) or (1,) log|Sigma_x_n|, if already computed (`update_X(..., return_logdet=True)`)
+         # (N,) or (1,) log|Sigma_x_n|, if already computed (`update_X(...,
+         # return_logdet=True)`)
+         logdet_Sx=None,
          logdet_Sw=None, # (M,) or (1,) log|Sigma_w_m|, if already computed
         )->ElboTerms:
-    "The full lower bound L(q) (Luttinen & Ilin, eq. 3), every constant included, term by term."
+    """The full lower bound L(q) (Luttinen & Ilin, eq. 3), every constant included, term by
+    term."""
     (N, D), M = q.X.shape, q.W.shape[0]
     if err is None:
         XX = sum_xx(data, q.X, q.Sx) if XX is None else XX
@@ -338,10 +374,13 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
     kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
     w = expected_log_prior_W(q, prior) + _entropy_sum(q.Sw, logdet_Sw, M)
     kl_tau = np.sum(_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
-    return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
+    return ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)),
+                     float(-kl_tau))
 
 def _entropy_sum(S, # (K, D, D) or (1, D, D) covariances
-                 logdet, # their log-determinants, or None to compute them (with a positive-definiteness check)
+                 # their log-determinants, or None to compute them (with a positive-
+                 # definiteness check)
+                 logdet,
                  K:int, # number of factors (S shared by all of them when len(S) == 1)
                 ): # sum of the K Gaussian entropies
     "sum_k H[N(., S_k)] = sum_k [D (1 + log 2 pi) + log|S_k|] / 2."
@@ -366,13 +405,16 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
                   q:Posterior, # a posterior of matching shapes
                   prior:Prior, # hyperparameters (and the W prior)
                  )->float: # the lower bound
-    "The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor."
+    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus
+    the entropy of every factor."""
     from vbfa_lit.symbolic import expectation, evaluate
     vals = symbolic_values(model, Y, q, prior)
     expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
     full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])
-    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum() + gaussian_entropy(full(q.Sw, len(q.W))).sum()
-               + 0.5 * np.log(2 * np.pi * np.e * q.vmu).sum() + gamma_entropy(q.a_tau, q.b_tau).sum())
+    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum()
+               + gaussian_entropy(full(q.Sw, len(q.W))).sum()
+               + 0.5 * np.log(2 * np.pi * np.e * q.vmu).sum()
+               + gamma_entropy(q.a_tau, q.b_tau).sum())
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
@@ -382,16 +424,21 @@ def init_posterior(data:Observed,
                    prior:Prior,
                    shared:bool, # one shared tau
                    rng:np.random.Generator,
-                   tau_scale:float=1e3, # initial <tau> = tau_scale / v, v the variance of the observed values
+                   # initial <tau> = tau_scale / v, v the variance of the observed values
+                   tau_scale:float=1e3,
                   )->Posterior:
-    "Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a large <tau>; then the prior on W."
+    """Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a
+    large <tau>; then the prior on W."""
     M, N = data.mask.shape
     nobs = data.n_row.sum()
     row_mean = data.y_row / np.maximum(data.n_row, 1)
-    var = residual_ss(data, np.zeros((M, 1)), np.zeros((N, 1)), row_mean).sum() / nobs   # about the feature means
-    if not var > 0: var = 1.0        # one observed value per feature, or all equal: no scale to learn from, so a unit one
+    # about the feature means
+    var = residual_ss(data, np.zeros((M, 1)), np.zeros((N, 1)), row_mean).sum() / nobs
+    # one observed value per feature, or all equal: no scale to learn from, so a unit one
+    if not var > 0: var = 1.0
     a_tau = prior.a_tau + (np.array([nobs]) if shared else data.n_row) / 2
-    q = Posterior(X=np.zeros((N, D)), Sx=np.eye(D)[None], W=rng.standard_normal((M, D)) * np.sqrt(var / D),
+    q = Posterior(X=np.zeros((N, D)), Sx=np.eye(D)[None],
+                  W=rng.standard_normal((M, D)) * np.sqrt(var / D),
                   Sw=np.eye(D)[None], mu=row_mean, vmu=np.ones(M),
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
     return prior.w.update(q)
@@ -400,20 +447,25 @@ def sweep(data:Observed, q:Posterior, prior:Prior,
           shared:bool, # one shared tau
          ): # (new Posterior, ElboTerms after the sweep)
     "One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound."
-    tau = _moments(q.a_tau, q.b_tau)[0]                   # valid by construction: the checks are skipped
-    X, Sx, logdet_Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau, return_logdet=True)
+    tau = _moments(q.a_tau, q.b_tau)[0]  # valid by construction: the checks are skipped
+    TWW = sum_tau_ww(data, q.W, q.Sw, tau)
+    X, Sx, logdet_Sx = update_X(data, q.W, TWW, q.mu, tau, return_logdet=True)
     XX = sum_xx(data, X, Sx)
-    W, Sw, logdet_Sw = update_W(data, X, XX, q.mu, tau, prior.w.moments(q)[0], return_logdet=True)
+    alpha = prior.w.moments(q)[0]
+    W, Sw, logdet_Sw = update_W(data, X, XX, q.mu, tau, alpha, return_logdet=True)
     mu, vmu = update_mu(data, W, X, tau, prior.beta)
     err = sq_error(data, W, Sw, X, Sx, XX, mu, vmu)
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
-    q = prior.w.update(q._replace(X=X, Sx=Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau))
+    q = q._replace(X=X, Sx=Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
+    q = prior.w.update(q)
     return q, elbo(data, q, prior, err=err, logdet_Sx=logdet_Sx, logdet_Sw=logdet_Sw)
 
 def _check_prior(prior:Prior):
-    "A clear error naming the first hyperparameter that is not finite and > 0 (the sweep itself does not check them)."
+    """A clear error naming the first hyperparameter that is not finite and > 0 (the sweep
+    itself does not check them)."""
     values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k != 'w']
-    values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]   # FixedAlpha, ARD
+    # FixedAlpha, ARD
+    values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]
     for name, v in values:
         if not (isinstance(v, (int, float, np.number)) and 0 < v < np.inf):
             raise ValueError(f"{name}: must be a finite number > 0, got {v!r}")
@@ -433,20 +485,26 @@ def fit_vbfa(data:Observed, # from `observed`
              tol:float=1e-6, # stop when |L_t - L_{t-1}| < tol |L_t|
              rng=None, # None, an int seed or a numpy Generator
              callback=None, # called as callback(iteration, q, bound) after each sweep
-             transform=None, # optional transform(data, q, prior) -> (q, gain), applied between sweeps (vbfa_lit.transformations)
-             transform_start:int=1, # number of plain sweeps before `transform` is first applied (at least 1)
+             # optional transform(data, q, prior) -> (q, gain), applied between sweeps
+             # (vbfa_lit.transformations)
+             transform=None,
+             # number of plain sweeps before `transform` is first applied (at least 1)
+             transform_start:int=1,
             )->FitResult:
-    "Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles."
+    """Variational EM for the VBFA model: sweeps, optionally with `transform` between them,
+    until the bound settles."""
     _check_prior(prior)
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
-        if transform is not None and it >= max(transform_start, 1): q, _ = transform(data, q, prior)
+        if transform is not None and it >= max(transform_start, 1):
+            q, _ = transform(data, q, prior)
         q, terms = sweep(data, q, prior, shared)
         history.append(terms.total)
         if not np.isfinite(terms.total):
-            raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: numerical breakdown "
-                                     "(check the scale of the data and the hyperparameters)")
+            raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: "
+                                     "numerical breakdown (check the scale of the data and "
+                                     "the hyperparameters)")
         if callback is not None: callback(it, q, terms.total)
         if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
             return FitResult(q, history, terms, True)
