@@ -72,8 +72,7 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
                              # (K, D) linear terms; any number of rows when K == 1 (one shared
                              # P)
                              h,
-  # (means P^-1 h (K or len(h), D), covariances P^-1 (K, D, D), log|P^-1| (K,))
-                            ):
+                            ): # (mean (K or len(h), D), covariance (K, D, D), log|P^-1| (K,))
     """Mean, covariance and log-determinant of N(P^-1 h, P^-1) from one Cholesky factorisation.
 
     P = L L^T also checks positive definiteness. The mean comes from two triangular solves,
@@ -122,8 +121,9 @@ def _tril_inv(L, # (K, D, D) lower-triangular factors, D small
     overhead than its arithmetic."""
     D = L.shape[1]
     r = 1.0 / np.diagonal(L, axis1=1, axis2=2).T           # (D, K)
-    # (D, D, K): one row of every factor is one slice
-    neg = np.ascontiguousarray(L.transpose(1, 2, 0))
+    # (D, D, K): one row of every factor is one slice; a copy even when the transpose is
+    # contiguous (D = 1 or K = 1), so that L is left untouched
+    neg = np.array(L.transpose(1, 2, 0), order='C')
     neg *= -r[:, None, :]                                  # row k divided by -L_kk
     Li = np.zeros_like(neg)
     Li[range(D), range(D)] = r
