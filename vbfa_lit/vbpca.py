@@ -94,8 +94,7 @@ LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
     "Observed entries of Y (M, N); every sum in the updates runs over O only."
-    # (M, N) zeros at missing entries: ndarray, or CSR with exactly the mask's pattern
-    Y: object
+    Y: object # (M, N) zeros where missing: ndarray, or CSR with exactly the mask's pattern
     mask: object # (M, N) 1.0 where observed: ndarray or CSR
     YT: object # (N, M) transpose of Y
     maskT: object # (N, M) transpose of mask
@@ -103,8 +102,7 @@ class Observed(NamedTuple):
     y_row: np.ndarray # (M,) sum over n in O_m of y_mn
     complete: bool # nothing missing and the shared-covariance fast path enabled
 
-# (M, N) array with NaN where missing, or scipy.sparse (stored entries are the observed ones)
-def observed(Y,
+def observed(Y, # (M, N) array, NaN where missing; or scipy.sparse (stored entries = observed)
              mask=None, # optional (M, N) bool, True where observed (dense Y only)
              sparse_storage:bool=False, # store dense Y and its mask as CSR
              fast:bool=True, # use the shared-covariance fast path when nothing is missing
@@ -356,8 +354,8 @@ class ElboTerms(NamedTuple):
 def elbo(data:Observed, q:Posterior, prior:Prior,
          XX=None, # sum_xx(data, q.X, q.Sx), if already computed
          err=None, # sq_error(...), if already computed
-         # (N,) or (1,) log|Sigma_x_n|, if already computed (`update_X(...,
-         # return_logdet=True)`)
+         # (N,) or (1,) log|Sigma_x_n|, if already computed
+         # (by `update_X(..., return_logdet=True)`)
          logdet_Sx=None,
          logdet_Sw=None, # (M,) or (1,) log|Sigma_w_m|, if already computed
         )->ElboTerms:
@@ -378,8 +376,8 @@ def elbo(data:Observed, q:Posterior, prior:Prior,
                      float(-kl_tau))
 
 def _entropy_sum(S, # (K, D, D) or (1, D, D) covariances
-                 # their log-determinants, or None to compute them (with a positive-
-                 # definiteness check)
+                 # their log-determinants, or None to compute them
+                 # (with a check of positive definiteness)
                  logdet,
                  K:int, # number of factors (S shared by all of them when len(S) == 1)
                 ): # sum of the K Gaussian entropies
