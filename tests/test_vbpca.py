@@ -278,56 +278,7 @@ def test_observed_values_without_spread_still_fit(Y):
         assert np.isfinite(terms.total)
 
 
-# ------------------------------------------------------------------------- the batched SPD inverse
-
-@pytest.mark.parametrize("D", [1, 2, 10, 16, 17, 40])
-@pytest.mark.parametrize("K", [1, 7])
-def test_gaussian_from_precision_matches_lapack_on_both_paths(D, K):
-    "Small D inverts the Cholesky factors in NumPy, large D with LAPACK's dtrtri: both equal inv, solve and slogdet."
-    from vbfa_lit.vbpca import SMALL_D, _gaussian_from_precision
-    rng = np.random.default_rng(D * 10 + K)
-    P = random_spd(rng, K, D) * rng.uniform(0.01, 100)
-    h = rng.standard_normal((K, D))
-    mean, S, logdet = _gaussian_from_precision(P, h)
-    test_tol = 1e-10 * np.linalg.cond(P).max()
-    np.testing.assert_allclose(S, np.linalg.inv(P), rtol=0, atol=test_tol * np.abs(np.linalg.inv(P)).max())
-    np.testing.assert_array_equal(S, S.transpose(0, 2, 1))               # symmetric by construction
-    np.testing.assert_allclose(mean, np.linalg.solve(P, h[..., None])[..., 0], rtol=0,
-                               atol=test_tol * np.abs(mean).max())
-    np.testing.assert_allclose(logdet, -np.linalg.slogdet(P)[1], rtol=1e-12, atol=1e-10)
-    assert (D > SMALL_D) == (D in (17, 40))        # both code paths are exercised
-
-
-def test_gaussian_from_precision_shares_one_precision_between_many_means():
-    from vbfa_lit.vbpca import _gaussian_from_precision
-    rng = np.random.default_rng(3)
-    P, h = random_spd(rng, 1, 4), rng.standard_normal((9, 4))
-    mean, S, logdet = _gaussian_from_precision(P, h)
-    assert mean.shape == (9, 4) and S.shape == (1, 4, 4) and logdet.shape == (1,)
-    np.testing.assert_allclose(mean, h @ np.linalg.inv(P[0]), rtol=1e-10)
-
-
-@pytest.mark.parametrize("D", [3, 20])
-def test_mean_by_triangular_solves_keeps_digits_an_inverse_loses(D):
-    "A precision I + t w w^T with t = 1e12 (a column whose noise precision blew up): the mean from the Cholesky"
-    " solves has a small residual P m - h, the computed inverse times h does not."
-    from vbfa_lit.vbpca import _gaussian_from_precision
-    rng = np.random.default_rng(D)
-    w = rng.standard_normal((D, 2))
-    P = (np.eye(D) + w @ np.diag([1e12, 1e-3]) @ w.T)[None]
-    h = (P[0] @ rng.standard_normal(D))[None]
-    mean, S, _ = _gaussian_from_precision(P, h)
-    ours = np.linalg.norm(P[0] @ mean[0] - h[0]) / np.linalg.norm(h)
-    via_inverse = np.linalg.norm(P[0] @ (S[0] @ h[0]) - h[0]) / np.linalg.norm(h)
-    assert ours < 1e-12, ours
-    assert ours < via_inverse
-
-
-def test_gaussian_from_precision_refuses_an_indefinite_precision():
-    from vbfa_lit.vbpca import _gaussian_from_precision
-    P = np.array([[[1.0, 2.0], [2.0, 1.0]]])
-    with pytest.raises(np.linalg.LinAlgError):
-        _gaussian_from_precision(P, np.ones((1, 2)))
+# (the batched Gaussian from a precision and the masked outer sums are tested in test_linalg.py)
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 1e6])
@@ -381,22 +332,3 @@ def test_fit_reports_numerical_breakdown():
     with pytest.raises(FloatingPointError, match="numerical breakdown"):
         with np.errstate(all='ignore'):
             fit_vbfa(observed(Y), 2, Prior(), max_iter=5)
-
-
-@pytest.mark.parametrize("D", [3, 16, 17, 24])
-@pytest.mark.parametrize("shared_cov", [False, True])
-@pytest.mark.parametrize("csr", [False, True])
-def test_masked_outer_sum_equals_brute_force_on_both_paths(D, shared_cov, csr):
-    "Both ways of packing the upper triangle (fancy indexing for small D, row by row above) give the same sums."
-    import scipy.sparse as sparse
-    from vbfa_lit.vbpca import _masked_outer_sum
-    rng = np.random.default_rng(D)
-    R, K = 7, 11
-    op = (rng.random((R, K)) < 0.6).astype(float)
-    mean, weight = rng.standard_normal((K, D)), rng.uniform(0.5, 2, K)
-    cov = random_spd(rng, 1 if shared_cov else K, D)
-    second = mean[:, :, None] * mean[:, None, :] + cov                  # (K, D, D), cov broadcast when shared
-    expected = np.einsum('rk,k,kij->rij', op, weight, second)
-    got = _masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)

@@ -1,0 +1,158 @@
+"""The numerical machinery of the VB updates (`vbfa_lit.linalg`, lesson 02a): the batched Gaussian from a
+precision on both inversion paths, the triangular solves, the masked outer sums on both packing paths and
+both mask storages, and the shared-batch helpers. Every check is against plain NumPy on the same input."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sparse
+
+from vbfa_lit.linalg import (SMALL_D, _cholesky_inverse, _diag_sum, _gaussian_from_precision,
+                             _masked_outer_sum, _tr, _tril_inv, _tril_solve, _wsum)
+
+
+def random_spd(rng, K, D):
+    A = rng.standard_normal((K, D, D))
+    return A @ A.transpose(0, 2, 1) / D + 0.1 * np.eye(D)
+
+
+# ------------------------------------------------------------------------- the batched SPD inverse
+
+@pytest.mark.parametrize("D", [1, 2, 10, 16, 17, 40])
+@pytest.mark.parametrize("K", [1, 7])
+def test_gaussian_from_precision_matches_lapack_on_both_paths(D, K):
+    "Small D inverts the Cholesky factors in NumPy, large D with LAPACK's dpotri: both equal inv, solve and slogdet."
+    rng = np.random.default_rng(D * 10 + K)
+    P = random_spd(rng, K, D) * rng.uniform(0.01, 100)
+    h = rng.standard_normal((K, D))
+    mean, S, logdet = _gaussian_from_precision(P, h)
+    test_tol = 1e-10 * np.linalg.cond(P).max()
+    np.testing.assert_allclose(S, np.linalg.inv(P), rtol=0, atol=test_tol * np.abs(np.linalg.inv(P)).max())
+    np.testing.assert_array_equal(S, S.transpose(0, 2, 1))               # symmetric by construction
+    np.testing.assert_allclose(mean, np.linalg.solve(P, h[..., None])[..., 0], rtol=0,
+                               atol=test_tol * np.abs(mean).max())
+    np.testing.assert_allclose(logdet, -np.linalg.slogdet(P)[1], rtol=1e-12, atol=1e-10)
+    assert (D > SMALL_D) == (D in (17, 40))        # both code paths are exercised
+
+
+def test_gaussian_from_precision_shares_one_precision_between_many_means():
+    rng = np.random.default_rng(3)
+    P, h = random_spd(rng, 1, 4), rng.standard_normal((9, 4))
+    mean, S, logdet = _gaussian_from_precision(P, h)
+    assert mean.shape == (9, 4) and S.shape == (1, 4, 4) and logdet.shape == (1,)
+    np.testing.assert_allclose(mean, h @ np.linalg.inv(P[0]), rtol=1e-10)
+
+
+@pytest.mark.parametrize("D", [3, 20])
+def test_mean_by_triangular_solves_keeps_digits_an_inverse_loses(D):
+    "A precision I + t w w^T with t = 1e12 (a column whose noise precision blew up): the mean from the Cholesky"
+    " solves has a small residual P m - h, the computed inverse times h does not."
+    rng = np.random.default_rng(D)
+    w = rng.standard_normal((D, 2))
+    P = (np.eye(D) + w @ np.diag([1e12, 1e-3]) @ w.T)[None]
+    h = (P[0] @ rng.standard_normal(D))[None]
+    mean, S, _ = _gaussian_from_precision(P, h)
+    ours = np.linalg.norm(P[0] @ mean[0] - h[0]) / np.linalg.norm(h)
+    via_inverse = np.linalg.norm(P[0] @ (S[0] @ h[0]) - h[0]) / np.linalg.norm(h)
+    assert ours < 1e-12, ours
+    assert ours < via_inverse
+
+
+def test_gaussian_from_precision_refuses_an_indefinite_precision():
+    P = np.array([[[1.0, 2.0], [2.0, 1.0]]])
+    with pytest.raises(np.linalg.LinAlgError):
+        _gaussian_from_precision(P, np.ones((1, 2)))
+
+
+@pytest.mark.parametrize("D", [1, 4, 16, 17, 30])
+def test_cholesky_inverse_paths_agree(D):
+    "The hand-vectorised inverse (forced at every D) and dpotri give the same P^-1 to rounding."
+    rng = np.random.default_rng(D)
+    P = random_spd(rng, 5, D)
+    L = np.linalg.cholesky(P)
+    Li = _tril_inv(L)
+    by_hand = Li.transpose(0, 2, 1) @ Li
+    np.testing.assert_allclose(_tril_inv(L) @ L, np.broadcast_to(np.eye(D), L.shape), atol=1e-10)
+    np.testing.assert_allclose(_cholesky_inverse(L), by_hand, rtol=1e-9,
+                               atol=1e-11 * np.abs(by_hand).max() * np.linalg.cond(P).max())
+
+
+@pytest.mark.parametrize("D, K", [(1, 4), (3, 1), (3, 4)])
+def test_tril_inv_leaves_its_input_untouched(D, K):
+    "For D = 1 or K = 1 the transposed factor is contiguous; the inverse must still work on a copy."
+    L = np.linalg.cholesky(random_spd(np.random.default_rng(D + K), K, D))
+    before = L.copy()
+    _tril_inv(L)
+    np.testing.assert_array_equal(L, before)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("shared", [False, True])
+def test_tril_solve_equals_numpy(transpose, shared):
+    rng = np.random.default_rng(7)
+    L = np.linalg.cholesky(random_spd(rng, 1 if shared else 6, 5))
+    b = rng.standard_normal((6, 5))
+    A = np.broadcast_to(L.transpose(0, 2, 1) if transpose else L, (6, 5, 5))
+    np.testing.assert_allclose(_tril_solve(L, b, transpose=transpose),
+                               np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------- masked outer sums
+
+@pytest.mark.parametrize("D", [3, 16, 17, 24])
+@pytest.mark.parametrize("shared_cov", [False, True])
+@pytest.mark.parametrize("csr", [False, True])
+def test_masked_outer_sum_equals_brute_force_on_both_paths(D, shared_cov, csr):
+    "Both ways of packing the upper triangle (fancy indexing for small D, row by row above) give the same sums."
+    rng = np.random.default_rng(D)
+    R, K = 7, 11
+    op = (rng.random((R, K)) < 0.6).astype(float)
+    mean, weight = rng.standard_normal((K, D)), rng.uniform(0.5, 2, K)
+    cov = random_spd(rng, 1 if shared_cov else K, D)
+    second = mean[:, :, None] * mean[:, None, :] + cov                  # (K, D, D), cov broadcast when shared
+    expected = np.einsum('rk,k,kij->rij', op, weight, second)
+    got = _masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shared_cov", [False, True])
+def test_masked_outer_sum_of_covariances_alone(shared_cov):
+    "mean=None sums the covariances only; a shared covariance becomes a weighted count per row."
+    rng = np.random.default_rng(11)
+    op = (rng.random((5, 8)) < 0.5).astype(float)
+    cov, weight = random_spd(rng, 1 if shared_cov else 8, 3), rng.uniform(0.5, 2, 8)
+    expected = np.einsum('rk,k,kij->rij', op, weight, np.broadcast_to(cov, (8, 3, 3)))
+    np.testing.assert_allclose(_masked_outer_sum(op, None, cov, weight), expected, rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------------- shared-batch helpers
+
+def test_shared_batch_helpers_equal_the_explicit_batch():
+    rng = np.random.default_rng(5)
+    w, S = rng.uniform(size=6), random_spd(rng, 6, 3)
+    full = np.broadcast_to(S[:1], S.shape)
+    np.testing.assert_allclose(_wsum(w, S[:1]), np.tensordot(w, full, 1), rtol=1e-14)
+    np.testing.assert_allclose(_wsum(w, S), np.tensordot(w, S, 1), rtol=1e-14)
+    np.testing.assert_allclose(_diag_sum(S[:1], 6), np.einsum('kdd->d', full), rtol=1e-14)
+    np.testing.assert_allclose(_tr(S, S[::-1]), [np.trace(a @ b) for a, b in zip(S, S[::-1])], rtol=1e-12)
+
+
+# ------------------------------------------------------------------------- the module boundary
+
+def test_moved_names_stay_importable_from_vbpca():
+    "ard, estimator and transformations import these from vbfa_lit.vbpca: they are the same objects."
+    import vbfa_lit.linalg as L
+    import vbfa_lit.vbpca as V
+    for name in ['SMALL_D', '_wsum', '_diag_sum', '_tr', '_triangle', '_masked_outer_sum',
+                 '_gaussian_from_precision', '_tril_solve', '_cholesky_inverse', '_tril_inv']:
+        assert getattr(V, name) is getattr(L, name), name
+
+
+def test_linalg_imports_light():
+    "The module needs NumPy and SciPy only: no SymPy, JAX or scikit-learn at import."
+    code = ("import sys, vbfa_lit.linalg; "
+            "print(sorted(m for m in ('sympy', 'jax', 'numpyro', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == '[]'
