@@ -100,6 +100,41 @@ _LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}
 _SOURCE_LINK_RE = re.compile(r'^[ \t]*\[source\]\([^)]*\)(\{[^}\n]*\})?[ \t]*\n?', re.M)
 
 
+# show_doc of a NamedTuple defined in a lesson shows `def Name(*args, **kwargs)`: its fields are what a reader needs.
+_ARGS_KWARGS_RE = re.compile(r'```python\ndef (\w+)\(\n\s*\*args, \*\*kwargs\n\):\n```')
+
+
+def find_namedtuple(name: str):
+    "The NamedTuple class `name` exported by some module of the package, or None."
+    import importlib, pkgutil
+    try: import vbfa_lit
+    except ImportError: return None
+    for m in pkgutil.iter_modules(vbfa_lit.__path__):
+        try: mod = importlib.import_module(f'vbfa_lit.{m.name}')
+        except ImportError: continue
+        cls = getattr(mod, name, None)
+        if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, '_fields'): return cls
+    return None
+
+
+def namedtuple_block(cls) -> str:
+    "A `class Name(NamedTuple):` code block with the fields as they are written in the source, comments included."
+    import inspect
+    try: body = inspect.getsource(cls).splitlines()[1:]
+    except (OSError, TypeError): body = []
+    fields = [line.strip() for line in body if re.match(r'\s+\w+\s*:', line)]
+    if not fields: fields = [f'{f}: {getattr(t, "__name__", t)}' for f, t in cls.__annotations__.items()]
+    return '```python\nclass ' + cls.__name__ + '(NamedTuple):\n' + '\n'.join('    ' + f for f in fields) + '\n```'
+
+
+def namedtuple_fields(md: str, lookup=find_namedtuple) -> str:
+    "Replace show_doc's `def Name(*args, **kwargs)` of a NamedTuple by its fields."
+    def sub(m):
+        cls = lookup(m.group(1))
+        return namedtuple_block(cls) if cls is not None else m.group(0)
+    return _ARGS_KWARGS_RE.sub(sub, md)
+
+
 def clean_show_doc_markdown(md: str) -> str:
     "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
@@ -238,7 +273,7 @@ def convert_notebook(nb: dict, pages: dict[str, str], site_urls: tuple[str, ...]
             if not tags: del cell['metadata']['tags']
             for out in cell.get('outputs', []):
                 if _is_show_doc_output(out):
-                    md = clean_show_doc_markdown(_src({'source': out['data']['text/markdown']}))
+                    md = namedtuple_fields(clean_show_doc_markdown(_src({'source': out['data']['text/markdown']})))
                     out['data']['text/markdown'] = rewrite_links(md, pages, site_urls)
         cells.append(cell)
     if nb.get('nbformat', 4) == 4 and nb.get('nbformat_minor', 0) >= 5:  # ids are required

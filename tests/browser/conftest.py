@@ -110,6 +110,7 @@ def output_artefacts(outputs: list[str]) -> list[str]:
         m = _NUMPY_REPR.search(o)
         if m: out.append(f'numpy scalar repr in an output: {o[max(0, m.start() - 40):m.end() + 40]!r}')
         if _DICT_DUMP.match(o.strip()): out.append(f'a raw dict dump as an output: {o.strip()[:80]!r}')
+        if '*args, **kwargs' in o: out.append(f'a signature shown as (*args, **kwargs): {o.strip()[:60]!r}')
     return out
 
 

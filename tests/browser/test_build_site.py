@@ -176,6 +176,16 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
         assert any(what in p for p in found), (what, found)
 
 
+def test_named_tuples_show_their_fields():
+    from vbfa_lit.vbpca import Observed
+    md = '### Observed\n\n```python\ndef Observed(\n    *args, **kwargs\n):\n```\n\n*Observed entries.*'
+    out = p2s.namedtuple_fields(md)
+    assert 'kwargs' not in out and 'class Observed(NamedTuple):' in out
+    assert all(f'    {f}' in out for f in Observed._fields)
+    assert '# ' in out.split('```')[1]                    # the fields keep their comments
+    assert p2s.namedtuple_fields(md, lookup=lambda name: None) == md   # unknown names are left alone
+
+
 def test_text_artefacts_are_detected():
     "The checks every page of the site passes would catch each artefact a reader once saw."
     from conftest import text_artefacts
