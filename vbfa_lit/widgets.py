@@ -376,7 +376,7 @@ class ARDPruningPanel(Panel):
             k = data['pq_k']
             ax_q.bar(data['pq_q'] - 0.2, data['pq_rjmcmc'], width=0.4, color=colour(0), yerr=data['pq_se'],
                      error_kw=dict(ecolor='0.2', capsize=3, linewidth=1),
-                     label=f'RJMCMC (short: {self.rj_chains} chains x {self.rj_sweeps - self.rj_burn_in} sweeps, +-1 s.e.)')
+                     label=f'RJMCMC (short chains: {self.rj_chains} × {self.rj_sweeps - self.rj_burn_in} sweeps, ±1 s.e.)')
             ax_q.bar(k + 0.2, data['pq_laplace'], width=0.4, color=colour(1), label="Laplace evidence (Minka)")
             ax_q.plot([data['n_kept']], [1.04], 'v', color=colour(3), markersize=11,
                       label=f"VB-ARD keeps {data['n_kept']}")
@@ -552,7 +552,7 @@ class RJMCMCPanel(Panel):
                 ax_p.plot(data['q'], pc, '_', color='0.35', markersize=9, label='one chain' if c == 0 else None)
             ax_p.legend(frameon=False, fontsize='small')
             C, K = data['p_chain'].shape[0], trace.shape[1] - data['burn_in']
-            ax_p.set_title(f'p(q | D): {C} chain{"s" * (C > 1)} x {K} kept sweeps, bars +-1 s.e. (ESS)', fontsize='medium')
+            ax_p.set_title(f'p(q | D): {C} chain{"s" * (C > 1)} × {K} kept sweeps, bars ±1 s.e. (ESS)', fontsize='medium')
             if data['exact'] is None:
                 ax_p.text(0.02, 0.97, data['exact_note'].replace(': ', ':\n', 1), transform=ax_p.transAxes,
                           va='top', fontsize='small', color='0.3')
