@@ -490,7 +490,7 @@ class RJMCMCPanel(Panel):
 
     def make_controls(self, w):
         c = dict(continuous_update=False, style={'description_width': 'initial'})
-        n_opts = [('as in the paper', 0)] + [(str(n), n) for n in (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)]
+        n_opts = [('paper', 0)] + [(str(n), n) for n in (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)]
         return dict(
             dataset=w.Dropdown(options=list(RJ_DATASETS), value='Set 1', description='data set', style=c['style']),
             N=w.SelectionSlider(options=n_opts, value=0, description='N (samples)', **c),
@@ -623,7 +623,7 @@ class HouseholderPanel(Panel):
             step=w.IntSlider(value=1, min=0, max=3, step=1, description='step k', **c),
             dim=w.Dropdown(options=[('3-D', 3), ('2-D', 2)], value=3, description='dimension'),
             n=w.IntSlider(value=400, min=50, max=3000, step=50, description='points per sphere', **c),
-            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **c),
+            seed=w.IntSlider(value=5, min=0, max=20, step=1, description='seed', **c),
             sign_fix=w.ToggleButton(value=False, description='QR sign fix'))
         ctl['dim'].observe(lambda ch: setattr(ctl['step'], 'max', ch['new']), names='value')   # steps 0..D
         return ctl
@@ -693,7 +693,8 @@ class HouseholderPanel(Panel):
             ax.set_box_aspect((1, 1, 1))
             ax.view_init(elev=20, azim=-60)
         ax.set_title(title, fontsize='medium')
-        if k: ax.legend(frameon=False, fontsize='small', loc='upper left', bbox_to_anchor=(-0.08, 1.02))
+        if k: ax.legend(frameon=False, fontsize='small', loc='lower left' if D == 2 else 'upper left',
+                        bbox_to_anchor=None if D == 2 else (-0.08, 1.02))
         return ax
 
     def draw(self, data):
