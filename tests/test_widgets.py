@@ -6,10 +6,19 @@ import numpy as np
 import pytest
 
 pytest.importorskip('ipywidgets')
-from vbfa_lit.widgets import (ARDPruningPanel, Panel, StaticSlider, VBPCAConvergencePanel, bishop_data, parse_stds,
+from vbfa_lit.widgets import (ARDPruningPanel, HouseholderPanel, Panel, RJMCMCPanel, StaticSlider, VBPCAConvergencePanel,
+                              bishop_data, householder_steps, parse_spectrum, parse_stds, rjmcmc_chains, rjmcmc_data,
                               static_slider, vbpca_data)
 
 SMALL = dict(N=60, M=6, D=2)
+
+
+@pytest.fixture(autouse=True)
+def short_pq_chains(monkeypatch):
+    "Panel 2's p(q) from 2 chains of 300 sweeps (the panel uses 4 x 1200): what is tested is the plumbing, not the chain."
+    monkeypatch.setattr(ARDPruningPanel, 'rj_sweeps', 300)
+    monkeypatch.setattr(ARDPruningPanel, 'rj_burn_in', 100)
+    monkeypatch.setattr(ARDPruningPanel, 'rj_chains', 2)
 
 
 def test_import_vbfa_lit_does_not_import_ipywidgets():
@@ -82,7 +91,7 @@ def test_ard_panel_bishop_default_keeps_four():
     assert q == 9 and T == len(p.data['elbo'])
     # pruned columns end with a prior variance far below the kept ones'
     assert p.data['inv_alpha'][-1, 4:].max() < 1e-2 * p.data['inv_alpha'][-1, :4].min()
-    ax_p, ax_h, ax_s = p.figure.axes
+    ax_p, ax_h, ax_s, ax_q = p.figure.axes
     assert len(ax_p.lines) == 9 and [l.get_linestyle() for l in ax_p.lines].count('--') == 5
     np.testing.assert_allclose(sorted(pt.get_height() for pt in ax_s.patches)[::-1], p.data['eigenvalues'])
     # the eigenvalues are those of the data the panel generated
@@ -147,13 +156,8 @@ def test_static_slider_frames_and_html():
     with pytest.raises(ValueError, match='values'): static_slider(VBPCAConvergencePanel, 'N', [])
 
 
-def test_householder_panel_reflection_and_samplers():
-    from vbfa_lit.widgets import HouseholderPanel
-    p = HouseholderPanel(debounce=0, n=400, angle=120.0)
-    v, H, mirror = p.data['v'], p.data['H'], p.data['mirror']
-    np.testing.assert_allclose(p.data['Hv'], [np.linalg.norm(v), 0], atol=1e-12)     # H v = ||v|| e_1
-    np.testing.assert_allclose(H @ mirror, mirror, atol=1e-12)                           # the mirror is fixed
-    np.testing.assert_allclose(H @ H, np.eye(2), atol=1e-12)
+def test_householder_panel_samplers():
+    p = HouseholderPanel(debounce=0, n=400)
     # numpy's QR without the sign fix: every first column has x_1 <= 0; the Householder sampler is uniform,
     # its mean x_1 within 4 Monte-Carlo standard errors (sd of x_1 on the sphere: 1/sqrt(3)) of 0
     assert np.all(p.data['qr'][:, 0] <= 0)
@@ -162,9 +166,167 @@ def test_householder_panel_reflection_and_samplers():
     png = p.image.value
     p.controls['sign_fix'].value = True
     assert abs(p.data['mean_x1']['qr']) < 4 / np.sqrt(3 * 400) and p.image.value != png
-    p.controls['reflection'].value = 'swap'
-    np.testing.assert_allclose(p.data['Hv'], [np.linalg.norm(v), 0], atol=1e-12)
-    w = np.array([1.0, 0.0]) - v / np.linalg.norm(v)                                      # swap: normal along e_1 - v/|v|
-    assert abs(p.data['mirror'] @ w) < 1e-12
-    ax2d, ax_h, ax_q = p.figure.axes
-    assert ax_q.get_title() == 'numpy QR with sign fix' and ax_h.name == '3d'
+    ax_step, ax_h, ax_q = p.figure.axes
+    assert ax_q.get_title() == 'numpy QR with sign fix' and ax_h.name == '3d' and ax_step.name == '3d'
+
+
+@pytest.mark.parametrize('D', [2, 3, 5])
+@pytest.mark.parametrize('positive', [False, True])
+def test_householder_steps_are_reflections_that_map_each_column_as_stated(D, positive):
+    A = np.random.default_rng(D).normal(size=(D, D))
+    st = householder_steps(A, positive=positive)
+    assert len(st['reflections']) == D and len(st['stages']) == D + 1
+    for k, (H, u) in enumerate(zip(st['reflections'], st['normals']), start=1):
+        before, after = st['stages'][k - 1], st['stages'][k]
+        np.testing.assert_allclose(H @ H.T, np.eye(D), atol=1e-13)                      # orthogonal
+        np.testing.assert_allclose(H, H.T, atol=1e-15)                                   # symmetric: H^-1 = H
+        np.testing.assert_allclose(after, H @ before, atol=1e-13)
+        np.testing.assert_allclose(H[:k - 1], np.eye(D)[:k - 1], atol=1e-15)             # e_1..e_{k-1} left alone
+        a = np.where(np.arange(D) >= k - 1, before[:, k - 1], 0.0)
+        r = np.linalg.norm(a)
+        np.testing.assert_allclose(after[k:, k - 1], 0, atol=1e-12)                      # column k on the axis e_k
+        expected = r if positive else (-np.sign(a[k - 1]) * r if k < D else a[k - 1])    # LAPACK: H_D = I
+        np.testing.assert_allclose(after[k - 1, k - 1], expected, rtol=1e-12)
+        if u is None:
+            np.testing.assert_array_equal(H, np.eye(D))
+        else:                                                                           # a mirror: I - 2 u u^T
+            np.testing.assert_allclose(np.linalg.norm(u), 1)
+            np.testing.assert_allclose(H, np.eye(D) - 2 * np.outer(u, u), atol=1e-15)
+            np.testing.assert_allclose(np.linalg.eigvalsh(H), [-1] + [1] * (D - 1), atol=1e-12)
+    R, Q = st['R'], st['Q']
+    np.testing.assert_allclose(np.tril(R, -1), 0, atol=1e-12)
+    np.testing.assert_allclose(Q @ R, A, atol=1e-12)
+    Qn, Rn = np.linalg.qr(A)
+    if positive:                                                  # the QR factor with a positive diagonal
+        assert np.all(np.diag(R) > 0)
+        np.testing.assert_allclose(Q, Qn * np.sign(np.diag(Rn)), atol=1e-12)
+    else:                                                         # exactly numpy's (LAPACK's) factors
+        np.testing.assert_allclose(Q, Qn, atol=1e-12)
+        np.testing.assert_allclose(R, Rn, atol=1e-12)
+
+
+def test_householder_panel_steps_and_dimension():
+    p = HouseholderPanel(debounce=0, n=100, angle=120.0)
+    A = p.data['A']
+    t, e = np.deg2rad(120.0), np.deg2rad(35.0)
+    np.testing.assert_allclose(A[:, 0], 1.5 * np.array([np.cos(t) * np.cos(e), np.sin(t) * np.cos(e), np.sin(e)]))
+    pngs = set()
+    for k in range(4):
+        p.controls['step'].value = k
+        assert p.data['step'] == k and p.error is None
+        pngs.add(p.image.value)
+        np.testing.assert_allclose(p.data['stages'][k][k:, :k], 0, atol=1e-12)        # columns 1..k done
+    assert len(pngs) == 4
+    p.controls['dim'].value = 2                                   # the step slider shrinks to 0..2
+    assert p.controls['step'].max == 2 and p.data['step'] == 2 and p.data['A'].shape == (2, 2)
+    np.testing.assert_allclose(p.data['A'][:, 0], 1.5 * np.array([np.cos(t), np.sin(t)]))
+    p.controls['step'].value = 1
+    u, (before, after) = p.data['normals'][0], (p.data['stages'][0][:, 0], p.data['stages'][1][:, 0])
+    assert abs(abs(u @ (before - after)) - np.linalg.norm(before - after)) < 1e-12   # the segment is along u ...
+    assert abs(u @ (before + after)) < 1e-12                                           # ... its midpoint on the mirror
+    with pytest.raises(ValueError, match='A'): householder_steps(np.ones((2, 3)))
+
+
+# ---------------------------------------------------------------- panel 3 and panel 2's p(q)
+
+def test_rjmcmc_chains_gives_the_librarys_draws():
+    from vbfa_lit.rjmcmc import rjmcmc_pca_from_eigenvalues
+    g = np.array([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876])
+    seen = []
+    res, trace = rjmcmc_chains(g, 1000, 350, 50, 3, seed=11, progress=lambda text, partial=None: seen.append(partial),
+                               every=100)
+    ref = rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=350, burn_in=50, n_chains=3, random_state=11)
+    np.testing.assert_array_equal(res.q, ref.q)
+    np.testing.assert_array_equal(res.l, ref.l)
+    np.testing.assert_array_equal(res.tau, ref.tau)
+    np.testing.assert_array_equal(trace[:, 50:], ref.q)
+    assert trace.shape == (3, 350) and len(seen) == 3 and seen[-1]['trace'].shape == (3, 300)
+    with pytest.raises(ValueError, match='burn_in'): rjmcmc_chains(g, 1000, 100, 100, 1, seed=0)
+
+
+def test_rjmcmc_panel_posterior_sums_to_one_and_matches_the_exact_one():
+    from vbfa_lit.rjmcmc import exact_posterior_q
+    p = RJMCMCPanel(debounce=0, sweeps=1500, burn_in=300, chains=4, seed=3)
+    d = p.data
+    assert p.error is None and d['trace'].shape == (4, 1500)
+    np.testing.assert_allclose(d['p'].sum(), 1, rtol=1e-12)
+    np.testing.assert_allclose(d['p_chain'].sum(1), 1, rtol=1e-12)
+    np.testing.assert_allclose(d['p'], d['p_chain'].mean(0), rtol=1e-12)                 # equal-length chains
+    ds = rjmcmc_data('Set 1', 0, 3)                                                       # Set 1, N = 1000, seed 3
+    np.testing.assert_allclose(d['g'], ds['g']) and d['N'] == 1000
+    np.testing.assert_allclose(d['exact'], exact_posterior_q(ds['g'], 1000), rtol=1e-12)
+    # the sampler's estimate within 4 Monte-Carlo standard errors (from the ESS) of the exact posterior, for every q
+    # it visits, and within 0.01 where it never goes
+    ok = d['se'] > 0
+    assert np.all(np.abs(d['p'] - d['exact'])[ok] <= 4 * d['se'][ok])
+    assert np.all(d['exact'][~ok] < 0.01)
+    # the figure shows the data: one trace line per chain, one bar per q, the exact diamonds
+    ax_t, ax_p = p.figure.axes
+    assert len([l for l in ax_t.lines if l.get_label().startswith('chain')]) == 4
+    np.testing.assert_allclose([b.get_height() for b in ax_p.patches], d['p'])
+    exact_line = [l for l in ax_p.lines if l.get_label() == 'exact'][0]
+    np.testing.assert_allclose(exact_line.get_ydata(), d['exact'])
+    # more chains: a new trace, the same data set, the exact posterior from the cache
+    png = p.image.value
+    p.controls['chains'].value = 2
+    assert p.data['trace'].shape == (2, 1500) and p.image.value != png and p.data['exact'] is d['exact']
+
+
+def test_rjmcmc_panel_data_sets_custom_spectrum_and_bad_input():
+    p = RJMCMCPanel(debounce=0, sweeps=300, burn_in=100, chains=2, dataset="Set 1 (the paper's eigenvalues)")
+    np.testing.assert_allclose(p.data['g'], [8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876])
+    assert p.data['N'] == 1000 and p.data['q'].tolist() == [1, 2, 3, 4, 5]
+    p.controls['N'].value = 100                                    # the same spectrum, fewer samples
+    assert p.data['N'] == 100
+    png, data = p.image.value, p.data
+    p.controls['dataset'].value = 'custom'
+    assert p.error is None and p.data['g'].shape == (8,) and p.data['N'] == 100
+    p.controls['spectrum'].value = '10, 5, one'
+    assert 'spectrum' in p.error and 'input error' in p.status.value
+    last = p.data
+    p.controls['spectrum'].value = '4, 1'                          # d = 2: q = 1 is the only model
+    assert p.error is None and p.data['p'].tolist() == [1.0]
+    p.controls['burn_in'].value = 300
+    assert 'burn_in' in p.error and p.data is not last
+    with pytest.raises(ValueError, match='spectrum'): parse_spectrum('3')
+    with pytest.raises(ValueError, match='spectrum'): parse_spectrum('3, 0')
+    with pytest.raises(ValueError, match='spectrum'): parse_spectrum('3, nan')
+    with pytest.raises(ValueError, match='spectrum'): parse_spectrum(', '.join(['1'] * 21))
+    np.testing.assert_array_equal(parse_spectrum('1 3, 2'), [3, 2, 1])
+    with pytest.raises(ValueError, match='dataset'): rjmcmc_data('Set 5')
+    with pytest.raises(ValueError, match='N'): rjmcmc_data('Set 2', N=10)                 # N <= d = 10
+
+
+def test_rjmcmc_panel_says_when_the_exact_posterior_is_not_computed():
+    p = RJMCMCPanel(debounce=0, sweeps=200, burn_in=100, chains=1, dataset='Set 4', N=1000)
+    assert p.data['exact'] is None and 'not computed' in p.data['exact_note'] and 'd = 15' in p.data['exact_note']
+    assert 'not computed' in p.data['summary']
+    assert any('not computed' in t.get_text() for t in p.figure.axes[1].texts)
+    p.controls['exact'].value = False
+    assert p.data['exact'] is None and 'switched off' in p.data['exact_note']
+
+
+def test_ard_panel_compares_p_of_q():
+    from vbfa_lit.evidence import laplace_evidence
+    p = ARDPruningPanel(debounce=0)
+    d = p.data
+    np.testing.assert_allclose(d['pq_rjmcmc'].sum(), 1, rtol=1e-12)
+    np.testing.assert_allclose(d['pq_laplace'].sum(), 1, rtol=1e-12)
+    assert d['pq_q'].tolist() == list(range(1, 10)) and d['pq_k'].tolist() == list(range(10))
+    T = bishop_data(N=100, seed=1999)
+    np.testing.assert_allclose(d['pq_laplace'], laplace_evidence(T).p)
+    ax_q = p.figure.axes[3]
+    heights = [b.get_height() for b in ax_q.patches]
+    np.testing.assert_allclose(heights, np.r_[d['pq_rjmcmc'], d['pq_laplace']])
+    marker = [l for l in ax_q.lines if 'VB-ARD' in l.get_label()][0]
+    assert marker.get_xdata()[0] == d['n_kept'] == 4
+    assert any('short' in t.get_text() for t in ax_q.get_legend().get_texts())       # the figure says so
+    p.controls['N'].value = 10                                     # N = d: S is singular, no p(q); ARD still runs
+    assert p.error is None and 'pq_rjmcmc' not in p.data and 'N > d' in p.data['pq_note']
+
+
+def test_static_slider_over_the_data_set_and_the_step():
+    s = static_slider(RJMCMCPanel, 'dataset', ['Set 1', 'Set 3'], sweeps=200, burn_in=100, chains=1)
+    assert s.values == ['Set 1', 'Set 3'] and len(set(s.frames)) == 2 and s.label == 'data set'
+    s = static_slider(HouseholderPanel, 'step', [0, 3], n=100)
+    assert len(set(s.frames)) == 2 and 'step 3 of 3' in s.summaries[1]
