@@ -9,6 +9,7 @@ __all__ = ['PROFILES', 'luttinen_ilin_dataset', 'paper_dataset', 'iterations_to'
 
 # %% ../nbs/05_convergence.ipynb #42f3fa09
 import json
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -256,7 +257,7 @@ def reproduce(configs, # list of Config, e.g. full_grid()
     """Run the grid; save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, and the numbers as CSV and
     JSON."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
+    load_start, t0 = os.getloadavg(), time.perf_counter()
     runs = run_grid(configs, workers)
     wall = time.perf_counter() - t0
     rows = summarize(configs, runs)
@@ -277,6 +278,6 @@ def reproduce(configs, # list of Config, e.g. full_grid()
         for r in rows: f.write(','.join(cell(r[c]) for c in cols) + '\n')
     curves = [dict(c._asdict(), **_curve(r)) for c, r in zip(configs, runs) if in_fig3(c) or c.dataset == '200']
     json.dump(dict(grid=[c._asdict() for c in configs], wall_seconds=wall, workers=workers, rows=rows,
-                   curves=curves),
+                   curves=curves, load_average=dict(start=load_start, end=os.getloadavg())),
               open(out / f'{prefix}full_results.json', 'w'))
     return rows
