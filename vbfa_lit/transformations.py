@@ -45,7 +45,7 @@ def translate(q:Posterior, b)->Posterior: # b: (D,) the translation t
 
 # %% ../nbs/04_transformations.ipynb #1bb5394e
 def rotation_statistics(q:Posterior): # (G_X (D, D), G_W (D, D))
-    "The Gram matrices G_X = <X X^T> = sum_n <x_n x_n^T> and G_W = <W^T W> = sum_m <w_m w_m^T>."
+    "The Gram matrices G_X = <X X^T> = sum_n <x_n x_n^T>, G_W = <W^T W> = sum_m <w_m w_m^T>."
     (N, D), M = q.X.shape, q.W.shape[0]
     return q.X.T @ q.X + _wsum(np.ones(N), q.Sx), q.W.T @ q.W + _wsum(np.ones(M), q.Sw)
 
@@ -54,7 +54,7 @@ def rotation_bound(R, # (D, D) invertible
                    S, # (D, D) G_W = <W^T W>
                    N:int, M:int, # numbers of samples and features
                    w_prior, # FixedAlpha or ARD
-                  )->float: # the R-dependent part of the bound (eq. 9), q(alpha) re-updated for ARD
+                  )->float: # R-dependent part of the bound (eq. 9), q(alpha) re-updated (ARD)
     "The bound as a function of the rotation R, up to a constant."
     sign, logdet = np.linalg.slogdet(R)
     if sign == 0: return -np.inf
@@ -68,10 +68,11 @@ def rotation_bound(R, # (D, D) invertible
 def _positive_root(A, B, c): # coefficients of A u^2 - B u - c = 0, A > 0, c >= 0
     "The positive root, in the form that avoids cancellation."
     disc = np.sqrt(B ** 2 + 4 * A * c)
-    return np.where(B >= 0, (B + disc) / (2 * A), 2 * c / np.where(disc - B > 0, disc - B, np.inf))
+    return np.where(B >= 0, (B + disc) / (2 * A),
+                    2 * c / np.where(disc - B > 0, disc - B, np.inf))
 
 def _fixed_signs(U): # (D, D) eigenvectors in columns
-    "Eigenvectors with a deterministic sign: the largest-magnitude entry of each column positive."
+    "Eigenvectors with a deterministic sign: the largest-magnitude entry of a column positive."
     return U * np.where(U[np.argmax(np.abs(U), 0), np.arange(U.shape[1])] < 0, -1.0, 1.0)
 
 def optimal_rotation(C, # (D, D) G_X = <X X^T>
@@ -81,7 +82,8 @@ def optimal_rotation(C, # (D, D) G_X = <X X^T>
                     )->np.ndarray: # (D, D) the rotation R
     """The rotation that maximises the bound exactly: R = U Lambda V K.
 
-    Eqs. 12-13 of Luttinen & Ilin and a scale per component, the positive root of a quadratic."""
+    Eqs. 12-13 of Luttinen & Ilin and a scale per component (the positive root of a quadratic).
+    """
     lam2, U = np.linalg.eigh(C)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     s0, V = np.linalg.eigh(R0.T @ S @ R0)
@@ -107,9 +109,9 @@ def rotation_paper(C, # (D, D) G_X = <X X^T>
 
 def rotate(q:Posterior, R, # (D, D) invertible
            prior:Prior,
-           latent_covariances:bool=True, # False: leave the covariances of q(x_n) unrotated (see below)
+           latent_covariances:bool=True, # False: leave the covariances of q(x_n) unrotated
           )->Posterior:
-    "Rotate the latent space: W -> W R, x_n -> R^-1 x_n (covariances alike), then re-update q(alpha)."
+    "Rotate the latent space: W -> W R, x_n -> R^-1 x_n (covariances alike), update q(alpha)."
     Ri = np.linalg.inv(R)
     Sx = Ri @ q.Sx @ Ri.T if latent_covariances else q.Sx
     return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx))
@@ -133,10 +135,12 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
 def transform_posterior(data:Observed, q:Posterior, prior:Prior,
-                        kind:str='both', # 'none', 'translate', 'rotate' or 'both' (translate, then rotate)
-                        latent_covariances:bool=True, # False: skip rotating the covariances of q(x_n)
+                        kind:str='both', # 'none', 'translate', 'rotate' or 'both' (t, then R)
+                        latent_covariances:bool=True, # False: do not rotate the Sigma_{x_n}
                        ): # (transformed Posterior, increase of the bound >= 0)
-    "Apply the optimal translation t and/or rotation R; a step that would not raise the bound is skipped."
+    """Apply the optimal translation t and/or rotation R.
+
+    A step that would not raise the bound is skipped."""
     if kind not in TRANSFORMATIONS:
         raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, got {kind!r}")
     (N, D), M = q.X.shape, q.W.shape[0]
@@ -149,7 +153,7 @@ def transform_posterior(data:Observed, q:Posterior, prior:Prior,
         if np.all(np.isfinite(t)) and gain > 0: q, total = translate(q, t), total + gain
     if kind in ('rotate', 'both'):
         before = expected_log_prior_W(q, prior) - prior.w.kl(q)
-        q = prior.w.update(q)         # rotation_bound assumes q(alpha) optimal for q(W), as after a sweep
+        q = prior.w.update(q)         # rotation_bound assumes q(alpha) optimal for q(W)
         total += expected_log_prior_W(q, prior) - prior.w.kl(q) - before
         C, S = rotation_statistics(q)
         with np.errstate(all='ignore'):
