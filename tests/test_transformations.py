@@ -296,8 +296,9 @@ def test_fixed_alpha_rotation_limit_and_small_n(p):
             delta = 2 * alpha * s0_max / (N - M) ** 2
             assert np.max(np.abs(Cs / (N - M) - np.eye(D))) <= delta + 1e-10, (alpha, delta)
     else:
-        # no alpha -> 0 limit (the bound grows without limit along R -> infinity), but for alpha > 0 the
-        # rotation is finite and raises the bound, exactly as rotation_bound predicts
+        # no alpha -> 0 limit (N < M: the bound grows without limit along R -> infinity; N = M: it is
+        # bounded but the supremum is not attained), but for alpha > 0 the rotation is finite and raises
+        # the bound, exactly as rotation_bound predicts
         prior = prior._replace(w=FixedAlpha(p['hyper']))
         R = optimal_rotation(C, S, N, M, prior.w)
         assert np.all(np.isfinite(R)) and np.linalg.cond(R) < 1e12
@@ -306,6 +307,39 @@ def test_fixed_alpha_rotation_limit_and_small_n(p):
         L1, s1 = bound(data, rotate(q, R, prior), prior)
         assert gain >= 0 and L1 - L0 >= -1e-9 * s0
         assert abs((L1 - L0) - gain) <= 1e-8 * (s0 + s1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rotation_problems)
+def test_n_equals_m_supremum_is_not_attained(p):
+    """N = M, alpha = 0: L(r R) rises toward sup = 0 (rotation_bound drops the constant), never reaching
+    it; as alpha -> 0 the maximiser runs away, |R| ~ alpha^(-D/4) (u_d = 1/sqrt(alpha s0_d))."""
+    data, prior, q = setup(p)
+    N, D = q.X.shape
+    C, S = rotation_statistics(q)
+    R0 = np.eye(D) + 0.1 * np.random.default_rng(p['seed']).standard_normal((D, D))
+    L = np.array([rotation_bound(2.0 ** k * R0, C, S, N, N, FixedAlpha(0.0)) for k in range(0, 25, 4)])
+    assert np.all(L < 0) and np.all(np.diff(L) > 0), L
+    dets = [abs(np.linalg.det(optimal_rotation(C, S, N, N, FixedAlpha(a)))) for a in (1e-4, 1e-8)]
+    # the determinant grows by (1e4)^(D/4): at least a factor 10 for D >= 1
+    assert dets[1] >= 10 * dets[0] * (1 - 1e-6), dets
+
+
+@settings(max_examples=100, deadline=None)
+@given(rotation_problems, st.sampled_from([0.1, 1.0, 10.0]))
+def test_no_orthogonal_turn_of_the_optimum_is_better(p, b_alpha):
+    "Schur-concavity of sum_d log(b + s_d / 2) for b > 0: R_opt Q is never better than R_opt, Q orthogonal."
+    data, prior, q = setup(p)
+    (N, D), M = q.X.shape, q.W.shape[0]
+    C, S = rotation_statistics(q)
+    w = ARD(p['hyper'], b_alpha)
+    R = optimal_rotation(C, S, N, M, w)
+    best, scale = rotation_bound(R, C, S, N, M, w), rotation_scale(R, C, S, N, M, w)
+    rng = np.random.default_rng(p['seed'])
+    for _ in range(20):
+        Z, T = np.linalg.qr(rng.standard_normal((D, D)))
+        Q = Z * np.sign(np.diag(T))
+        assert rotation_bound(R @ Q, C, S, N, M, w) <= best + 1e-10 * scale
 
 
 # --------------------------------------------------------------------- 6. the PCA basis, eqs. 14-17

@@ -11,70 +11,84 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
 import numpy as np
 
 from .notation import gamma_moments
-from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, expected_log_prior_W, _wsum
+from .vbpca import (Observed, Posterior, Prior, FixedAlpha, elbo,
+                            expected_log_prior_W, _wsum)
 from .ard import ARD
 
-# %% ../nbs/04_transformations.ipynb #8f21dfc9
-def translation_statistics(data:Observed, q:Posterior,
+# %% ../nbs/04_transformations.ipynb #afb52eb0
+def translation_statistics(data:Observed, # the data
+                           q:Posterior, # the current posterior
                            beta:float, # prior precision of mu_m
-                          ): # (H (D, D), g (D,)): the bound changes by g.b - b.H.b / 2
-    "The exact quadratic change of the bound under the translation b (Luttinen & Ilin, eq. 18, with the beta terms)."
+                          ): # (Omega (D, D), g (D,)): gain g.t - t.Omega.t / 2
+    """The exact quadratic change of the bound under the translation t.
+
+    Luttinen & Ilin, eq. 18 (their b is our t), with the beta terms of p(mu)."""
     (N, D), M = q.X.shape, q.W.shape[0]
     tau = np.broadcast_to(gamma_moments(q.a_tau, q.b_tau)[0], (M,))
     Sw = np.broadcast_to(q.Sw, (M, D, D))
-    H = N * np.eye(D) + np.tensordot(tau * data.n_row, Sw, 1) + beta * q.W.T @ q.W
-    g = q.X.sum(0) + np.einsum('m,mij,mj->i', tau, Sw, np.asarray(data.mask @ q.X)) - beta * q.W.T @ q.mu
-    return H, g
+    Omega = (N * np.eye(D) + np.tensordot(tau * data.n_row, Sw, 1)
+             + beta * q.W.T @ q.W)
+    g = (q.X.sum(0) + np.einsum('m,mij,mj->i', tau, Sw, np.asarray(data.mask @ q.X))
+         - beta * q.W.T @ q.mu)
+    return Omega, g
 
 def optimal_translation(data:Observed, q:Posterior, beta:float)->np.ndarray: # (D,)
-    "The translation b that maximises the bound exactly."
-    H, g = translation_statistics(data, q, beta)
-    return np.linalg.solve(H, g)
+    "The translation t = Omega^-1 g that maximises the bound exactly."
+    Omega, g = translation_statistics(data, q, beta)
+    return np.linalg.solve(Omega, g)
 
 def approximate_translation(q:Posterior)->np.ndarray: # (D,)
-    "The paper's approximation b = mean of the latent means (Luttinen & Ilin, Sec. 2.2.1)."
+    "The paper's approximation t = mean of the latent means (Sec. 2.2.1)."
     return q.X.mean(0)
 
-def translate(q:Posterior, b)->Posterior:
-    "Move the bias b from X to mu: x_n -> x_n - b, mu_m -> mu_m + w_m^T b."
+def translate(q:Posterior, b)->Posterior: # b: (D,) the translation t
+    "Move the bias t (argument `b`) from X to mu: x_n - t, mu_m + w_m^T t."
     return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
 
-# %% ../nbs/04_transformations.ipynb #714a77ae
-def rotation_statistics(q:Posterior): # (C (D, D), S (D, D))
-    "C = <X X^T> = sum_n <x_n x_n^T> and S = <W^T W> = sum_m <w_m w_m^T>."
+# %% ../nbs/04_transformations.ipynb #1bb5394e
+def rotation_statistics(q:Posterior): # (G_X (D, D), G_W (D, D))
+    "The Gram matrices G_X = <X X^T> and G_W = <W^T W>."
     (N, D), M = q.X.shape, q.W.shape[0]
-    return q.X.T @ q.X + _wsum(np.ones(N), q.Sx), q.W.T @ q.W + _wsum(np.ones(M), q.Sw)
+    return (q.X.T @ q.X + _wsum(np.ones(N), q.Sx),
+            q.W.T @ q.W + _wsum(np.ones(M), q.Sw))
 
 def rotation_bound(R, # (D, D) invertible
-                   C, # (D, D) <X X^T>
-                   S, # (D, D) <W^T W>
+                   C, # (D, D) G_X = <X X^T>
+                   S, # (D, D) G_W = <W^T W>
                    N:int, M:int, # numbers of samples and features
                    w_prior, # FixedAlpha or ARD
-                  )->float: # the R-dependent part of the bound (eq. 9), q(alpha) re-updated for ARD
-    "The bound as a function of the rotation R, up to a constant."
+                  )->float: # R-dependent part of the bound (eq. 9)
+    "The bound as a function of R, up to a constant; q(alpha) re-updated."
     sign, logdet = np.linalg.slogdet(R)
     if sign == 0: return -np.inf
     A = np.linalg.inv(R)
     s = np.einsum('id,ij,jd->d', R, S, R)
     val = -0.5 * np.trace(A @ C @ A.T) + (M - N) * logdet
-    if isinstance(w_prior, ARD): return val - (w_prior.a_alpha + M / 2) * np.sum(np.log(w_prior.b_alpha + s / 2))
+    if isinstance(w_prior, ARD):
+        a, b = w_prior.a_alpha, w_prior.b_alpha
+        return val - (a + M / 2) * np.sum(np.log(b + s / 2))
     return val - 0.5 * np.sum(np.broadcast_to(w_prior.alpha, s.shape) * s)
 
 def _positive_root(A, B, c): # coefficients of A u^2 - B u - c = 0, A > 0, c >= 0
     "The positive root, in the form that avoids cancellation."
     disc = np.sqrt(B ** 2 + 4 * A * c)
-    return np.where(B >= 0, (B + disc) / (2 * A), 2 * c / np.where(disc - B > 0, disc - B, np.inf))
+    return np.where(B >= 0, (B + disc) / (2 * A),
+                    2 * c / np.where(disc - B > 0, disc - B, np.inf))
 
 def _fixed_signs(U): # (D, D) eigenvectors in columns
-    "Eigenvectors with a deterministic sign: the largest-magnitude entry of each column positive."
-    return U * np.where(U[np.argmax(np.abs(U), 0), np.arange(U.shape[1])] < 0, -1.0, 1.0)
+    "Eigenvectors with fixed signs: each column's largest-magnitude entry > 0."
+    lead = U[np.argmax(np.abs(U), 0), np.arange(U.shape[1])]
+    return U * np.where(lead < 0, -1.0, 1.0)
 
-def optimal_rotation(C, # (D, D) <X X^T>
-                     S, # (D, D) <W^T W>
+def optimal_rotation(C, # (D, D) G_X = <X X^T>
+                     S, # (D, D) G_W = <W^T W>
                      N:int, M:int, # numbers of samples and features
                      w_prior, # FixedAlpha or ARD
                     )->np.ndarray: # (D, D) the rotation R
-    "The rotation that maximises the bound exactly: R = U Lambda V K (eqs. 12-13 and a scale per component)."
+    """The rotation that maximises the bound exactly: R = U Lambda V K.
+
+    Eqs. 12-13 of Luttinen & Ilin and a scale per component (a quadratic's root).
+    """
     lam2, U = np.linalg.eigh(C)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     s0, V = np.linalg.eigh(R0.T @ S @ R0)
@@ -87,27 +101,32 @@ def optimal_rotation(C, # (D, D) <X X^T>
         u = _positive_root(alpha * s0, np.full_like(s0, M - N), 1.0)
     return (R0 @ V) * np.sqrt(u)
 
-def rotation_paper(C, # (D, D) <X X^T>
-                   S, # (D, D) <W^T W>
+def rotation_paper(C, # (D, D) G_X = <X X^T>
+                   S, # (D, D) G_W = <W^T W>
                    N:int, # number of samples
                   )->np.ndarray: # (D, D) R = U Lambda V
-    "Luttinen & Ilin's R = U Lambda V from eqs. (12)-(13): the a_alpha, b_alpha -> 0 limit of `optimal_rotation`."
+    """Luttinen & Ilin's R = U Lambda V from eqs. (12)-(13).
+
+    The a_alpha, b_alpha -> 0 limit of `optimal_rotation`."""
     lam2, U = np.linalg.eigh(C / N)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
 def rotate(q:Posterior, R, # (D, D) invertible
-           prior:Prior,
-           latent_covariances:bool=True, # False: leave the covariances of q(x_n) unrotated (see below)
+           prior:Prior, # its w part re-updates q(alpha)
+           latent_covariances:bool=True, # False: leave Sigma_{x_n} unrotated
           )->Posterior:
-    "Rotate the latent space: W -> W R, x_n -> R^-1 x_n (covariances alike), then re-update the prior on W."
+    "Rotate: W -> W R, x_n -> R^-1 x_n (covariances alike), then update q(alpha)."
     Ri = np.linalg.inv(R)
     Sx = Ri @ q.Sx @ Ri.T if latent_covariances else q.Sx
-    return prior.w.update(q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx))
+    q = q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx)
+    return prior.w.update(q)
 
 # %% ../nbs/04_transformations.ipynb #97511e7f
 def pca_basis(q:Posterior, prior:Prior)->Posterior:
-    "Luttinen & Ilin's PCA basis (eqs. 14-17): centred, whitened latents, orthogonal columns ordered by s_k, fixed signs."
+    """Luttinen & Ilin's PCA basis (eqs. 14-17).
+
+    Centred, whitened latents, orthogonal columns ordered by s_k, and fixed signs."""
     N = q.X.shape[0]
     q = translate(q, approximate_translation(q))
     C, S = rotation_statistics(q)
@@ -115,35 +134,45 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
     s = np.einsum('id,ij,jd->d', R, S, R)
     R = R[:, np.argsort(-s)]
     W = q.W @ R
-    R = R * np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
+    lead = W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])]
+    R = R * np.where(lead < 0, -1.0, 1.0)
     return rotate(q, R, prior)
 
 # %% ../nbs/04_transformations.ipynb #d521acd8
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
-def transform_posterior(data:Observed, q:Posterior, prior:Prior,
-                        kind:str='both', # 'none', 'translate', 'rotate' or 'both' (translate, then rotate)
-                        latent_covariances:bool=True, # False: skip rotating the covariances of q(x_n) (see below)
+def transform_posterior(data:Observed, # the data
+                        q:Posterior, # the posterior after a sweep
+                        prior:Prior, # the prior
+                        kind:str='both', # 'none', 'translate', 'rotate' or 'both'
+                        latent_covariances:bool=True, # False: Sigma_{x_n} unrotated
                        ): # (transformed Posterior, increase of the bound >= 0)
-    "Apply the optimal translation and/or rotation; a step that would not raise the bound is skipped."
-    if kind not in TRANSFORMATIONS: raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, got {kind!r}")
+    """Apply the optimal translation t and/or rotation R.
+
+    A step that would not raise the bound is skipped."""
+    if kind not in TRANSFORMATIONS:
+        raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, "
+                         f"got {kind!r}")
     (N, D), M = q.X.shape, q.W.shape[0]
     total = 0.0
     if kind in ('translate', 'both'):
-        H, g = translation_statistics(data, q, prior.beta)
+        Omega, g = translation_statistics(data, q, prior.beta)
         with np.errstate(all='ignore'):
-            b = np.linalg.lstsq(H, g, rcond=None)[0]
-            gain = g @ b - b @ H @ b / 2
-        if np.all(np.isfinite(b)) and gain > 0: q, total = translate(q, b), total + gain
+            t = np.linalg.lstsq(Omega, g, rcond=None)[0]
+            gain = g @ t - t @ Omega @ t / 2
+        if np.all(np.isfinite(t)) and gain > 0:
+            q, total = translate(q, t), total + gain
     if kind in ('rotate', 'both'):
         before = expected_log_prior_W(q, prior) - prior.w.kl(q)
-        q = prior.w.update(q)                      # rotation_bound assumes q(alpha) optimal for q(W), as after a sweep
+        q = prior.w.update(q)         # rotation_bound assumes an optimal q(alpha)
         total += expected_log_prior_W(q, prior) - prior.w.kl(q) - before
         C, S = rotation_statistics(q)
         with np.errstate(all='ignore'):
             try: R = optimal_rotation(C, S, N, M, prior.w)
             except np.linalg.LinAlgError: R = None
         if R is not None and np.all(np.isfinite(R)) and np.linalg.cond(R) < 1e12:
-            gain = rotation_bound(R, C, S, N, M, prior.w) - rotation_bound(np.eye(D), C, S, N, M, prior.w)
-            if gain > 0: q, total = rotate(q, R, prior, latent_covariances), total + gain
+            gain = (rotation_bound(R, C, S, N, M, prior.w)
+                    - rotation_bound(np.eye(D), C, S, N, M, prior.w))
+            if gain > 0:
+                q, total = rotate(q, R, prior, latent_covariances), total + gain
     return q, float(total)
