@@ -119,13 +119,14 @@ def test_nat_criterion_on_hand_made_curves():
 
 def test_summarize_and_speedup_on_fake_runs():
     from vbfa_lit.convergence import Run
-    def run(curve):
+    def run(curve, converged=True):
         h = np.array(curve, float)
-        return Run(h, h * 0, h * 0, np.arange(1, len(h) + 1) * 0.5, True)
+        return Run(h, h * 0, h * 0, np.arange(1, len(h) + 1) * 0.5, converged)
     cfgs = [Config('1', 'ARD', 3, s, tr, 10) for tr in (True, False) for s in (0, 1)]
-    runs = [run([-100, -10, -2, -2]), run([-100, -3, -2.5, -2]),            # with: reach best - 1 = -3 at 3 and 2
-            run([-100, -90, -50, -20, -10, -5]), run([-100, -80, -60, -40, -20, -5])]  # without: never
-    rows = summarize(cfgs, runs)
+    with_ = [run([-100, -10, -2, -2]), run([-100, -3, -2.5, -2])]          # reach best - 1 = -3 at 3 and 2
+    # without, cut off by the cap while still climbing: their totals (6 sweeps, 3 s) are lower bounds
+    cut = [run([-100, -90, -50, -20, -10, -5], False), run([-100, -80, -60, -40, -20, -5], False)]
+    rows = summarize(cfgs, with_ + cut)
     assert {r['best'] for r in rows} == {-2.0}
     assert [r['it_nat'] for r in rows] == [3, 2, None, None]
     s = speedup(rows, '1', 'ARD', 3)
@@ -133,6 +134,13 @@ def test_summarize_and_speedup_on_fake_runs():
     assert (w, wo, flag) == (2.5, 6.0, '>') and ratio == pytest.approx(6 / 2.5)
     assert s['s_nat'][:2] == (1.25, 3.0)
     with pytest.raises(ValueError): speedup(rows, '2', 'ARD', 3)
+    # without, converged at a worse optimum: they never get there (inf), and no cut-off flag
+    s = speedup(summarize(cfgs, with_ + [run(c.bound, True) for c in cut]), '1', 'ARD', 3)
+    assert s['it_nat'][1:] == (np.inf, np.inf, '')
+    # a transformed run that settles at a worse optimum is flagged '?', whatever its sweep count
+    worse = run([-100, -5, -5], True)
+    s = speedup(summarize(cfgs, [worse, with_[1]] + cut), '1', 'ARD', 3)
+    assert s['it_nat'][0] == np.inf and s['it_nat'][3] == '?'
 
 
 def test_run_one_records_a_non_decreasing_curve():
