@@ -62,7 +62,13 @@ Examples
 5
 """
 
-from .estimator import VBPCA, ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
+from vbfa_lit.estimator import (
+    VBPCA,
+    ConvergenceWarning,
+    MissingDataWarning,
+    DegenerateDataWarning,
+    NotFittedError,
+)
 from .rjmcmc import rjmcmc_pca, rjmcmc_pca_from_eigenvalues, RJMCMCResult, exact_posterior_q
 from .evidence import laplace_evidence
 from .stiefel import sample_stiefel, haar_orthogonal, householder_to_stiefel, singular_value_logpdf
