@@ -72,8 +72,8 @@ def check_random_state(random_state): # a numpy Generator
         return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
     if isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_)) and random_state >= 0:
         return np.random.default_rng(int(random_state))
-    raise ValueError("random_state: expected None, a non-negative int, a numpy Generator or RandomState, "
-                     f"got {random_state!r}")
+    raise ValueError("random_state: expected None, a non-negative int, a numpy Generator or RandomState, got "
+                     f"{random_state!r}")
 
 # %% ../nbs/01b_data.ipynb #59873cca
 def _check_int(name, value, low): # an int >= low

@@ -50,10 +50,8 @@ def feature_names(X, # array-like; a DataFrame's column names become the feature
     if all(is_str) and len(names): return names
     if any(is_str):
         raise TypeError("X: feature names are only supported if all input features have string names, but "
-                        "your input "
-                        f"has {sorted({type(c).__name__ for c in names})} as feature name / column name "
-                        "types. "
-                        "Convert them all to str (X.columns = X.columns.astype(str)).")
+                        f"your input has {sorted({type(c).__name__ for c in names})} as feature name / "
+                        "column name types. Convert them all to str (X.columns = X.columns.astype(str)).")
     return None
 
 def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
@@ -63,11 +61,9 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     mask, pandas NA) as NaN, no infinities."""
     if sparse.issparse(X):
         raise TypeError(f"{name}: sparse input is not supported. In scikit-learn an unstored entry of a "
-                        "sparse "
-                        "matrix is an implicit zero, while VBPCA must know which entries are missing: pass a "
-                        "dense "
-                        "array with NaN at the missing entries (or X.toarray() if the zeros are observed "
-                        "values).")
+                        "sparse matrix is an implicit zero, while VBPCA must know which entries are missing: "
+                        "pass a dense array with NaN at the missing entries (or X.toarray() if the zeros are "
+                        "observed values).")
     hidden = None
     # masked = missing, whatever lies beneath
     if isinstance(X, np.ma.MaskedArray):
@@ -96,9 +92,8 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
         arr = np.where(np.broadcast_to(hidden, arr.shape), np.nan, arr)
     if arr.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape "
-                         f"{arr.shape}. "
-                         "Reshape your data: X.reshape(1, -1) for a single sample, X.reshape(-1, 1) for a "
-                         "single feature")
+                         f"{arr.shape}. Reshape your data: X.reshape(1, -1) for a single sample, "
+                         "X.reshape(-1, 1) for a single feature")
     if arr.shape[1] == 0:
         raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
                          "required.")
@@ -424,8 +419,8 @@ class VBPCA:
         if not varies: scale = 1.0
         if not 1e-150 < scale < 1e150:
             raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
-                             "variance) float64 "
-                             "cannot hold; rescale X (the answer does not depend on its units)")
+                             "variance) float64 cannot hold; rescale X (the answer does not depend on its "
+                             "units)")
         Y = ((X - center) / scale).T
         sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
         data = observed(Y, mask=mask.T, sparse_storage=sparse_storage)
@@ -465,8 +460,7 @@ class VBPCA:
         self._warn_degenerate(mask, varies, q, prior)
         if not fit.converged:
             warnings.warn(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
-                          "of the lower "
-                          f"bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
+                          f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
                           ConvergenceWarning, stacklevel=2)
         return self
 
@@ -475,12 +469,10 @@ class VBPCA:
         (N, M), empty_rows, empty_cols = mask.shape, int((~mask.any(1)).sum()), int((~mask.any(0)).sum())
         if empty_rows:
             warnings.warn(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
-                          "variables keep "
-                          "their prior", MissingDataWarning, stacklevel=3)
+                          "variables keep their prior", MissingDataWarning, stacklevel=3)
         if empty_cols:
             warnings.warn(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
-                          "loadings and "
-                          "noise keep their priors", MissingDataWarning, stacklevel=3)
+                          "loadings and noise keep their priors", MissingDataWarning, stacklevel=3)
 
     def _warn_degenerate(self, mask, varies, q, prior):
         "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
@@ -488,14 +480,12 @@ class VBPCA:
         listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
         if not varies:
             say("X: no feature varies (every observed value equals its column's mean): there is nothing for "
-                "components "
-                "to explain, and n_effective_components_ = 0")
+                "components to explain, and n_effective_components_ = 0")
             return
         if self.n_effective_components_ == 0:
             say(f"VBPCA kept no component: with {mask.shape[0]} samples the data cannot be told apart from "
-                "noise "
-                "(components_ are near zero; PCA would still report axes, but they are not supported by the "
-                "evidence)")
+                "noise (components_ are near zero; PCA would still report axes, but they are not supported "
+                "by the evidence)")
         # the rate of q(tau) is b_tau + err/2: when the prior's b_tau is a tenth of it or more, the prior sets
         # the noise
         prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau,
@@ -503,8 +493,7 @@ class VBPCA:
         if len(prior_only) and (len(q.b_tau) > 1 or mask.any(0).all()):
             what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
             say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its "
-                "prior "
-                f"(b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
+                f"prior (b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
                 + ("n_components = n_features leaves no room for noise" if q.W.shape[1] >= len(q.W) else
                    "constant, duplicated or linearly dependent columns?"))
         few_rows, per_feature = int(mask.any(1).sum()), mask.sum(0)

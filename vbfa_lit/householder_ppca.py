@@ -271,8 +271,7 @@ class HouseholderPPCAResult:
         "One line per parameter: the largest R-hat and the smallest bulk ESS over its entries."
         d = self.diagnostics()
         lines = [f"{self.parameterisation} parameterisation, {self.divergent.shape[0]} chains x "
-                 f"{self.divergent.shape[1]} draws, "
-                 f"{d['divergences']} divergent, {self.seconds:.1f} s"]
+                 f"{self.divergent.shape[1]} draws, {d['divergences']} divergent, {self.seconds:.1f} s"]
         lines += [f"  {k:9s} max R-hat {np.nanmax(d['r_hat'][k]):7.3f}   min bulk ESS "
                   f"{np.nanmin(d['ess_bulk'][k]):7.0f}"
                   for k in d['r_hat']]

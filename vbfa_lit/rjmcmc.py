@@ -513,8 +513,7 @@ def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     N, d = X.shape
     if np.isnan(X).any():
         raise ValueError("X: contains NaN; the sampler needs complete data (its likelihood is a function of "
-                         "the "
-                         "eigenvalues of S); for missing values use vbfa_lit.VBPCA")
+                         "the eigenvalues of S); for missing values use vbfa_lit.VBPCA")
     if not np.all(np.isfinite(X)): raise ValueError("X: contains infinite values")
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got {N}")
     if d < 2: raise ValueError(f"X: expected at least 2 features (columns), got {d}")
@@ -522,8 +521,7 @@ def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     g = np.linalg.eigvalsh(Xc.T @ Xc / N)[::-1]
     if g[-1] <= 1e-12 * g[0]:
         raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}, or "
-                         "collinear or "
-                         "constant columns); the likelihood needs every eigenvalue g_j > 0")
+                         "collinear or constant columns); the likelihood needs every eigenvalue g_j > 0")
     return g, N
 
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,

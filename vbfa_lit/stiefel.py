@@ -39,8 +39,7 @@ def _rng(random_state)->np.random.Generator:
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     raise TypeError("random_state must be None, an int, a numpy.random.Generator or a "
-                    "numpy.random.RandomState, "
-                    f"got {type(random_state).__name__}")
+                    f"numpy.random.RandomState, got {type(random_state).__name__}")
 
 # %% ../nbs/07_stiefel.ipynb #5de3b855
 def householder_matrix(v, *, reflection='mezzadri'):
@@ -210,8 +209,7 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     for q, v in enumerate(vs):
         if v.ndim < 1 or v.shape[-1] != D - q or D - q < 1:
             raise ValueError(f"vectors[{q}] must have length D - {q} = {D - q} in its last axis (D = "
-                             "len(vectors[0])), "
-                             f"got shape {v.shape}")
+                             f"len(vectors[0])), got shape {v.shape}")
         if not np.all(np.isfinite(v)): raise ValueError(f"vectors[{q}] must be finite")
         if np.any(np.sum(v * v, axis=-1) == 0):
             raise ValueError(f"vectors[{q}] must be nonzero: a zero vector has no Householder reflection")

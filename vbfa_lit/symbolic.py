@@ -32,8 +32,8 @@ class GaussianFactor:
         k = len(names)
         self.mean = sp.Matrix([sp.Symbol(rf'\langle {n} \rangle') for n in names])
         self.second = sp.Matrix(k, k, lambda i, j: sp.Symbol(
-            rf'\langle {{{names[i]}}}^{{2}} \rangle' if i == j else rf'\langle {names[min(i, j)]} '
-                                                                    rf'{names[max(i, j)]} \rangle'))
+            rf'\langle {{{names[i]}}}^{{2}} '
+            r'\rangle' if i == j else rf'\langle {names[min(i, j)]} {names[max(i, j)]} \rangle'))
         self.substitutions = {}
 
     @property
@@ -68,8 +68,9 @@ class GammaFactor:
         self.var = sp.Symbol(tex, positive=True)
         self.log_var = sp.Symbol(rf'\log {tex}', real=True)
         self.vars = [self.var, self.log_var]
-        self.mean, self.mean_log = sp.Symbol(rf'\langle {tex} \rangle'), sp.Symbol(rf'\langle \log {tex} '
-                                                                                   r'\rangle')
+        self.mean, self.mean_log = sp.Symbol(rf'\langle {tex} \rangle'), sp.Symbol(
+            rf'\langle \log {tex} \rangle'
+        )
         self.substitutions = {sp.log(self.var): self.log_var}
 
     def values(self, a, # shape of a concrete q = G(a, b)
