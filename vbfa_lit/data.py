@@ -70,7 +70,8 @@ def check_random_state(random_state): # a numpy Generator
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_)) and random_state >= 0:
+    if (isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_))
+            and random_state >= 0):
         return np.random.default_rng(int(random_state))
     raise ValueError("random_state: expected None, a non-negative int, a numpy Generator or RandomState, got "
                      f"{random_state!r}")
@@ -95,7 +96,8 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
     return v
 
 def _check_nonneg(name, value): # a finite float >= 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value) or value < 0:
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value)
+            or value < 0):
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
     return float(value)
 
@@ -105,7 +107,8 @@ def _haar_orthogonal(n, rng): # (n, n) Haar-distributed orthogonal matrix
     Q, R = np.linalg.qr(rng.standard_normal((n, n)))
     return Q * np.sign(np.diag(R))
 
-def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0, random_state=None):
+def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0,
+                           random_state=None):
     """Gaussian data whose covariance has the given eigenvalues, with a random fraction of entries held out.
 
     Each sample is x_n = U Lambda^(1/2) z_n + mu with z_n ~ N(0, I): the construction of Luttinen & Ilin's
@@ -422,7 +425,8 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
 
 # %% ../nbs/01b_data.ipynb #9b923317
-def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *, random_state=None):
+def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
+                             random_state=None):
     """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, D = 5, Q = 2.
 
     The slides' construction: X ~ N(0, I) in R^{N x Q}; U uniform on the Stiefel manifold V_{Q,D}
@@ -657,7 +661,8 @@ def _parse_checksum(checksum): # (algorithm, lower-case hex)
         raise ValueError(f"checksum: expected 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
     algorithm, hexdigest = checksum.split(':', 1)
     sizes = {'sha256': 64, 'md5': 32}
-    if algorithm not in sizes or len(hexdigest) != sizes[algorithm] or not all(c in '0123456789abcdefABCDEF' for c in hexdigest):
+    if (algorithm not in sizes or len(hexdigest) != sizes[algorithm]
+            or not all(c in '0123456789abcdefABCDEF' for c in hexdigest)):
         raise ValueError(f"checksum: expected 'sha256:' and 64 hex digits or 'md5:' and 32, got {checksum!r}")
     return algorithm, hexdigest.lower()
 

@@ -56,7 +56,7 @@ def feature_names(X, # array-like; a DataFrame's column names become the feature
 
 def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                name:str='X', # the argument's name, used in error messages
-              )->np.ndarray: # float64 (n_samples, n_features), NaN where missing; never `X` itself when it had to convert
+              )->np.ndarray: # float64 (n_samples, n_features), NaN where missing; a copy if converted
     """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
     mask, pandas NA) as NaN, no infinities."""
     if sparse.issparse(X):
@@ -147,7 +147,7 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       mean, # (M,) mean of the predictive Gaussian
                       W, # (M, D) loadings
                       psi, # (M,) noise variances
-                     )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)) of each row's observed part o
+                     )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed
     """Log density of the observed entries of each row under
     N(mean, W W^T + diag(psi)), missing entries marginalised."""
     mask = ~np.isnan(X)
@@ -297,9 +297,10 @@ class VBPCA:
     J. Luttinen and A. Ilin (2010). Transformations for variational factor analysis to speed up learning.
     Neurocomputing 73(7-9), 1093-1102.
     """
-    def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both', warmup_sweeps=1,
-                 max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5, a_alpha=1e-5, b_alpha=1e-5,
-                 a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2, storage='auto'):
+    def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
+                 warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
+                 a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
+                 storage='auto'):
         self.n_components, self.prior, self.noise, self.transformations = (
             n_components,
             prior,
@@ -504,7 +505,7 @@ class VBPCA:
             say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
 
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-                 ): # (n_samples, n_components_) posterior means <x_n>; float32 for float32 input; a DataFrame after set_output(transform='pandas')
+                 ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
         """Posterior means of the latent variables of each row:
         one q(x_n) update under the fitted q(W), q(mu), q(tau)."""
         self._check_fitted()
@@ -517,7 +518,7 @@ class VBPCA:
         return self.fit(X, y).transform(X)
 
     def inverse_transform(self, Z, # (n_samples, n_components_) latent values
-                         )->np.ndarray: # (n_samples, n_features) reconstructions Z <W>^T + <mu>, in the units of X
+                         )->np.ndarray: # (n_samples, n_features) Z <W>^T + <mu>, in the units of X
         "Map latent values back to data space: ``Z @ components_ + mean_`` (no noise)."
         self._check_fitted()
         arr = check_data(Z, 'Z')
@@ -562,7 +563,7 @@ class VBPCA:
         self._sklearn_output_config = {'transform': transform}
         return self
 
-    def _wrap(self, Z, X): # Z as the configured container, with the output feature names (and X's index for pandas)
+    def _wrap(self, Z, X): # Z in the configured container, with output feature names (and X's index)
         kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
         # scikit-learn's global set_config(transform_output=...)
         if kind == 'default' and 'sklearn' in sys.modules:

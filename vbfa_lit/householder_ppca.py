@@ -184,7 +184,8 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
                                                          orthogonal=parameterisation == 'householder'))
     return model
 
-def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8, dense_mass=True):
+def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8,
+              dense_mass=True):
     """Vectorised chains on one CPU device; returns (samples as
     float64 numpy (chains, draws, ...), divergences, seconds)."""
     jax, jnp, numpyro = _import_numpyro()
@@ -202,7 +203,7 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
     return samples, np.asarray(extra['diverging']), seconds, np.asarray(extra['num_steps'])
 
 # %% ../nbs/08_householder_ppca.ipynb #5c2544d2
-def _rank_normalise(x): # (chains, draws, ...) -> same shape: normal scores of the pooled ranks (Vehtari et al. 2021)
+def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ranks (Vehtari et al. 2021)
     from scipy import stats as st
     C, N = x.shape[:2]
     flat = x.reshape(C * N, -1)
@@ -289,7 +290,7 @@ def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, refl
     if reflection not in ('swap', 'mezzadri'):
         raise ValueError(f"reflection must be 'swap' or 'mezzadri', got {reflection!r}")
 
-def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> flip each column of each draw towards the reference axis
+def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> signs turning each column towards the reference
     return np.where(np.einsum('cndq,dq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
 
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
@@ -357,7 +358,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     Examples
     --------
     >>> X = np.random.default_rng(0).normal(size=(100, 4))
-    >>> res = householder_ppca(X, 1, num_warmup=200, num_samples=200, num_chains=2, random_state=0)  # doctest: +SKIP
+    >>> res = householder_ppca(X, 1, num_warmup=200, num_samples=200, num_chains=2,
+    ...                        random_state=0)  # doctest: +SKIP
     >>> res.samples['W'].shape  # doctest: +SKIP
     (2, 200, 4, 1)
 
@@ -373,7 +375,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
     if not (isinstance(noise_prior_scale, numbers.Real) and noise_prior_scale > 0):
         raise ValueError(f"noise_prior_scale must be a positive number, got {noise_prior_scale!r}")
-    if radius_concentration is not None and not (isinstance(radius_concentration, numbers.Real) and radius_concentration > 0):
+    if radius_concentration is not None and not (isinstance(radius_concentration, numbers.Real)
+                                                 and radius_concentration > 0):
         raise ValueError("radius_concentration must be None or a positive number, got "
                          f"{radius_concentration!r}")
     rng = _rng(random_state)

@@ -20,7 +20,7 @@ def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
                            g:np.ndarray, # (d,) eigenvalues g_1 >= ... >= g_d of S
                            n:float, # N, the number of samples (0: likelihood off)
                            r:float, # shape of the Gamma prior on every precision
-                          ): # (shape (q+1,), rate (..., q+1)): Gamma parameters of 1/l_1, ..., 1/l_q, 1/sigma^2
+                          ): # (shape (q+1,), rate (..., q+1)) of 1/l_1, ..., 1/l_q, 1/sigma^2
     "Shapes and rates of the (untruncated) full conditionals of the precisions 1/l_1, ..., 1/l_q, 1/sigma^2."
     d = g.size
     shape = np.concatenate([np.full(q, r + n / 2), [r + n * (d - q) / 2]])
@@ -138,7 +138,7 @@ def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
     raise RuntimeError('truncated gamma rejection sampler did not finish')
 
 
-def _truncated_gamma(a, b, lo, hi, rng): # the sampler's path: arrays of one shape (or scalars a, b), errors ignored
+def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or scalar a, b), unchecked
     "Draws from Gamma(a, b) truncated to (lo, hi); see `truncated_gamma`."
     zl, zh = lo * b, hi * b
     P_hi = special.gammainc(a, zh)
@@ -186,7 +186,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)      # P(Z > 800) ~ 1e-342 underflows in double precision
+    >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)  # P(Z > 800) ~ 1e-342 underflows in float64
     >>> bool(800 <= x <= 810)
     True
     """
@@ -387,7 +387,8 @@ def _check_int(name, value, low): # an int >= low
 def _check_generator(random_state): # numpy Generator from None, an int, a Generator or a RandomState
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (bool, np.bool_)) or not (random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator))):
+    if isinstance(random_state, (bool, np.bool_)) or not (
+            random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator))):
         raise TypeError("random_state: expected None, an int, a numpy Generator or RandomState, got "
                         f"{random_state!r}")
     return np.random.default_rng(random_state)
@@ -408,7 +409,8 @@ def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
     "The paper's eta = 1.2 / V, with V = mean(g) = tr(S) / d, the data's average variance (see `rjmcmc_pca`)."
     return 1.2 / float(np.mean(g))
 
-def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, include_z=True): # the sampler proper
+def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
+         include_z=True): # the sampler proper
     d = g.size
     C, K = n_chains, n_sweeps - burn_in
     b, dd = move_probabilities(d)
@@ -600,7 +602,7 @@ def _log_ordered_integral(a, b, density):
 
 
 def _log_joint_given_tau(log_tau, # (T,) grid of log tau
-                         q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a constant shared by every q
+                         q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a q-free constant
     """Integrate the ordered precisions out given tau: (q+1)! (tau^r
     / Gamma(r))^(q+1) x the ordered kernel integral x p(log tau)."""
     tau = np.exp(log_tau)
@@ -610,7 +612,8 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
             + alpha * np.log(eta) - special.gammaln(alpha) + alpha * log_tau - eta * tau)
 
 
-def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8, n_tau=160):
+def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
+                      n_tau=160):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
 
     Independent of the sampler: given tau, the likelihood times the ordered prior is a product of

@@ -98,7 +98,7 @@ def _check_reflection(reflection):
     if reflection not in ('mezzadri', 'swap'):
         raise ValueError(f"reflection must be 'mezzadri' or 'swap', got {reflection!r}")
 
-def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r; = ||v_{2:}||^2 / (r (r + v1)) when v1 > 0, without cancellation
+def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r, as ||v_{2:}||^2 / (r (r + v1)) when v1 > 0
     if tail2 is None: tail2 = (r - v1) * (r + v1)
     pos = v1 > 0
     return xp.where(pos, tail2 / (r * xp.where(pos, r + v1, 1.0)), (r - v1) / r)

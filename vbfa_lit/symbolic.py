@@ -68,9 +68,8 @@ class GammaFactor:
         self.var = sp.Symbol(tex, positive=True)
         self.log_var = sp.Symbol(rf'\log {tex}', real=True)
         self.vars = [self.var, self.log_var]
-        self.mean, self.mean_log = sp.Symbol(rf'\langle {tex} \rangle'), sp.Symbol(
-            rf'\langle \log {tex} \rangle'
-        )
+        self.mean = sp.Symbol(rf'\langle {tex} \rangle')
+        self.mean_log = sp.Symbol(rf'\langle \log {tex} \rangle')
         self.substitutions = {sp.log(self.var): self.log_var}
 
     def values(self, a, # shape of a concrete q = G(a, b)
