@@ -301,12 +301,8 @@ class VBPCA:
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
                  storage='auto'):
-        self.n_components, self.prior, self.noise, self.transformations = (
-            n_components,
-            prior,
-            noise,
-            transformations,
-        )
+        self.n_components, self.prior, self.noise = n_components, prior, noise
+        self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
         self.max_iter, self.tol, self.random_state, self.progress = max_iter, tol, random_state, progress
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
@@ -345,8 +341,7 @@ class VBPCA:
         # lazy: scikit-learn is a test dependency
         from sklearn.utils import Tags, InputTags, TargetTags, TransformerTags
         return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(),
-                    input_tags=InputTags(allow_nan=True, sparse=False))
+                    transformer_tags=TransformerTags(), input_tags=InputTags(allow_nan=True, sparse=False))
 
     def __sklearn_is_fitted__(self): return hasattr(self, 'posterior_')
 
@@ -436,8 +431,7 @@ class VBPCA:
             transform = None if kind == 'none' else (
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
             fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
-                           callback,
-                           transform=transform, transform_start=s['warmup_sweeps'])
+                           callback, transform=transform, transform_start=s['warmup_sweeps'])
         q = _ordered_columns(fit.q)
         # log-density of X = log-density of (X - c) / s - |O| log s
         shift = -n_obs * np.log(scale)
@@ -446,9 +440,8 @@ class VBPCA:
         elif hasattr(self, 'feature_names_in_'): del self.feature_names_in_
         self.center_, self.scale_ = center, scale
         self.posterior_, self.prior_ = q, prior
-        self.elbo_, self.elbo_terms_ = np.asarray(fit.elbo) + shift, fit.terms._replace(
-            loglik=fit.terms.loglik + shift
-        )
+        self.elbo_ = np.asarray(fit.elbo) + shift
+        self.elbo_terms_ = fit.terms._replace(loglik=fit.terms.loglik + shift)
         self.n_iter_, self.converged_ = len(fit.elbo), fit.converged
         self.components_, self.mean_ = scale * np.ascontiguousarray(q.W.T), center + scale * q.mu
         noise_variance = scale ** 2 * q.b_tau / q.a_tau                        # 1/<tau> for a Gamma(a, b)
@@ -487,8 +480,8 @@ class VBPCA:
             say(f"VBPCA kept no component: with {mask.shape[0]} samples the data cannot be told apart from "
                 "noise (components_ are near zero; PCA would still report axes, but they are not supported "
                 "by the evidence)")
-        # the rate of q(tau) is b_tau + err/2: when the prior's b_tau is a tenth of it or more, the prior sets
-        # the noise
+        # the rate of q(tau) is b_tau + err/2: when the prior's
+        # b_tau is a tenth of it or more, the prior sets the noise
         prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau,
                                                     (mask.shape[1],)) & mask.any(0))
         if len(prior_only) and (len(q.b_tau) > 1 or mask.any(0).all()):

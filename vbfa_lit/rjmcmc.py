@@ -66,10 +66,9 @@ def _log_gamma_q_cf(a, z):
 
 
 def log_gamma_mass(a, lo, hi): # log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast
-    """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when
-    the interval lies far in either tail: the regularised
-    incomplete gamma functions on the side of the median the interval lies on, log-space series (lower tail)
-    or continued fraction (upper tail) where they underflow."""
+    """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the
+    regularised incomplete gamma functions on the side of the median the interval lies on, log-space series
+    (lower tail) or continued fraction (upper tail) where they underflow."""
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
@@ -106,9 +105,8 @@ def _truncated_exponential(rate, width, u):
 
 
 def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
-    """Z ~ Gamma(a, 1) truncated to (lo, hi) by rejection
-    from an exponential envelope (exact; efficient when the
-    interval is narrow or far in a tail, the cases the inverse CDF cannot resolve)."""
+    """Z ~ Gamma(a, 1) truncated to (lo, hi) by rejection from an exponential envelope (exact; efficient when
+    the interval is narrow or far in a tail, the cases the inverse CDF cannot resolve)."""
     out = np.empty(a.shape)
     todo = np.arange(a.size)
     for _ in range(max_rounds):
@@ -120,8 +118,8 @@ def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
         right = L >= m                                           # log-concave, decreasing on the interval
         left = (H <= m) & ~right                                 # increasing on the interval
         with np.errstate(divide='ignore', invalid='ignore'):
-            # a >= 1: tangent to log f at the end nearest the mode; a < 1: envelope e^-z, ratio (z/lo)^(a-1)
-            # <= 1
+            # a >= 1: tangent to log f at the end nearest the
+            # mode; a < 1: envelope e^-z, ratio (z/lo)^(a-1) <= 1
             s_right = np.where(A > 1, 1 - (A - 1) / L, 1.0)     # decay rate of the envelope from L
             s_left = (A - 1) / H - 1                             # growth rate of the envelope towards H
             e_r = _truncated_exponential(s_right, width, u)
@@ -251,9 +249,8 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
     return _Tables(**out, used=used)
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True):
-    """One sweep of every chain, in place. y (C, d+2) is the
-    padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2, ..., inf]
-    (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
+    """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
+    ..., inf] (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
 
     Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
     independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
@@ -347,9 +344,8 @@ class RJMCMCResult:
     def n_chains(self): return self.q.shape[0]
 
     def posterior_q(self)->QPosterior:
-        """p(q | D) for q = 1, ..., d-1: the frequency of q over
-        all kept draws, with its Monte-Carlo standard error
-        sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0
+        """p(q | D) for q = 1, ..., d-1: the frequency of q over all kept draws, with its Monte-Carlo standard
+        error sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0
         standard error for a q that is never or always visited)."""
         d = len(self.eigenvalues)
         qs = np.arange(1, d)
