@@ -318,8 +318,9 @@ def singular_value_logpdf(sigma, D):
     r"""Log density of the ordered singular values of a ``D x Q`` matrix with iid N(0, 1) entries.
 
     .. math::
-        p(\sigma) = c_{D,Q}\, e^{-\sum_q \sigma_q^2/2} \prod_q 2\sigma_q^{D-Q} \prod_{q<q'} (\sigma_q^2 -
-        \sigma_{q'}^2), \qquad c_{D,Q} = \frac{\pi^{Q^2/2}}{2^{DQ/2}\,\Gamma_Q(D/2)\,\Gamma_Q(Q/2)},
+        p(\sigma) = c_{D,Q}\, e^{-\sum_q \sigma_q^2/2} \prod_q 2\sigma_q^{D-Q}
+        \prod_{q<q'} (\sigma_q^2 - \sigma_{q'}^2),
+        \qquad c_{D,Q} = \frac{\pi^{Q^2/2}}{2^{DQ/2}\,\Gamma_Q(D/2)\,\Gamma_Q(Q/2)},
 
     on ``sigma_1 > ... > sigma_Q > 0``: the Wishart eigenvalue density (Muirhead, 1982, Thm 3.2.18)
     with ``lambda = sigma**2`` and its Jacobian.
