@@ -747,8 +747,8 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
                 continue
             os.replace(tmp, target)
             return target
-        # URLError/HTTPError, timeouts, resets, cut-off transfers
         except (OSError, http.client.HTTPException, ValueError) as e:
+            # URLError/HTTPError, timeouts, resets, cut-off transfers
             failures.append(f"{url}: {e}")
         finally:
             if os.path.exists(tmp): os.unlink(tmp)

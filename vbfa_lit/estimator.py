@@ -68,8 +68,8 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     # masked = missing, whatever lies beneath
     if isinstance(X, np.ma.MaskedArray):
         hidden, X = np.ma.getmaskarray(X), np.ma.getdata(X)
-    # a DataFrame: pandas' NA means missing
     elif hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
+        # a DataFrame: pandas' NA means missing
         try: X = X.to_numpy(dtype=float, na_value=np.nan)
         except TypeError: X = X.to_numpy()                                 # a frame without na_value (polars)
         except ValueError as e: raise TypeError(f"{name}: expected numeric data; {e}") from None

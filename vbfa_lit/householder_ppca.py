@@ -152,12 +152,10 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
     def model():
         if parameterisation == 'householder':
             if radius_concentration is None:                              # the slides: v_n ~ N(0, I_n)
-                vs = [
-                    numpyro.sample(f'v_{D - q}', dist.Normal(0.0, 1.0).expand([D - q]).to_event(1))
-                    for q in range(Q)
-                ]
-            # uniform direction, ||v_n|| ~ Gamma(k, k)
+                vs = [numpyro.sample(f'v_{D - q}', dist.Normal(0.0, 1.0).expand([D - q]).to_event(1))
+                      for q in range(Q)]
             else:
+                # uniform direction, ||v_n|| ~ Gamma(k, k)
                 vs = [numpyro.sample(f'v_{D - q}',
                                      dist.ImproperUniform(constraints.real_vector, (), (D - q,)))
                       for q in range(Q)]
@@ -192,9 +190,8 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
     from numpyro.infer import MCMC, NUTS
     key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
     mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass),
-                num_warmup=num_warmup,
-                num_samples=num_samples, num_chains=num_chains, chain_method='vectorized',
-                progress_bar=progress)
+                num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method='vectorized', progress_bar=progress)
     start = time.perf_counter()
     mcmc.run(key, extra_fields=('diverging', 'num_steps'))
     samples = {k: np.asarray(v, dtype=float) for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -284,7 +281,8 @@ class HouseholderPPCAResult:
 # %% ../nbs/08_householder_ppca.ipynb #c9a8ae2f
 def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection):
     _check_int(num_warmup, 'num_warmup', 0)
-    _check_int(num_samples, 'num_samples'); _check_int(num_chains, 'num_chains')
+    _check_int(num_samples, 'num_samples')
+    _check_int(num_chains, 'num_chains')
     if parameterisation not in ('householder', 'standard'):
         raise ValueError(f"parameterisation must be 'householder' or 'standard', got {parameterisation!r}")
     if reflection not in ('swap', 'mezzadri'):
@@ -394,8 +392,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     else:
         samples['sigma'] = np.linalg.svd(raw['W'], compute_uv=False)
     settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                    reflection=reflection,
-                    noise_prior_scale=noise_prior_scale, radius_concentration=radius_concentration,
+                    reflection=reflection, noise_prior_scale=noise_prior_scale,
+                    radius_concentration=radius_concentration,
                     dense_mass=dense_mass, target_accept_prob=target_accept_prob)
     return HouseholderPPCAResult(samples, divergent, seconds, parameterisation, settings, steps)
 
