@@ -965,9 +965,8 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
         text = z.read('ml-100k/u.data').decode('ascii')
         titles = None
         if 'ml-100k/u.item' in names:
-            titles = [
-                line.split('|')[1] for line in z.read('ml-100k/u.item').decode('latin-1').splitlines() if line
-            ]
+            items = z.read('ml-100k/u.item').decode('latin-1')
+            titles = [line.split('|')[1] for line in items.splitlines() if line]
     try: t = np.array([line.split('\t') for line in text.splitlines() if line], dtype=np.int64)
     except ValueError:
         raise ValueError(f"{path}: ml-100k/u.data is not four tab-separated integers per line") from None
