@@ -12,15 +12,15 @@ __all__ = ['VBPCA', 'ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataW
 __version__ = "0.1.0"
 __doc__ = """Bayesian principal component analysis, derived, coded and tested in one place.
 
-vbfa_lit is the package of a literate course: every update equation is derived with SymPy in a notebook, exported
-as a small vectorised NumPy function, and checked against its derivation.
+vbfa_lit is the package of a literate course: every update equation is derived with SymPy in a notebook,
+exported as a small vectorised NumPy function, and checked against its derivation.
 
 What you use directly:
 
 VBPCA
-    Variational Bayesian PCA and factor analysis with missing values (NaN, numpy.ma masks, pandas NA), an ARD prior
-    that chooses the number of components, and the exact translation and rotation of the posterior that make
-    learning 10x to 1000x faster. scikit-learn conventions: ``VBPCA(...).fit(X)``, ``transform``,
+    Variational Bayesian PCA and factor analysis with missing values (NaN, numpy.ma masks, pandas NA), an ARD
+    prior that chooses the number of components, and the exact translation and rotation of the posterior that
+    make learning 10x to 1000x faster. scikit-learn conventions: ``VBPCA(...).fit(X)``, ``transform``,
     ``inverse_transform``, ``score``, ``explained_variance_ratio_``.
 ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
     What a fit can tell you about itself.
@@ -38,14 +38,15 @@ vbfa_lit.notation
 vbfa_lit.symbolic
     the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
 vbfa_lit.plots
-    every picture of the course: Hinton diagrams, learning curves, pruning, spectra, traces, samples on the sphere
+    every picture of the course: Hinton diagrams, learning curves, pruning, spectra, traces, samples on the
+    sphere
 vbfa_lit.stiefel
     Householder reflections; uniform samples on the orthogonal group and the Stiefel manifold
 vbfa_lit.widgets
     the experiment panels (needs ``vbfa_lit[widgets]``)
 vbfa_lit.data
-    every data set of the course: make_luttinen_ilin, make_bishop_example, make_zhang_set, make_minka_spectrum,
-    make_householder_example, load_mnist_digit, load_movielens_100k
+    every data set of the course: make_luttinen_ilin, make_bishop_example, make_zhang_set,
+    make_minka_spectrum, make_householder_example, load_mnist_digit, load_movielens_100k
 
 References
 ----------
@@ -62,7 +63,8 @@ Examples
 5
 """
 
-from .estimator import VBPCA, ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
+from .estimator import (VBPCA, ConvergenceWarning, MissingDataWarning, DegenerateDataWarning,
+                                NotFittedError)
 from .rjmcmc import rjmcmc_pca, rjmcmc_pca_from_eigenvalues, RJMCMCResult, exact_posterior_q
 from .evidence import laplace_evidence
 from .stiefel import sample_stiefel, haar_orthogonal, householder_to_stiefel, singular_value_logpdf

@@ -70,9 +70,11 @@ def check_random_state(random_state): # a numpy Generator
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_)) and random_state >= 0:
+    if (isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_))
+            and random_state >= 0):
         return np.random.default_rng(int(random_state))
-    raise ValueError(f"random_state: expected None, a non-negative int, a numpy Generator or RandomState, got {random_state!r}")
+    raise ValueError("random_state: expected None, a non-negative int, a numpy Generator or RandomState, got "
+                     f"{random_state!r}")
 
 # %% ../nbs/01b_data.ipynb #59873cca
 def _check_int(name, value, low): # an int >= low
@@ -87,13 +89,15 @@ def _check_fraction(name, value): # a float in [0, 1)
 
 def _check_positive_vector(name, value): # 1-d float array of positive finite numbers
     try: v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError): raise ValueError(f"{name}: expected a 1-d array of positive numbers, got {value!r}") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a 1-d array of positive numbers, got {value!r}") from None
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise ValueError(f"{name}: expected a non-empty 1-d array of positive finite numbers, got {value!r}")
     return v
 
 def _check_nonneg(name, value): # a finite float >= 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value) or value < 0:
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value)
+            or value < 0):
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
     return float(value)
 
@@ -103,7 +107,8 @@ def _haar_orthogonal(n, rng): # (n, n) Haar-distributed orthogonal matrix
     Q, R = np.linalg.qr(rng.standard_normal((n, n)))
     return Q * np.sign(np.diag(R))
 
-def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0, random_state=None):
+def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0,
+                           random_state=None):
     """Gaussian data whose covariance has the given eigenvalues, with a random fraction of entries held out.
 
     Each sample is x_n = U Lambda^(1/2) z_n + mu with z_n ~ N(0, I): the construction of Luttinen & Ilin's
@@ -125,7 +130,8 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
         chosen uniformly without replacement).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         The draws are, in this order: U (if `rotate`), the means (if `random_mean`), the latent values
-        z (an (n_features, N) standard-normal array, the papers' features-by-samples layout), the held-out set.
+        z (an (n_features, N) standard-normal array, the papers' features-by-samples layout), the held-out
+        set.
 
     Returns
     -------
@@ -233,7 +239,8 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # Bishop (1999), Sec. 4 and Fig. 3
 
 def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
-    """Bishop's illustration of ARD (Sec. 4, Figs. 3-4): d = 10, N = 100, standard deviations 5, 4, 3, 2, then 1.
+    """Bishop's illustration of ARD (Sec. 4, Figs. 3-4): d
+    = 10, N = 100, standard deviations 5, 4, 3, 2, then 1.
 
     The data are zero-mean Gaussian with standard deviations `stds` along the orthonormal columns of a random
     basis (the Q factor of a Gaussian matrix). Bishop's text says "a standard deviation of 1 in the remaining
@@ -255,7 +262,8 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     Bunch with
         X : (n_samples, d) ndarray, the samples t_n as rows.
         stds : (d,) ndarray.
-        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs are those of numpy's QR; the law of X does not depend on them.
+        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs
+            are those of numpy's QR; the law of X does not depend on them.
         covariance : (d, d) ndarray.
         W : (d, q) ndarray, the PPCA loadings (q = number of stds above the minimum; 4 by default).
         noise_variance : float, min(stds)**2.
@@ -285,7 +293,8 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     sigma2 = float(s.min() ** 2)
     big = s ** 2 > sigma2
     return Bunch(X=X, stds=s, components=basis, covariance=(basis * s ** 2) @ basis.T,
-                 W=basis[:, big] * np.sqrt(s[big] ** 2 - sigma2), noise_variance=sigma2, n_components=int(big.sum()))
+                 W=basis[:, big] * np.sqrt(s[big] ** 2 - sigma2), noise_variance=sigma2,
+                 n_components=int(big.sum()))
 
 # %% ../nbs/01b_data.ipynb #2c23b369
 ZHANG_SETS = {  # set: (variances, n_samples), Zhang et al. (2004), Sec. "Experiments"
@@ -294,7 +303,8 @@ ZHANG_SETS = {  # set: (variances, n_samples), Zhang et al. (2004), Sec. "Experi
     3: ((10.0, 8.0, 6.0, 4.0, 2.0) + (0.1,) * 5, 100),
     4: ((10.0, 8.0, 6.0, 4.0, 2.0) + (0.1,) * 10, 10000),
 }
-ZHANG_SET1_EIGENVALUES = (8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876)  # the paper's own Set 1 sample, N = 1000
+# the paper's own Set 1 sample, N = 1000
+ZHANG_SET1_EIGENVALUES = (8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876)
 ZHANG_POSTERIOR_Q = {  # p(q | D) as printed in Tables 1 and 2
     1: {4: 0.8666, 5: 0.1334},
     2: {4: 0.0231, 5: 0.6830, 6: 0.2329, 7: 0.0566, 8: 0.0043, 9: 0.0001},
@@ -415,7 +425,8 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
 
 # %% ../nbs/01b_data.ipynb #9b923317
-def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *, random_state=None):
+def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
+                             random_state=None):
     """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, D = 5, Q = 2.
 
     The slides' construction: X ~ N(0, I) in R^{N x Q}; U uniform on the Stiefel manifold V_{Q,D}
@@ -474,7 +485,8 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
 # %% ../nbs/01b_data.ipynb #04420237
 def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0, noise_std=0.3, missing=0.0,
                   random_state=None):
-    """Small low-rank data for lessons and tests: Y = (A B) * scale + offset + noise_std * E, in the papers' layout.
+    """Small low-rank data for lessons and tests: Y = (A B)
+    * scale + offset + noise_std * E, in the papers' layout.
 
     With A (n_features, n_components), B (n_components, n_samples) and E standard normal, Y is
     n_features x n_samples (the papers' Y); ``X = Y.T`` is returned in scikit-learn's orientation.
@@ -505,7 +517,8 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     Raises
     ------
     ValueError
-        If a size is < 1, `offset` is neither a number nor 'normal', `noise_std` < 0, or `missing` is out of range.
+        If a size is < 1, `offset` is neither a number nor 'normal', `noise_std` < 0, or `missing` is out of
+        range.
 
     Examples
     --------
@@ -535,7 +548,8 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
 
 # %% ../nbs/01b_data.ipynb #0234be8f
 def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missing=0.0, random_state=None):
-    """Data from probabilistic PCA with orthogonal loadings of given lengths: x_n = W z_n + mu + noise_std * e_n.
+    """Data from probabilistic PCA with orthogonal loadings
+    of given lengths: x_n = W z_n + mu + noise_std * e_n.
 
     W = Q diag(scales), Q the (n_features, q) orthonormal factor of a Gaussian matrix (numpy's QR; its column
     signs do not change the law of X).
@@ -551,8 +565,8 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     missing : float in [0, 1), default 0.0
         Each entry held out independently with this probability (drawn last, only when missing > 0).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        Draws, in order: the (n_features, q) matrix for Q, the mean (if 'normal'), the latent z (n_samples, q),
-        the noise (n_samples, n_features), the mask.
+        Draws, in order: the (n_features, q) matrix for Q, the mean (if 'normal'), the latent z (n_samples,
+        q), the noise (n_samples, n_features), the mask.
 
     Returns
     -------
@@ -591,7 +605,8 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     Z = rng.normal(size=(N, s.size))
     X = Z @ W.T + mu + noise_std * rng.normal(size=(N, M))
     test = rng.random((N, M)) < missing if missing > 0 else np.zeros((N, M), dtype=bool)
-    return Bunch(X=np.where(test, np.nan, X), X_full=X, test_mask=test, W=W, mean=mu, latent=Z, noise_std=noise_std)
+    return Bunch(X=np.where(test, np.nan, X), X_full=X, test_mask=test, W=W, mean=mu, latent=Z,
+                 noise_std=noise_std)
 
 # %% ../nbs/01b_data.ipynb #3a48d01c
 def get_data_home(data_home=None): # Path of the cache directory (not created)
@@ -646,7 +661,8 @@ def _parse_checksum(checksum): # (algorithm, lower-case hex)
         raise ValueError(f"checksum: expected 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
     algorithm, hexdigest = checksum.split(':', 1)
     sizes = {'sha256': 64, 'md5': 32}
-    if algorithm not in sizes or len(hexdigest) != sizes[algorithm] or not all(c in '0123456789abcdefABCDEF' for c in hexdigest):
+    if (algorithm not in sizes or len(hexdigest) != sizes[algorithm]
+            or not all(c in '0123456789abcdefABCDEF' for c in hexdigest)):
         raise ValueError(f"checksum: expected 'sha256:' and 64 hex digits or 'md5:' and 32, got {checksum!r}")
     return algorithm, hexdigest.lower()
 
@@ -731,15 +747,20 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
                 continue
             os.replace(tmp, target)
             return target
-        except (OSError, http.client.HTTPException, ValueError) as e:  # URLError/HTTPError, timeouts, resets, cut-off transfers
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            # URLError/HTTPError, timeouts, resets, cut-off transfers
             failures.append(f"{url}: {e}")
         finally:
             if os.path.exists(tmp): os.unlink(tmp)
     if corrupted:
-        raise ChecksumError(f"{filename}: the download had the wrong checksum and was deleted ("
-                            + '; '.join(corrupted) + ('; other mirrors failed: ' + '; '.join(failures) if failures else '')
-                            + "). The server may be serving a changed or damaged file.")
-    raise DownloadError(f"cannot download {filename} and there is no cached copy in {folder} (offline?). Tried: "
+        raise ChecksumError(
+            f"{filename}: the download had the wrong checksum and was deleted ("
+            + '; '.join(corrupted)
+            + ('; other mirrors failed: ' + '; '.join(failures) if failures else '')
+            + "). The server may be serving a changed or damaged file."
+        )
+    raise DownloadError(f"cannot download {filename} and there is no cached copy in {folder} (offline?). "
+                        "Tried: "
                         + '; '.join(failures) + f". Put a verified copy at {target}, or set VBFA_LIT_DATA "
                         "to a directory that holds one.")
 
@@ -764,7 +785,8 @@ MNIST_MD5 = {
 }
 
 def read_idx(path): # ndarray with the file's shape and dtype
-    """Read a (gzipped) IDX file, the format of the MNIST files: magic 0, 0, type code, rank; big-endian sizes; data.
+    """Read a (gzipped) IDX file, the format of the MNIST
+    files: magic 0, 0, type code, rank; big-endian sizes; data.
 
     Raises
     ------
@@ -781,7 +803,8 @@ def read_idx(path): # ndarray with the file's shape and dtype
     dtype = np.dtype(types[raw[2]])
     offset = 4 + 4 * rank
     if len(raw) - offset != int(np.prod(shape)) * dtype.itemsize:
-        raise ValueError(f"{path}: the header says shape {shape}, but the file holds {len(raw) - offset} bytes of data")
+        raise ValueError(f"{path}: the header says shape {shape}, but the file holds {len(raw) - offset} "
+                         "bytes of data")
     return np.frombuffer(raw, dtype=dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder('='))
 
 # %% ../nbs/01b_data.ipynb #bdfd2f77
@@ -820,7 +843,8 @@ def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_M
     ----------
     LeCun, Y., Cortes, C. and Burges, C. J. C. The MNIST database of handwritten digits.
     """
-    if subset not in ('train', 'test'): raise ValueError(f"subset: expected 'train' or 'test', got {subset!r}")
+    if subset not in ('train', 'test'):
+        raise ValueError(f"subset: expected 'train' or 'test', got {subset!r}")
     prefix = 'train' if subset == 'train' else 't10k'
     mirrors = [mirrors] if isinstance(mirrors, str) else list(mirrors)
     def get(kind):
@@ -877,8 +901,10 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
     mnist = load_mnist(subset, data_home=data_home, download=download, mirrors=mirrors)
     index = np.flatnonzero(mnist.target == digit)
     if n is not None and n > index.size:
-        raise ValueError(f"n: expected at most {index.size} (the images of {digit} in the {subset} set), got {n}")
-    if shuffle: index = np.sort(check_random_state(random_state).choice(index, size=n or index.size, replace=False))
+        raise ValueError(f"n: expected at most {index.size} (the images of {digit} in the {subset} set), got "
+                         f"{n}")
+    if shuffle:
+        index = np.sort(check_random_state(random_state).choice(index, size=n or index.size, replace=False))
     elif n is not None: index = index[:n]
     images = mnist.images[index]
     return Bunch(X=images.reshape(len(index), -1) / 255.0, images=images, index=index)
@@ -891,7 +917,8 @@ MOVIELENS_100K_SHA256 = 'sha256:50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4
 MOVIELENS_100K_MD5 = 'md5:0e33842e24a9c977be4e0107933c0723'
 
 def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_URLS):
-    """MovieLens 100k (GroupLens): 100,000 ratings 1-5 of 1682 movies by 943 users, downloaded once and verified.
+    """MovieLens 100k (GroupLens): 100,000 ratings 1-5 of
+    1682 movies by 943 users, downloaded once and verified.
 
     Parameters
     ----------
@@ -905,7 +932,9 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     Returns
     -------
     Bunch with
-        ratings : (n_users, n_items) float64 ndarray, NaN where a user did not rate a movie (943 x 1682 for the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies; in scikit-learn's orientation, movies as samples, ``ratings.T``).
+        ratings : (n_users, n_items) float64 ndarray, NaN where a user did not rate a movie (943 x 1682 for
+            the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies; in scikit-learn's
+            orientation, movies as samples, ``ratings.T``).
         user_id, item_id : (n_ratings,) int64, 1-based ids as in ``u.data``.
         rating : (n_ratings,) int64.
         timestamp : (n_ratings,) int64, seconds since 1970.
@@ -936,9 +965,11 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
         text = z.read('ml-100k/u.data').decode('ascii')
         titles = None
         if 'ml-100k/u.item' in names:
-            titles = [line.split('|')[1] for line in z.read('ml-100k/u.item').decode('latin-1').splitlines() if line]
+            items = z.read('ml-100k/u.item').decode('latin-1')
+            titles = [line.split('|')[1] for line in items.splitlines() if line]
     try: t = np.array([line.split('\t') for line in text.splitlines() if line], dtype=np.int64)
-    except ValueError: raise ValueError(f"{path}: ml-100k/u.data is not four tab-separated integers per line") from None
+    except ValueError:
+        raise ValueError(f"{path}: ml-100k/u.data is not four tab-separated integers per line") from None
     if t.ndim != 2 or t.shape[1] != 4 or t.shape[0] == 0 or t[:, :2].min() < 1:
         raise ValueError(f"{path}: ml-100k/u.data is not lines of user id, item id, rating, timestamp")
     user, item = t[:, 0], t[:, 1]
@@ -946,7 +977,8 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     ratings[user - 1, item - 1] = t[:, 2]
     if np.count_nonzero(~np.isnan(ratings)) != len(t):
         raise ValueError(f"{path}: ml-100k/u.data rates some (user, movie) pair more than once")
-    return Bunch(ratings=ratings, user_id=user, item_id=item, rating=t[:, 2], timestamp=t[:, 3], item_titles=titles)
+    return Bunch(ratings=ratings, user_id=user, item_id=item, rating=t[:, 2], timestamp=t[:, 3],
+                 item_titles=titles)
 
 # %% ../nbs/01b_data.ipynb #dce8bed1
 def _sklearn_datasets(): # the sklearn.datasets module, or a clear ImportError
@@ -980,7 +1012,8 @@ def load_digits():
     return Bunch(X=np.asarray(d.data, dtype=float), images=np.asarray(d.images), target=np.asarray(d.target))
 
 def load_breast_cancer(*, standardize=False):
-    """The Wisconsin diagnostic breast-cancer data bundled with scikit-learn: 569 samples, 30 features, offline.
+    """The Wisconsin diagnostic breast-cancer data bundled
+    with scikit-learn: 569 samples, 30 features, offline.
 
     Nirwan's slides fit Bayesian PCA with a Householder-parametrised W to these data.
 

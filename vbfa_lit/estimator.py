@@ -26,10 +26,12 @@ class ConvergenceWarning(UserWarning):
     "`max_iter` sweeps were used up before the relative change of the lower bound fell below `tol`."
 
 class MissingDataWarning(UserWarning):
-    "Some samples (rows) or features (columns) of `X` have no observed value; their factors keep their priors."
+    """Some samples (rows) or features (columns) of `X` have
+    no observed value; their factors keep their priors."""
 
 class DegenerateDataWarning(UserWarning):
-    "The data leave the answer poorly determined: nothing varies, no component is kept, a feature's noise is set by its prior alone, or the fit rests on a handful of observed values."
+    """The data leave the answer poorly determined: nothing varies, no component is kept, a feature's noise is
+    set by its prior alone, or the fit rests on a handful of observed values."""
 
 class NotFittedError(ValueError, AttributeError):
     "A method that needs the learned attributes was called before `fit`."
@@ -47,23 +49,27 @@ def feature_names(X, # array-like; a DataFrame's column names become the feature
     is_str = [isinstance(c, str) for c in names]
     if all(is_str) and len(names): return names
     if any(is_str):
-        raise TypeError("X: feature names are only supported if all input features have string names, but your input "
-                        f"has {sorted({type(c).__name__ for c in names})} as feature name / column name types. "
-                        "Convert them all to str (X.columns = X.columns.astype(str)).")
+        raise TypeError("X: feature names are only supported if all input features have string names, but "
+                        f"your input has {sorted({type(c).__name__ for c in names})} as feature name / "
+                        "column name types. Convert them all to str (X.columns = X.columns.astype(str)).")
     return None
 
 def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                name:str='X', # the argument's name, used in error messages
-              )->np.ndarray: # float64 (n_samples, n_features), NaN where missing; never `X` itself when it had to convert
-    "Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma mask, pandas NA) as NaN, no infinities."
+              )->np.ndarray: # float64 (n_samples, n_features), NaN where missing; a copy if converted
+    """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
+    mask, pandas NA) as NaN, no infinities."""
     if sparse.issparse(X):
-        raise TypeError(f"{name}: sparse input is not supported. In scikit-learn an unstored entry of a sparse "
-                        "matrix is an implicit zero, while VBPCA must know which entries are missing: pass a dense "
-                        "array with NaN at the missing entries (or X.toarray() if the zeros are observed values).")
+        raise TypeError(f"{name}: sparse input is not supported. In scikit-learn an unstored entry of a "
+                        "sparse matrix is an implicit zero, while VBPCA must know which entries are missing: "
+                        "pass a dense array with NaN at the missing entries (or X.toarray() if the zeros are "
+                        "observed values).")
     hidden = None
-    if isinstance(X, np.ma.MaskedArray):                                   # masked = missing, whatever lies beneath
+    # masked = missing, whatever lies beneath
+    if isinstance(X, np.ma.MaskedArray):
         hidden, X = np.ma.getmaskarray(X), np.ma.getdata(X)
-    elif hasattr(X, 'columns') and hasattr(X, 'to_numpy'):                 # a DataFrame: pandas' NA means missing
+    elif hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
+        # a DataFrame: pandas' NA means missing
         try: X = X.to_numpy(dtype=float, na_value=np.nan)
         except TypeError: X = X.to_numpy()                                 # a frame without na_value (polars)
         except ValueError as e: raise TypeError(f"{name}: expected numeric data; {e}") from None
@@ -71,9 +77,12 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     except ValueError as e: raise ValueError(f"{name}: could not be read as a 2-d array ({e})") from None
     if arr.dtype.kind == 'O':
         items = arr.ravel()
-        if any(isinstance(v, complex) for v in items): raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-        if any(isinstance(v, (str, bytes)) for v in items): raise TypeError(f"{name}: expected numeric data, found strings")
-        if any(_is_na(v) for v in items): arr = np.array([np.nan if _is_na(v) else v for v in items], dtype=object).reshape(arr.shape)
+        if any(isinstance(v, complex) for v in items):
+            raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+        if any(isinstance(v, (str, bytes)) for v in items):
+            raise TypeError(f"{name}: expected numeric data, found strings")
+        if any(_is_na(v) for v in items):
+            arr = np.array([np.nan if _is_na(v) else v for v in items], dtype=object).reshape(arr.shape)
         try: arr = arr.astype(float)
         except (TypeError, ValueError) as e: raise TypeError(f"{name}: expected numeric data; {e}") from None
     if arr.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
@@ -82,32 +91,44 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     if hidden is not None:
         arr = np.where(np.broadcast_to(hidden, arr.shape), np.nan, arr)
     if arr.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}. "
-                         "Reshape your data: X.reshape(1, -1) for a single sample, X.reshape(-1, 1) for a single feature")
-    if arr.shape[1] == 0: raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
-    if arr.shape[0] == 0: raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
+        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape "
+                         f"{arr.shape}. Reshape your data: X.reshape(1, -1) for a single sample, "
+                         "X.reshape(-1, 1) for a single feature")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
+                         "required.")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+                         "required.")
     n_inf = int(np.isinf(arr).sum())
-    if n_inf: raise ValueError(f"{name}: contains {n_inf} infinite value(s); NaN marks a missing entry, +-inf is not allowed")
+    if n_inf:
+        raise ValueError(f"{name}: contains {n_inf} infinite value(s); NaN marks a missing entry, +-inf is "
+                         "not allowed")
     return arr
 
 # %% ../nbs/04a_estimator.ipynb #2aed8018
 def data_scale(X, # (n_samples, n_features), NaN where missing
               ): # (center (n_features,), scale: a float, 0 when no feature varies)
-    "Each feature's mean over its observed values, and one scale for all features: the root mean square of the centred observed values."
+    """Each feature's mean over its observed values, and one scale for
+    all features: the root mean square of the centred observed values."""
     mask = ~np.isnan(X)
     n = np.maximum(mask.sum(0), 1)
-    big = np.max(np.abs(X[mask]), initial=0.0) or 1.0              # sums of values near 1e308 must not overflow
+    # sums of values near 1e308 must not overflow
+    big = np.max(np.abs(X[mask]), initial=0.0) or 1.0
     center = np.where(mask, X / big, 0.0).sum(0) / n * big
-    center += np.where(mask, X - center, 0.0).sum(0) / n          # one refinement: the mean to full precision, even with offsets of 1e8
+    # one refinement: the mean to full precision, even with offsets of 1e8
+    center += np.where(mask, X - center, 0.0).sum(0) / n
     centred = np.where(mask, X - center, 0.0)
-    big = np.max(np.abs(centred)) or 1.0                           # squares of 1e-200 must not underflow, of 1e200 not overflow
+    # squares of 1e-200 must not underflow, of 1e200 not overflow
+    big = np.max(np.abs(centred)) or 1.0
     return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(mask.sum(), 1)))
 
 # %% ../nbs/04a_estimator.ipynb #0e155405
 def explained_variance(W, # (M, D) loadings, in the data's units
                        psi, # (M,) noise variances
                       ): # (explained variances (D,), ratios (D,))
-    "The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi) u_k, and its share of the total tr(W W^T) + sum(psi)."
+    """The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi)
+    u_k, and its share of the total tr(W W^T) + sum(psi)."""
     U, s, _ = np.linalg.svd(W, full_matrices=False)
     ev = s ** 2 + (U ** 2).T @ psi
     return ev, ev / (np.sum(s ** 2) + np.sum(psi))
@@ -126,8 +147,9 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       mean, # (M,) mean of the predictive Gaussian
                       W, # (M, D) loadings
                       psi, # (M,) noise variances
-                     )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)) of each row's observed part o
-    "Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."
+                     )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed
+    """Log density of the observed entries of each row under
+    N(mean, W W^T + diag(psi)), missing entries marginalised."""
     mask = ~np.isnan(X)
     (M, D), N = W.shape, X.shape[0]
     r = np.where(mask, X - mean, 0.0)                                    # residuals, 0 where missing
@@ -145,7 +167,8 @@ def _check_real(name, value, low=0.0, inclusive=False): # a float > low (or >= l
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {value!r}")
     if not np.isfinite(value) or value < low or (value == low and not inclusive):
-        raise ValueError(f"{name}: expected a finite number {'>=' if inclusive else '>'} {low:g}, got {value!r}")
+        raise ValueError(f"{name}: expected a finite number {'>=' if inclusive else '>'} {low:g}, got "
+                         f"{value!r}")
     return float(value)
 
 def _check_int(name, value, low): # an int >= low
@@ -162,9 +185,11 @@ def _check_choice(name, value, choices): # one of choices
     return value
 
 def _check_random_state(value): # a numpy Generator
-    "None, a non-negative int, a numpy Generator (used as is, so its state advances) or a legacy RandomState (a seed is drawn from it)."
+    """None, a non-negative int, a numpy Generator (used as is, so its
+    state advances) or a legacy RandomState (a seed is drawn from it)."""
     if value is None or isinstance(value, np.random.Generator): return np.random.default_rng(value)
-    if isinstance(value, np.random.RandomState): return np.random.default_rng(value.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(value, np.random.RandomState):
+        return np.random.default_rng(value.randint(0, 2**63 - 1, dtype=np.int64))
     return np.random.default_rng(_check_int('random_state', value, 0))
 
 # %% ../nbs/04a_estimator.ipynb #b1fab30a
@@ -272,10 +297,12 @@ class VBPCA:
     J. Luttinen and A. Ilin (2010). Transformations for variational factor analysis to speed up learning.
     Neurocomputing 73(7-9), 1093-1102.
     """
-    def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both', warmup_sweeps=1,
-                 max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5, a_alpha=1e-5, b_alpha=1e-5,
-                 a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2, storage='auto'):
-        self.n_components, self.prior, self.noise, self.transformations = n_components, prior, noise, transformations
+    def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
+                 warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
+                 a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
+                 storage='auto'):
+        self.n_components, self.prior, self.noise = n_components, prior, noise
+        self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
         self.max_iter, self.tol, self.random_state, self.progress = max_iter, tol, random_state, progress
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
@@ -294,22 +321,27 @@ class VBPCA:
         valid = self._get_param_names()
         for name, value in params.items():
             if name not in valid:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}. Valid parameters are: {valid}.")
+                raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}. Valid "
+                                 f"parameters are: {valid}.")
             setattr(self, name, value)
         return self
 
     def __repr__(self):
         "The class name and the hyperparameters that differ from their defaults."
-        defaults = {p.name: p.default for p in signature(type(self).__init__).parameters.values() if p.name != 'self'}
+        defaults = {
+            p.name: p.default for p in signature(type(self).__init__).parameters.values() if p.name != 'self'
+        }
         same = lambda v, d: v is d or (type(v) is type(d) and v == d)
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if not same(v, defaults[k])]
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def __sklearn_tags__(self):
-        "Tags for scikit-learn's `check_estimator`: a transformer that allows NaN (missing) and refuses sparse input."
-        from sklearn.utils import Tags, InputTags, TargetTags, TransformerTags  # lazy: scikit-learn is a test dependency
-        return Tags(estimator_type=None, target_tags=TargetTags(required=False), transformer_tags=TransformerTags(),
-                    input_tags=InputTags(allow_nan=True, sparse=False))
+        """Tags for scikit-learn's `check_estimator`: a transformer
+        that allows NaN (missing) and refuses sparse input."""
+        # lazy: scikit-learn is a test dependency
+        from sklearn.utils import Tags, InputTags, TargetTags, TransformerTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(), input_tags=InputTags(allow_nan=True, sparse=False))
 
     def __sklearn_is_fitted__(self): return hasattr(self, 'posterior_')
 
@@ -320,9 +352,11 @@ class VBPCA:
     def _check_names(self, X): # scikit-learn's rules for the feature names of new data
         names, fitted = feature_names(X), getattr(self, 'feature_names_in_', None)
         if names is None and fitted is not None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with feature names", UserWarning, stacklevel=3)
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with "
+                          "feature names", UserWarning, stacklevel=3)
         elif names is not None and fitted is None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without feature names", UserWarning, stacklevel=3)
+            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without feature names",
+                          UserWarning, stacklevel=3)
         elif names is not None and (len(names) != len(fitted) or np.any(names != fitted)):
             raise ValueError("The feature names should match those that were passed during fit.\n"
                              f"Fitted with: {list(fitted)}\nGot: {list(names)}")
@@ -331,33 +365,42 @@ class VBPCA:
         self._check_names(X)
         arr = check_data(X, name)
         if arr.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name} has {arr.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} features as input")
+            raise ValueError(f"{name} has {arr.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         return arr
 
     def _settings(self, n_features): # the checked hyperparameters
         "Check every hyperparameter; each error names its argument."
-        s = dict(prior=_check_choice('prior', self.prior, ('ard', 'broad')),
-                 noise=_check_choice('noise', self.noise, ('shared', 'per_feature')),
-                 transformations=_check_choice('transformations', self.transformations, TRANSFORMATIONS),
-                 warmup_sweeps=_check_int('warmup_sweeps', self.warmup_sweeps, 0),
-                 max_iter=_check_int('max_iter', self.max_iter, 1),
-                 tol=_check_real('tol', self.tol, 0.0, inclusive=True),
-                 effective_tol=_check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
-                 storage=_check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
-                 **{k: _check_real(k, getattr(self, k)) for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')})
-        if not isinstance(self.progress, (bool, np.bool_)): raise TypeError(f"progress: expected True or False, got {self.progress!r}")
+        s = dict(
+            prior=_check_choice('prior', self.prior, ('ard', 'broad')),
+            noise=_check_choice('noise', self.noise, ('shared', 'per_feature')),
+            transformations=_check_choice('transformations', self.transformations, TRANSFORMATIONS),
+            warmup_sweeps=_check_int('warmup_sweeps', self.warmup_sweeps, 0),
+            max_iter=_check_int('max_iter', self.max_iter, 1),
+            tol=_check_real('tol', self.tol, 0.0, inclusive=True),
+            effective_tol=_check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
+            storage=_check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
+            **{
+                k: _check_real(k, getattr(self, k))
+                for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
+            },
+        )
+        if not isinstance(self.progress, (bool, np.bool_)):
+            raise TypeError(f"progress: expected True or False, got {self.progress!r}")
         if self.n_components is None: s['D'] = max(n_features - 1, 1)
         else:
             s['D'] = _check_int('n_components', self.n_components, 1)
             if s['D'] > n_features:
-                raise ValueError(f"n_components: expected at most n_features = {n_features}, got {self.n_components}")
+                raise ValueError(f"n_components: expected at most n_features = {n_features}, got "
+                                 f"{self.n_components}")
         s['rng'] = _check_random_state(self.random_state)
         return s
 
     def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
             y=None, # ignored
            ):
-        "Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self."
+        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed
+        entries of `X` by variational Bayes; returns self."""
         names = feature_names(X)
         X = check_data(X)
         (N, M), s = X.shape, self._settings(X.shape[1])
@@ -368,32 +411,37 @@ class VBPCA:
         self._warn_missing(mask)
         center, scale = data_scale(X)
         varies = scale > 0
-        if not varies: scale = 1.0                      # nothing varies: no scale to learn from, the data stay as they are
+        # nothing varies: no scale to learn from, the data stay as they are
+        if not varies: scale = 1.0
         if not 1e-150 < scale < 1e150:
-            raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a variance) float64 "
-                             "cannot hold; rescale X (the answer does not depend on its units)")
+            raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
+                             "variance) float64 cannot hold; rescale X (the answer does not depend on its "
+                             "units)")
         Y = ((X - center) / scale).T
         sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
         data = observed(Y, mask=mask.T, sparse_storage=sparse_storage)
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
-        with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep', disable=not self.progress) as bar:
+        with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
+                  disable=not self.progress) as bar:
             def callback(it, q, bound): # bound: the lower bound after the sweep
                 bar.update(1)
                 if self.progress: bar.set_postfix(elbo=f"{bound - n_obs * np.log(scale):.6g}", refresh=False)
             kind = s['transformations']
             transform = None if kind == 'none' else (
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
-            fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback,
-                           transform=transform, transform_start=s['warmup_sweeps'])
+            fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
+                           callback, transform=transform, transform_start=s['warmup_sweeps'])
         q = _ordered_columns(fit.q)
-        shift = -n_obs * np.log(scale)                  # log-density of X = log-density of (X - c) / s - |O| log s
+        # log-density of X = log-density of (X - c) / s - |O| log s
+        shift = -n_obs * np.log(scale)
         self.n_features_in_, self.n_components_ = M, s['D']
         if names is not None: self.feature_names_in_ = names
         elif hasattr(self, 'feature_names_in_'): del self.feature_names_in_
         self.center_, self.scale_ = center, scale
         self.posterior_, self.prior_ = q, prior
-        self.elbo_, self.elbo_terms_ = np.asarray(fit.elbo) + shift, fit.terms._replace(loglik=fit.terms.loglik + shift)
+        self.elbo_ = np.asarray(fit.elbo) + shift
+        self.elbo_terms_ = fit.terms._replace(loglik=fit.terms.loglik + shift)
         self.n_iter_, self.converged_ = len(fit.elbo), fit.converged
         self.components_, self.mean_ = scale * np.ascontiguousarray(q.W.T), center + scale * q.mu
         noise_variance = scale ** 2 * q.b_tau / q.a_tau                        # 1/<tau> for a Gamma(a, b)
@@ -405,37 +453,41 @@ class VBPCA:
         self.n_effective_components_ = int(self.effective_components_.sum())
         self._warn_degenerate(mask, varies, q, prior)
         if not fit.converged:
-            warnings.warn(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change of the lower "
-                          f"bound fell below tol={s['tol']:g}; increase max_iter (or tol)", ConvergenceWarning, stacklevel=2)
+            warnings.warn(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
+                          f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
+                          ConvergenceWarning, stacklevel=2)
         return self
 
     def _warn_missing(self, mask):
         "A MissingDataWarning for rows or columns with nothing observed."
         (N, M), empty_rows, empty_cols = mask.shape, int((~mask.any(1)).sum()), int((~mask.any(0)).sum())
         if empty_rows:
-            warnings.warn(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent variables keep "
-                          "their prior", MissingDataWarning, stacklevel=3)
+            warnings.warn(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
+                          "variables keep their prior", MissingDataWarning, stacklevel=3)
         if empty_cols:
-            warnings.warn(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, loadings and "
-                          "noise keep their priors", MissingDataWarning, stacklevel=3)
+            warnings.warn(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
+                          "loadings and noise keep their priors", MissingDataWarning, stacklevel=3)
 
     def _warn_degenerate(self, mask, varies, q, prior):
         "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
         say = lambda msg: warnings.warn(msg, DegenerateDataWarning, stacklevel=4)     # the caller of fit
         listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
         if not varies:
-            say("X: no feature varies (every observed value equals its column's mean): there is nothing for components "
-                "to explain, and n_effective_components_ = 0")
+            say("X: no feature varies (every observed value equals its column's mean): there is nothing for "
+                "components to explain, and n_effective_components_ = 0")
             return
         if self.n_effective_components_ == 0:
-            say(f"VBPCA kept no component: with {mask.shape[0]} samples the data cannot be told apart from noise "
-                "(components_ are near zero; PCA would still report axes, but they are not supported by the evidence)")
-        # the rate of q(tau) is b_tau + err/2: when the prior's b_tau is a tenth of it or more, the prior sets the noise
-        prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau, (mask.shape[1],)) & mask.any(0))
+            say(f"VBPCA kept no component: with {mask.shape[0]} samples the data cannot be told apart from "
+                "noise (components_ are near zero; PCA would still report axes, but they are not supported "
+                "by the evidence)")
+        # the rate of q(tau) is b_tau + err/2: when the prior's
+        # b_tau is a tenth of it or more, the prior sets the noise
+        prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau,
+                                                    (mask.shape[1],)) & mask.any(0))
         if len(prior_only) and (len(q.b_tau) > 1 or mask.any(0).all()):
             what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
-            say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its prior "
-                f"(b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
+            say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its "
+                f"prior (b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
                 + ("n_components = n_features leaves no room for noise" if q.W.shape[1] >= len(q.W) else
                    "constant, duplicated or linearly dependent columns?"))
         few_rows, per_feature = int(mask.any(1).sum()), mask.sum(0)
@@ -446,8 +498,9 @@ class VBPCA:
             say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
 
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-                 ): # (n_samples, n_components_) posterior means <x_n>; float32 for float32 input; a DataFrame after set_output(transform='pandas')
-        "Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W), q(mu), q(tau)."
+                 ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
+        """Posterior means of the latent variables of each row:
+        one q(x_n) update under the fitted q(W), q(mu), q(tau)."""
         self._check_fitted()
         arr = self._check_new(X)
         Z = latent_posterior((arr - self.center_) / self.scale_, self.posterior_)[0]
@@ -458,18 +511,20 @@ class VBPCA:
         return self.fit(X, y).transform(X)
 
     def inverse_transform(self, Z, # (n_samples, n_components_) latent values
-                         )->np.ndarray: # (n_samples, n_features) reconstructions Z <W>^T + <mu>, in the units of X
+                         )->np.ndarray: # (n_samples, n_features) Z <W>^T + <mu>, in the units of X
         "Map latent values back to data space: ``Z @ components_ + mean_`` (no noise)."
         self._check_fitted()
         arr = check_data(Z, 'Z')
         if arr.shape[1] != self.n_components_:
-            raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = {self.n_components_}")
+            raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = "
+                             f"{self.n_components_}")
         if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
         return (arr @ self.components_ + self.mean_).astype(_out_dtype(Z), copy=False)
 
     def score_samples(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                      )->np.ndarray: # (n_samples,) log densities in nats, in the units of X
-        "Log density of each row's observed entries under ``N(mean_, components_.T @ components_ + diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed."
+        """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
+        diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed."""
         self._check_fitted()
         X = self._check_new(X)
         psi = np.broadcast_to(np.asarray(self.noise_variance_, dtype=float), (self.n_features_in_,))
@@ -486,24 +541,30 @@ class VBPCA:
         if input_features is not None:
             given, fitted = np.asarray(input_features, dtype=object), getattr(self, 'feature_names_in_', None)
             if len(given) != self.n_features_in_:
-                raise ValueError(f"input_features should have length equal to number of features ({self.n_features_in_}), got {len(given)}")
-            if fitted is not None and np.any(given != fitted): raise ValueError("input_features is not equal to feature_names_in_")
-        return np.asarray([f"{type(self).__name__.lower()}{i}" for i in range(self.n_components_)], dtype=object)
+                raise ValueError("input_features should have length equal to number of features "
+                                 f"({self.n_features_in_}), got {len(given)}")
+            if fitted is not None and np.any(given != fitted):
+                raise ValueError("input_features is not equal to feature_names_in_")
+        return np.asarray([f"{type(self).__name__.lower()}{i}" for i in range(self.n_components_)],
+                          dtype=object)
 
     def set_output(self, *, transform=None):
-        "Choose what `transform` and `fit_transform` return: 'default' (NumPy), 'pandas', 'polars', or None (unchanged)."
+        """Choose what `transform` and `fit_transform` return:
+        'default' (NumPy), 'pandas', 'polars', or None (unchanged)."""
         if transform is None: return self
         _check_choice('transform', transform, ('default', 'pandas', 'polars'))
         self._sklearn_output_config = {'transform': transform}
         return self
 
-    def _wrap(self, Z, X): # Z as the configured container, with the output feature names (and X's index for pandas)
+    def _wrap(self, Z, X): # Z in the configured container, with output feature names (and X's index)
         kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
-        if kind == 'default' and 'sklearn' in sys.modules:               # scikit-learn's global set_config(transform_output=...)
+        # scikit-learn's global set_config(transform_output=...)
+        if kind == 'default' and 'sklearn' in sys.modules:
             kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
         if kind == 'pandas':
             import pandas as pd
-            return pd.DataFrame(Z, columns=self.get_feature_names_out(), index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
+            return pd.DataFrame(Z, columns=self.get_feature_names_out(),
+                                index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
         if kind == 'polars':
             import polars as pl
             return pl.DataFrame(Z, schema=list(self.get_feature_names_out()), orient='row')
@@ -513,7 +574,8 @@ def _out_dtype(X): # float32 stays float32; everything else gives float64
     return np.float32 if getattr(X, 'dtype', None) == np.float32 else np.float64
 
 def _ordered_columns(q:Posterior)->Posterior:
-    "The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its largest loading positive: a permutation and sign flips, which leave the bound unchanged."
+    """The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its
+    largest loading positive: a permutation and sign flips, which leave the bound unchanged."""
     from vbfa_lit.vbpca import _sum_ww
     order = np.argsort(-_sum_ww(q.W, q.Sw), kind='stable')
     W = q.W[:, order]

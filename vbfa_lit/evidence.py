@@ -13,61 +13,69 @@ from scipy import special
 
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
-    "Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p` p(k | D) (uniform prior on k)."
+    """Laplace evidence for k = 0, ..., d-1 principal components: `k`,
+    `log_evidence` log p(D | k), and `p` p(k | D) (uniform prior on k)."""
     k: np.ndarray
     log_evidence: np.ndarray
     p: np.ndarray
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N)
-    "Eigenvalues and N from data X (n_samples, d) (unbiased covariance, as scikit-learn's explained_variance_) or from eigenvalues."
+    """Eigenvalues and N from data X (n_samples, d) (unbiased covariance, as scikit-learn's
+    explained_variance_) or from eigenvalues."""
     try: a = np.asarray(data, dtype=float)
     except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
     if a.ndim == 2:
         N, d = a.shape
-        if n_samples is not None: raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
-        if np.isnan(a).any(): raise ValueError("data: contains NaN; the evidence needs complete data; for missing values use vbfa_lit.VBPCA")
+        if n_samples is not None:
+            raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
+        if np.isnan(a).any():
+            raise ValueError("data: contains NaN; the evidence needs complete data; for missing values use "
+                             "vbfa_lit.VBPCA")
         if not np.all(np.isfinite(a)): raise ValueError("data: contains infinite values")
         if N < 2: raise ValueError(f"data: expected at least 2 samples (rows), got {N}")
         if d < 2: raise ValueError(f"data: expected at least 2 features (columns), got {d}")
         Xc = a - a.mean(0)
         return np.linalg.eigvalsh(Xc.T @ Xc / (N - 1))[::-1], N
-    if a.ndim != 1 or a.size < 2: raise ValueError(f"data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got shape {a.shape}")
+    if a.ndim != 1 or a.size < 2:
+        raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
+                         f"shape {a.shape}")
     if n_samples is None: raise ValueError("n_samples: required when data are eigenvalues")
     if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)):
         raise TypeError(f"n_samples: expected an int, got {n_samples!r}")
     if n_samples < 2: raise ValueError(f"n_samples: expected at least 2, got {n_samples}")
-    if not np.all(np.isfinite(a)) or np.any(a < 0): raise ValueError("data: eigenvalues must be finite and >= 0")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError("data: eigenvalues must be finite and >= 0")
     if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
     return a, int(n_samples)
 
 def laplace_evidence(data, n_samples=None)->Evidence:
     """Minka's Laplace approximation to the evidence p(D | k) of probabilistic PCA, for every k = 0, ..., d-1.
 
-    log p(D | k) ~ log p(U) - N/2 sum_{j<=k} log lambda_j - N(d-k)/2 log v + (m+k)/2 log(2 pi) - 1/2 log det(A_Z) - k/2 log N,
-    with v the mean of the d-k smallest eigenvalues, m = dk - k(k+1)/2 the dimension of the Stiefel manifold,
-    p(U) = 2^-k prod_{i<=k} Gamma((d-i+1)/2) pi^(-(d-i+1)/2) and
-    det(A_Z) = prod_{i<=k} prod_{j>i} N (1/lambda^_j - 1/lambda^_i)(lambda_i - lambda_j), lambda^_j = v for j > k
-    (Minka, 2000, eq. 30-31). k = 0 is the isotropic Gaussian, log p = -N d/2 log v.
+    log p(D | k) ~ log p(U) - N/2 sum_{j<=k} log lambda_j - N(d-k)/2 log v + (m+k)/2 log(2 pi) - 1/2 log
+    det(A_Z) - k/2 log N, with v the mean of the d-k smallest eigenvalues, m = dk - k(k+1)/2 the dimension of
+    the Stiefel manifold, p(U) = 2^-k prod_{i<=k} Gamma((d-i+1)/2) pi^(-(d-i+1)/2) and
+    det(A_Z) = prod_{i<=k} prod_{j>i} N (1/lambda^_j - 1/lambda^_i)(lambda_i - lambda_j), lambda^_j = v for j
+    > k (Minka, 2000, eq. 30-31). k = 0 is the isotropic Gaussian, log p = -N d/2 log v.
 
     Parameters
     ----------
     data : array_like, shape (n_samples, n_features) or (d,)
-        Complete data X, whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the mean is
-        estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly.
+        Complete data X, whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the
+        mean is estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly.
     n_samples : int or None
         N; only (and then required) with eigenvalues.
 
     Returns
     -------
     Evidence
-        k (d,), log_evidence (d,) (a k whose eigenvalue lambda_k is below 1e-15 gets -inf) and p (d,) normalised with a
-        uniform prior on k.
+        k (d,), log_evidence (d,) (a k whose eigenvalue lambda_k is below 1e-15 gets -inf) and p (d,)
+        normalised with a uniform prior on k.
 
     Raises
     ------
     ValueError
-        NaN (use `vbfa_lit.VBPCA`) or infinite data, fewer than 2 samples or features, unsorted or negative eigenvalues,
-        n_samples missing or < 2.
+        NaN (use `vbfa_lit.VBPCA`) or infinite data, fewer than 2 samples or features, unsorted or negative
+        eigenvalues, n_samples missing or < 2.
 
     Examples
     --------
@@ -77,8 +85,9 @@ def laplace_evidence(data, n_samples=None)->Evidence:
 
     References
     ----------
-    Minka (2000), Automatic choice of dimensionality for PCA, NIPS 13. scikit-learn's `PCA(n_components='mle')` uses
-    the same formula (`sklearn.decomposition._pca._assess_dimension`) for k = 1, ..., d-1.
+    Minka (2000), Automatic choice of dimensionality for PCA, NIPS 13. scikit-learn's
+    `PCA(n_components='mle')` uses the same formula (`sklearn.decomposition._pca._assess_dimension`) for k =
+    1, ..., d-1.
     """
     lam, N = _spectrum(data, n_samples)
     d = lam.size

@@ -26,7 +26,8 @@ class SufficientStatistics(NamedTuple):
 def _check_data(X, name='X'):
     "X as a finite 2-D float array with at least 2 rows, or a clear error."
     try: X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError): raise TypeError(f"{name} must be numeric, an array of shape (n_samples, n_features)") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric, an array of shape (n_samples, n_features)") from None
     if X.ndim != 2: raise ValueError(f"{name} must be 2-D (n_samples, n_features), got {X.ndim} dimension(s)")
     if X.shape[0] < 2 or X.shape[1] < 1:
         raise ValueError(f"{name} must have at least 2 samples and 1 feature, got shape {X.shape}")
@@ -86,7 +87,8 @@ def _log_likelihood(W, # (..., D, Q) loadings
     return -stats.n / 2 * (D * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
 
 def ppca_log_likelihood(X, W, noise_std, mu):
-    r"""Log likelihood of PPCA, :math:`\sum_n \log\mathcal N(x_n \mid \mu, WW^\top + s^2 I)`, from sufficient statistics.
+    r"""Log likelihood of PPCA, :math:`\sum_n \log\mathcal N(x_n
+    \mid \mu, WW^\top + s^2 I)`, from sufficient statistics.
 
     Uses :math:`\log|C| = (D-Q)\log s^2 + \log|W^\top W + s^2 I|` and Woodbury,
     :math:`C^{-1} = (I - W(W^\top W + s^2 I)^{-1}W^\top)/s^2`: one evaluation costs :math:`O(D^2 Q)`
@@ -141,7 +143,8 @@ def _import_numpyro():
 def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                 sigma_log_kernel=None, radius_concentration=100.0):
     """The NumPyro model. `stats=None` gives the prior of W alone (for prior-predictive checks);
-    `sigma_log_kernel(sigma)` replaces the log density of the ordered singular values (to show a wrong one)."""
+    `sigma_log_kernel(sigma)` replaces the log density of the ordered singular values (to show a wrong
+    one)."""
     jax, jnp, numpyro = _import_numpyro()
     import numpyro.distributions as dist
     from numpyro.distributions import constraints
@@ -149,13 +152,17 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
     def model():
         if parameterisation == 'householder':
             if radius_concentration is None:                              # the slides: v_n ~ N(0, I_n)
-                vs = [numpyro.sample(f'v_{D - q}', dist.Normal(0.0, 1.0).expand([D - q]).to_event(1)) for q in range(Q)]
-            else:                                                         # uniform direction, ||v_n|| ~ Gamma(k, k)
-                vs = [numpyro.sample(f'v_{D - q}', dist.ImproperUniform(constraints.real_vector, (), (D - q,)))
+                vs = [numpyro.sample(f'v_{D - q}', dist.Normal(0.0, 1.0).expand([D - q]).to_event(1))
+                      for q in range(Q)]
+            else:
+                # uniform direction, ||v_n|| ~ Gamma(k, k)
+                vs = [numpyro.sample(f'v_{D - q}',
+                                     dist.ImproperUniform(constraints.real_vector, (), (D - q,)))
                       for q in range(Q)]
                 for v in vs:
                     r = jnp.sqrt(jnp.sum(v * v))
-                    numpyro.factor(f'radius_{v.shape[-1]}', dist.Gamma(radius_concentration, radius_concentration).log_prob(r)
+                    numpyro.factor(f'radius_{v.shape[-1]}',
+                                   dist.Gamma(radius_concentration, radius_concentration).log_prob(r)
                                    - (v.shape[-1] - 1) * jnp.log(r))
             U = _householder_columns(vs, xp=jnp, reflection=reflection)
             increasing = numpyro.sample('sigma_increasing',
@@ -168,19 +175,23 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
         if stats is None: return
         noise_std = numpyro.sample('noise_std', dist.HalfNormal(noise_prior_scale))
         offset = numpyro.sample('mu_offset', dist.ImproperUniform(constraints.real, (), (D,)))
-        mu = numpyro.deterministic('mu', stats.mean + offset)          # flat prior on mu, centred for the start
+        # flat prior on mu, centred for the start
+        mu = numpyro.deterministic('mu', stats.mean + offset)
         jstats = SufficientStatistics(stats.n, jnp.asarray(stats.mean), jnp.asarray(stats.cov))
         numpyro.factor('log_likelihood', _log_likelihood(W, noise_std**2, mu, jstats, xp=jnp,
                                                          orthogonal=parameterisation == 'householder'))
     return model
 
-def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8, dense_mass=True):
-    "Vectorised chains on one CPU device; returns (samples as float64 numpy (chains, draws, ...), divergences, seconds)."
+def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8,
+              dense_mass=True):
+    """Vectorised chains on one CPU device; returns (samples as
+    float64 numpy (chains, draws, ...), divergences, seconds)."""
     jax, jnp, numpyro = _import_numpyro()
     from numpyro.infer import MCMC, NUTS
     key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
-    mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass), num_warmup=num_warmup,
-                num_samples=num_samples, num_chains=num_chains, chain_method='vectorized', progress_bar=progress)
+    mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass),
+                num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method='vectorized', progress_bar=progress)
     start = time.perf_counter()
     mcmc.run(key, extra_fields=('diverging', 'num_steps'))
     samples = {k: np.asarray(v, dtype=float) for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -189,7 +200,7 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
     return samples, np.asarray(extra['diverging']), seconds, np.asarray(extra['num_steps'])
 
 # %% ../nbs/08_householder_ppca.ipynb #5c2544d2
-def _rank_normalise(x): # (chains, draws, ...) -> same shape: normal scores of the pooled ranks (Vehtari et al. 2021)
+def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ranks (Vehtari et al. 2021)
     from scipy import stats as st
     C, N = x.shape[:2]
     flat = x.reshape(C * N, -1)
@@ -257,29 +268,34 @@ class HouseholderPPCAResult:
     def summary(self):
         "One line per parameter: the largest R-hat and the smallest bulk ESS over its entries."
         d = self.diagnostics()
-        lines = [f"{self.parameterisation} parameterisation, {self.divergent.shape[0]} chains x {self.divergent.shape[1]} draws, "
-                 f"{d['divergences']} divergent, {self.seconds:.1f} s"]
-        lines += [f"  {k:9s} max R-hat {np.nanmax(d['r_hat'][k]):7.3f}   min bulk ESS {np.nanmin(d['ess_bulk'][k]):7.0f}"
+        lines = [f"{self.parameterisation} parameterisation, {self.divergent.shape[0]} chains x "
+                 f"{self.divergent.shape[1]} draws, {d['divergences']} divergent, {self.seconds:.1f} s"]
+        lines += [f"  {k:9s} max R-hat {np.nanmax(d['r_hat'][k]):7.3f}   min bulk ESS "
+                  f"{np.nanmin(d['ess_bulk'][k]):7.0f}"
                   for k in d['r_hat']]
         return '\n'.join(lines)
 
-    def __repr__(self): return f"HouseholderPPCAResult({self.parameterisation!r}, samples {tuple(self.samples['W'].shape)})"
+    def __repr__(self):
+        return f"HouseholderPPCAResult({self.parameterisation!r}, samples {tuple(self.samples['W'].shape)})"
 
 # %% ../nbs/08_householder_ppca.ipynb #c9a8ae2f
 def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection):
-    _check_int(num_warmup, 'num_warmup', 0); _check_int(num_samples, 'num_samples'); _check_int(num_chains, 'num_chains')
+    _check_int(num_warmup, 'num_warmup', 0)
+    _check_int(num_samples, 'num_samples')
+    _check_int(num_chains, 'num_chains')
     if parameterisation not in ('householder', 'standard'):
         raise ValueError(f"parameterisation must be 'householder' or 'standard', got {parameterisation!r}")
     if reflection not in ('swap', 'mezzadri'):
         raise ValueError(f"reflection must be 'swap' or 'mezzadri', got {reflection!r}")
 
-def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> flip each column of each draw towards the reference axis
+def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> signs turning each column towards the reference
     return np.where(np.einsum('cndq,dq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
 
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                      radius_concentration=100.0, dense_mass=True, target_accept_prob=0.8):
-    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation ambiguity removed by the Householder parameterisation.
+    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation
+    ambiguity removed by the Householder parameterisation.
 
     The model (Nirwan & Bertschinger, 2019): :math:`x_n \sim \mathcal N(\mu, WW^\top + s^2 I)` with
     :math:`W = U\,\mathrm{diag}(\sigma)`, :math:`U` uniform on the Stiefel manifold (Householder vectors
@@ -340,7 +356,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     Examples
     --------
     >>> X = np.random.default_rng(0).normal(size=(100, 4))
-    >>> res = householder_ppca(X, 1, num_warmup=200, num_samples=200, num_chains=2, random_state=0)  # doctest: +SKIP
+    >>> res = householder_ppca(X, 1, num_warmup=200, num_samples=200, num_chains=2,
+    ...                        random_state=0)  # doctest: +SKIP
     >>> res.samples['W'].shape  # doctest: +SKIP
     (2, 200, 4, 1)
 
@@ -356,8 +373,10 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
     if not (isinstance(noise_prior_scale, numbers.Real) and noise_prior_scale > 0):
         raise ValueError(f"noise_prior_scale must be a positive number, got {noise_prior_scale!r}")
-    if radius_concentration is not None and not (isinstance(radius_concentration, numbers.Real) and radius_concentration > 0):
-        raise ValueError(f"radius_concentration must be None or a positive number, got {radius_concentration!r}")
+    if radius_concentration is not None and not (isinstance(radius_concentration, numbers.Real)
+                                                 and radius_concentration > 0):
+        raise ValueError("radius_concentration must be None or a positive number, got "
+                         f"{radius_concentration!r}")
     rng = _rng(random_state)
     stats = sufficient_statistics(X)
     model = _ppca_model(D, Q, stats, parameterisation, reflection, float(noise_prior_scale),
@@ -372,14 +391,16 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
         samples.update(W=raw['W'] * flip, U=U * flip, sigma=raw['sigma'])
     else:
         samples['sigma'] = np.linalg.svd(raw['W'], compute_uv=False)
-    settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains, reflection=reflection,
-                    noise_prior_scale=noise_prior_scale, radius_concentration=radius_concentration,
+    settings = dict(num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                    reflection=reflection, noise_prior_scale=noise_prior_scale,
+                    radius_concentration=radius_concentration,
                     dense_mass=dense_mass, target_accept_prob=target_accept_prob)
     return HouseholderPPCAResult(samples, divergent, seconds, parameterisation, settings, steps)
 
 def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, parameterisation='householder',
                    reflection='swap', radius_concentration=100.0, _sigma_log_kernel=None):
-    """Draws of W from the model's prior, by NUTS on the prior alone (a prior-predictive check of the model code).
+    """Draws of W from the model's prior, by NUTS on the
+    prior alone (a prior-predictive check of the model code).
 
     Parameters
     ----------

@@ -22,7 +22,8 @@ def _check_gamma(a, b, names=('a', 'b')):
 # The formulas, unchecked: the public functions below validate their arguments once and then use these.
 # The VB sweep of later lessons calls them directly: its Gamma parameters are valid by construction.
 def _moments(a, b): return a / b, digamma(a) - np.log(b)
-def _expected_log_pdf(a0, b0, mean, mean_log): return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
+def _expected_log_pdf(a0, b0, mean, mean_log):
+    return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
 def _entropy(a, b): return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
 def _kl(a, b, a0, b0): return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 

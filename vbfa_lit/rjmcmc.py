@@ -20,7 +20,7 @@ def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
                            g:np.ndarray, # (d,) eigenvalues g_1 >= ... >= g_d of S
                            n:float, # N, the number of samples (0: likelihood off)
                            r:float, # shape of the Gamma prior on every precision
-                          ): # (shape (q+1,), rate (..., q+1)): Gamma parameters of 1/l_1, ..., 1/l_q, 1/sigma^2
+                          ): # (shape (q+1,), rate (..., q+1)) of 1/l_1, ..., 1/l_q, 1/sigma^2
     "Shapes and rates of the (untruncated) full conditionals of the precisions 1/l_1, ..., 1/l_q, 1/sigma^2."
     d = g.size
     shape = np.concatenate([np.full(q, r + n / 2), [r + n * (d - q) / 2]])
@@ -66,9 +66,9 @@ def _log_gamma_q_cf(a, z):
 
 
 def log_gamma_mass(a, lo, hi): # log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast
-    """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the regularised
-    incomplete gamma functions on the side of the median the interval lies on, log-space series (lower tail) or
-    continued fraction (upper tail) where they underflow."""
+    """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the
+    regularised incomplete gamma functions on the side of the median the interval lies on, log-space series
+    (lower tail) or continued fraction (upper tail) where they underflow."""
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
@@ -89,7 +89,8 @@ def log_gamma_mass(a, lo, hi): # log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadca
         if np.any(~low_):
             i = ~low_
             lb = _log_gamma_q_cf(a_[i], lo_[i])
-            ls = np.where(np.isfinite(hi_[i]), _log_gamma_q_cf(a_[i], np.where(np.isfinite(hi_[i]), hi_[i], lo_[i] + 1)), -np.inf)
+            ls = np.where(np.isfinite(hi_[i]),
+                          _log_gamma_q_cf(a_[i], np.where(np.isfinite(hi_[i]), hi_[i], lo_[i] + 1)), -np.inf)
             res[i] = lb + np.log1p(-np.exp(ls - lb))
         out = out.copy()
         out[bad] = res
@@ -104,8 +105,8 @@ def _truncated_exponential(rate, width, u):
 
 
 def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
-    """Z ~ Gamma(a, 1) truncated to (lo, hi) by rejection from an exponential envelope (exact; efficient when the
-    interval is narrow or far in a tail, the cases the inverse CDF cannot resolve)."""
+    """Z ~ Gamma(a, 1) truncated to (lo, hi) by rejection from an exponential envelope (exact; efficient when
+    the interval is narrow or far in a tail, the cases the inverse CDF cannot resolve)."""
     out = np.empty(a.shape)
     todo = np.arange(a.size)
     for _ in range(max_rounds):
@@ -117,7 +118,8 @@ def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
         right = L >= m                                           # log-concave, decreasing on the interval
         left = (H <= m) & ~right                                 # increasing on the interval
         with np.errstate(divide='ignore', invalid='ignore'):
-            # a >= 1: tangent to log f at the end nearest the mode; a < 1: envelope e^-z, ratio (z/lo)^(a-1) <= 1
+            # a >= 1: tangent to log f at the end nearest the
+            # mode; a < 1: envelope e^-z, ratio (z/lo)^(a-1) <= 1
             s_right = np.where(A > 1, 1 - (A - 1) / L, 1.0)     # decay rate of the envelope from L
             s_left = (A - 1) / H - 1                             # growth rate of the envelope towards H
             e_r = _truncated_exponential(s_right, width, u)
@@ -134,7 +136,7 @@ def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
     raise RuntimeError('truncated gamma rejection sampler did not finish')
 
 
-def _truncated_gamma(a, b, lo, hi, rng): # the sampler's path: arrays of one shape (or scalars a, b), errors ignored
+def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or scalar a, b), unchecked
     "Draws from Gamma(a, b) truncated to (lo, hi); see `truncated_gamma`."
     zl, zh = lo * b, hi * b
     P_hi = special.gammainc(a, zh)
@@ -143,8 +145,10 @@ def _truncated_gamma(a, b, lo, hi, rng): # the sampler's path: arrays of one sha
     small = np.where(low, special.gammainc(a, zl), special.gammaincc(a, zh))
     mass = big - small
     u = small + rng.random(mass.shape) * mass
-    z = np.array(np.minimum(np.maximum(np.where(low, special.gammaincinv(a, u), special.gammainccinv(a, u)), zl), zh))
-    bad = ~((big > _TINY) & (mass > 1e-9 * big))                   # underflow, or mass not resolved: rejection
+    z = np.array(np.minimum(np.maximum(np.where(low, special.gammaincinv(a, u), special.gammainccinv(a, u)),
+                                       zl), zh))
+    # underflow, or mass not resolved: rejection
+    bad = ~((big > _TINY) & (mass > 1e-9 * big))
     if bad.any():
         a_, zl_, zh_ = (np.broadcast_to(v, z.shape)[bad] for v in (a, zl, zh))
         z[bad] = _truncated_gamma_reject(a_, zl_, zh_, rng)
@@ -156,7 +160,8 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     Parameters
     ----------
     shape, rate : array_like
-        Gamma shape a > 0 and rate b > 0 (density b^a x^(a-1) e^(-b x) / Gamma(a)); broadcast together with the bounds.
+        Gamma shape a > 0 and rate b > 0 (density b^a x^(a-1) e^(-b x) / Gamma(a)); broadcast together with
+        the bounds.
     lower, upper : array_like
         The interval, 0 <= lower < upper <= inf.
     rng : numpy.random.Generator
@@ -168,17 +173,18 @@ def truncated_gamma(shape, rate, lower, upper, rng):
 
     Notes
     -----
-    With z = b x the problem is a standard Gamma(a, 1) on (b lower, b upper). The inverse CDF is used on the side of
-    the median the interval lies on (`gammaincinv` of a uniform between P(a, zl) and P(a, zh), or `gammainccinv` of
-    one between the upper-tail values Q), so a tail probability is never computed as 1 minus something. Where those
-    values underflow (interval far in a tail) or the interval holds too little mass for the difference to be resolved,
-    an exact rejection sampler takes over: an exponential envelope tangent to log z^(a-1) e^(-z) at the end of the
-    interval nearest the mode (log-concave for a >= 1; e^(-z) with acceptance (z/zl)^(a-1) for a < 1).
+    With z = b x the problem is a standard Gamma(a, 1) on (b lower, b upper). The inverse CDF is used on the
+    side of the median the interval lies on (`gammaincinv` of a uniform between P(a, zl) and P(a, zh), or
+    `gammainccinv` of one between the upper-tail values Q), so a tail probability is never computed as 1 minus
+    something. Where those values underflow (interval far in a tail) or the interval holds too little mass for
+    the difference to be resolved, an exact rejection sampler takes over: an exponential envelope tangent to
+    log z^(a-1) e^(-z) at the end of the interval nearest the mode (log-concave for a >= 1; e^(-z) with
+    acceptance (z/zl)^(a-1) for a < 1).
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)      # P(Z > 800) ~ 1e-342 underflows in double precision
+    >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)  # P(Z > 800) ~ 1e-342 underflows in float64
     >>> bool(800 <= x <= 810)
     True
     """
@@ -198,12 +204,14 @@ def move_probabilities(d):
 
 
 def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True):
-    """log R of the birth q -> q+1 that inserts the precision v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
+    """log R of the birth q -> q+1 that inserts the precision
+    v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
 
     R = (v/s)^(N/2) exp(N g_{q+1} (s - v)/2) (q+2) Z d_{q+1}/b_q, Z = P(x_prev < V < s) for V ~ Gamma(r, tau):
     the prior density of v cancels against the proposal's, its normalising constant Z does not.
     `include_z=False` gives the ratio as printed in the paper's eq. (10) (no Z), for comparison only.
-    Arguments are arrays over chains (q an int array, 1-based count); g (d,); b, dd (d+1,) from `move_probabilities`."""
+    Arguments are arrays over chains (q an int array, 1-based count); g (d,); b, dd (d+1,) from
+    `move_probabilities`."""
     log_z = log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     gq = g[q]                                              # g_{q+1} in 1-based numbering
     return (n / 2 * (np.log(v / s) + gq * (s - v)) + np.log(q + 2) + log_z
@@ -222,7 +230,8 @@ class _Tables(NamedTuple):
 def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
     "Tables indexed by q; positions j > q get a harmless Gamma(1, tau) on (0, inf) whose draw is never read."
     d = g.size
-    zero_col, inf_col = 0, d + 1                                   # padded state: [0, x_1, ..., x_q, s, ..., inf]
+    # padded state: [0, x_1, ..., x_q, s, ..., inf]
+    zero_col, inf_col = 0, d + 1
     out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols')}
     for parity in (0, 1):
         J = np.arange(parity, d, 2)
@@ -234,28 +243,32 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
             shape[q, ok], offset[q, ok] = a[J[ok]], rate[J[ok]]
             lo[q, ok] = J[ok]                                      # position j - 1 lives in column j
             hi[q, ok] = np.where(J[ok] < q, J[ok] + 2, inf_col)
-        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols'), (shape, offset, lo, hi, J + 1)): out[k].append(v)
+        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols'), (shape, offset, lo, hi, J + 1)):
+            out[k].append(v)
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True):
-    """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2, ..., inf]
-    (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
+    """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
+    ..., inf] (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
 
-    Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are independent
-    truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth (probability b_q)
-    or a death (d_q) accepted with `log_birth_ratio`. counts (4, C) gathers proposed and accepted births and deaths."""
+    Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
+    independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
+    (probability b_q) or a death (d_q) accepted with `log_birth_ratio`. counts (4, C) gathers proposed and
+    accepted births and deaths."""
     C, width = y.shape
     flat, base = y.reshape(-1), np.arange(C)[:, None] * width
     for p in (0, 1):
         lo, hi = flat[base + tables.lo[p][q]], flat[base + tables.hi[p][q]]
-        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], tau[:, None] + tables.offset[p][q], lo, hi, rng)
+        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], tau[:, None] + tables.offset[p][q], lo,
+                                                hi, rng)
     tau[:] = rng.gamma((q + 1) * r + alpha, 1.0 / ((y[:, 1:-1] * tables.used[q]).sum(1) + eta))
     if b.max() == 0: return                                         # d = 2: q = 1 is the only model
     u, w = rng.random(C), rng.random(C)
     birth = u < b[q]
     death = ~birth & (u < b[q] + dd[q])
-    k = np.where(birth, q, q - 1)                                   # components of the smaller of the two models
+    # components of the smaller of the two models
+    k = np.where(birth, q, q - 1)
     rows = np.arange(C)
     x_prev, s, x_last = y[rows, k], y[rows, q + 1], y[rows, q]      # x_k (0 if k = 0), s, and x_q
     v = np.where(birth, _truncated_gamma(r, tau, x_prev, s, rng), x_last)
@@ -265,7 +278,8 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     c = rows[acc_b]
     y[c, q[c] + 1], y[c, q[c] + 2] = v[acc_b], s[acc_b]
     c = rows[acc_d]
-    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0                      # s moves down; the freed column keeps a finite scratch
+    # s moves down; the freed column keeps a finite scratch
+    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0
     q += acc_b.astype(q.dtype) - acc_d
     counts[0] += birth; counts[1] += acc_b; counts[2] += death; counts[3] += acc_d
 
@@ -273,9 +287,9 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
 def effective_sample_size(x):
     """Effective sample size of draws x (n_chains, n_draws) of a scalar, pooled over chains.
 
-    Autocorrelations from the FFT, combined across chains with the between-chain variance and truncated by Geyer's
-    initial monotone sequence (Stan's estimator, as in `numpyro.diagnostics.effective_sample_size`). NaN for a constant
-    series."""
+    Autocorrelations from the FFT, combined across chains with the between-chain variance and truncated by
+    Geyer's initial monotone sequence (Stan's estimator, as in `numpyro.diagnostics.effective_sample_size`).
+    NaN for a constant series."""
     x = np.asarray(x, float)
     if x.ndim == 1: x = x[None]
     C, K = x.shape
@@ -298,7 +312,8 @@ def effective_sample_size(x):
 
 # %% ../nbs/06_rjmcmc.ipynb #fca2a080
 class QPosterior(NamedTuple):
-    "p(q | D) estimated from the draws: q (values 1..d-1), p, its Monte-Carlo standard error se, and the ess used."
+    """p(q | D) estimated from the draws: q (values 1..d-1),
+    p, its Monte-Carlo standard error se, and the ess used."""
     q: np.ndarray
     p: np.ndarray
     se: np.ndarray
@@ -309,10 +324,10 @@ class QPosterior(NamedTuple):
 class RJMCMCResult:
     """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`).
 
-    Attributes: `q` (n_chains, n_kept) int, the number of components; `l` (n_chains, n_kept, d-1) the principal
-    variances l_1 > ... > l_q (NaN beyond q); `sigma2` and `tau` (n_chains, n_kept); `birth_rate`, `death_rate`
-    (n_chains,) accepted / proposed births and deaths over all sweeps (burn-in included); `eigenvalues` (d,) the g_j
-    used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters."""
+    Attributes: `q` (n_chains, n_kept) int, the number of components; `l` (n_chains, n_kept, d-1) the
+    principal variances l_1 > ... > l_q (NaN beyond q); `sigma2` and `tau` (n_chains, n_kept); `birth_rate`,
+    `death_rate` (n_chains,) accepted / proposed births and deaths over all sweeps (burn-in included);
+    `eigenvalues` (d,) the g_j used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters."""
     q: np.ndarray
     l: np.ndarray
     sigma2: np.ndarray
@@ -329,9 +344,9 @@ class RJMCMCResult:
     def n_chains(self): return self.q.shape[0]
 
     def posterior_q(self)->QPosterior:
-        """p(q | D) for q = 1, ..., d-1: the frequency of q over all kept draws, with its Monte-Carlo standard error
-        sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0 standard
-        error for a q that is never or always visited)."""
+        """p(q | D) for q = 1, ..., d-1: the frequency of q over all kept draws, with its Monte-Carlo standard
+        error sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0
+        standard error for a q that is never or always visited)."""
         d = len(self.eigenvalues)
         qs = np.arange(1, d)
         p, se, ess = np.zeros(d - 1), np.zeros(d - 1), np.full(d - 1, np.nan)
@@ -344,7 +359,8 @@ class RJMCMCResult:
         return QPosterior(qs, p, se, ess)
 
     def posterior_mean(self, q:int)->tuple: # ((q,) means of l_1..l_q, mean of sigma^2)
-        "Posterior means of (l_1, ..., l_q) and of sigma^2 given q, pooled over chains (Zhang et al.'s Table 1 columns)."
+        """Posterior means of (l_1, ..., l_q) and of sigma^2 given
+        q, pooled over chains (Zhang et al.'s Table 1 columns)."""
         keep = self.q == q
         if not keep.any(): raise ValueError(f"q: the chains never visited q = {q}")
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
@@ -352,8 +368,10 @@ class RJMCMCResult:
 # %% ../nbs/06_rjmcmc.ipynb #05978dd3
 def _check_positive(name, value): # a finite float > 0
     try: v = float(value)
-    except (TypeError, ValueError): raise TypeError(f"{name}: expected a positive number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0): raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a positive number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
     return v
 
 def _check_int(name, value, low): # an int >= low
@@ -365,17 +383,21 @@ def _check_int(name, value, low): # an int >= low
 def _check_generator(random_state): # numpy Generator from None, an int, a Generator or a RandomState
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (bool, np.bool_)) or not (random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator))):
-        raise TypeError(f"random_state: expected None, an int, a numpy Generator or RandomState, got {random_state!r}")
+    if isinstance(random_state, (bool, np.bool_)) or not (
+            random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator))):
+        raise TypeError("random_state: expected None, an int, a numpy Generator or RandomState, got "
+                        f"{random_state!r}")
     return np.random.default_rng(random_state)
 
 def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
     try: g = np.asarray(eigenvalues, dtype=float)
     except (TypeError, ValueError): raise TypeError("eigenvalues: expected an array of numbers") from None
-    if g.ndim != 1 or g.size < 2: raise ValueError(f"eigenvalues: expected a 1-d array of length d >= 2, got shape {g.shape}")
+    if g.ndim != 1 or g.size < 2:
+        raise ValueError(f"eigenvalues: expected a 1-d array of length d >= 2, got shape {g.shape}")
     if not np.all(np.isfinite(g)): raise ValueError("eigenvalues: expected finite values")
     if not np.all(g > 0): raise ValueError(f"eigenvalues: expected every eigenvalue > 0, got min {g.min():g}")
-    if np.any(np.diff(g) > 0): raise ValueError("eigenvalues: expected them sorted in decreasing order g_1 >= ... >= g_d")
+    if np.any(np.diff(g) > 0):
+        raise ValueError("eigenvalues: expected them sorted in decreasing order g_1 >= ... >= g_d")
     return g
 
 def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
@@ -383,14 +405,16 @@ def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
     "The paper's eta = 1.2 / V, with V = mean(g) = tr(S) / d, the data's average variance (see `rjmcmc_pca`)."
     return 1.2 / float(np.mean(g))
 
-def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, include_z=True): # the sampler proper
+def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
+         include_z=True): # the sampler proper
     d = g.size
     C, K = n_chains, n_sweeps - burn_in
     b, dd = move_probabilities(d)
     tables = _tables(g, n, r)
     q = rng.integers(1, d, size=C)                                  # initial state drawn from the prior
     tau = rng.gamma(alpha, 1 / eta, size=C)
-    y = np.ones((C, d + 2)); y[:, 0], y[:, -1] = 0.0, np.inf         # padded state [0, x_1..x_q, s, scratch.., inf]
+    # padded state [0, x_1..x_q, s, scratch.., inf]
+    y = np.ones((C, d + 2)); y[:, 0], y[:, -1] = 0.0, np.inf
     for c in range(C): y[c, 1:q[c] + 2] = np.sort(rng.gamma(r, 1 / tau[c], size=q[c] + 1))
     counts = np.zeros((4, C))
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
@@ -398,23 +422,26 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, includ
     if progress:
         from tqdm.auto import tqdm
         sweeps = tqdm(sweeps, desc='rjmcmc', unit='sweep')
-    with np.errstate(all='ignore'):                                 # scratch positions and unused tails make NaNs on the side
+    # scratch positions and unused tails make NaNs on the side
+    with np.errstate(all='ignore'):
         for t in sweeps:
             _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z)
-            if t >= burn_in: out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
+            if t >= burn_in:
+                out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
         l = np.where(np.arange(d) < out_q[..., None], 1 / out_y, np.nan)[..., :d - 1]
         sigma2 = 1 / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau, counts[1] / counts[0], counts[3] / counts[2]
 
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
                                 eta=None, n_chains=1, random_state=None, progress=False, likelihood=True):
-    """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
+    """Reversible-jump MCMC over the number of principal
+    components, given the eigenvalues of the sample covariance.
 
-    The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only through N
-    and the eigenvalues g_j; the precisions 1/l_1 < ... < 1/l_q < 1/sigma^2 have iid Gamma(r, tau) priors restricted to
-    the ordering (times (q+1)!), tau ~ Gamma(alpha, eta), q uniform on {1, ..., d-1}. Each sweep Gibbs-updates the
-    precisions (exact truncated Gammas, `truncated_gamma`) and tau, then proposes a birth or a death of the smallest
-    component (`log_birth_ratio`). Chains run vectorised in NumPy.
+    The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
+    through N and the eigenvalues g_j; the precisions 1/l_1 < ... < 1/l_q < 1/sigma^2 have iid Gamma(r, tau)
+    priors restricted to the ordering (times (q+1)!), tau ~ Gamma(alpha, eta), q uniform on {1, ..., d-1}.
+    Each sweep Gibbs-updates the precisions (exact truncated Gammas, `truncated_gamma`) and tau, then proposes
+    a birth or a death of the smallest component (`log_birth_ratio`). Chains run vectorised in NumPy.
 
     Parameters
     ----------
@@ -423,7 +450,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     n_samples : int
         N >= 2, the number of data points behind S.
     n_sweeps, burn_in : int
-        Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000, 10000).
+        Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000,
+        10000).
     r, alpha : float
         Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5).
     eta : float or None
@@ -444,8 +472,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     Raises
     ------
     ValueError
-        Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <= burn_in,
-        n_chains < 1, non-positive r, alpha or eta.
+        Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
+        burn_in, n_chains < 1, non-positive r, alpha or eta.
 
     Examples
     --------
@@ -456,14 +484,15 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
 
     References
     ----------
-    Zhang, Chan, Kwok and Yeung (2004), Bayesian inference on principal component analysis using reversible jump
-    Markov chain Monte Carlo, AAAI. Green (1995), Biometrika 82, 711-732.
+    Zhang, Chan, Kwok and Yeung (2004), Bayesian inference on principal component analysis using reversible
+    jump Markov chain Monte Carlo, AAAI. Green (1995), Biometrika 82, 711-732.
     """
     g = _check_eigenvalues(eigenvalues)
     n_samples = _check_int('n_samples', n_samples, 2 if likelihood else 0)
     burn_in = _check_int('burn_in', burn_in, 0)
     n_sweeps = _check_int('n_sweeps', n_sweeps, 1)
-    if n_sweeps <= burn_in: raise ValueError(f"n_sweeps: expected more sweeps than burn_in = {burn_in}, got {n_sweeps}")
+    if n_sweeps <= burn_in:
+        raise ValueError(f"n_sweeps: expected more sweeps than burn_in = {burn_in}, got {n_sweeps}")
     n_chains = _check_int('n_chains', n_chains, 1)
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
@@ -473,39 +502,41 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     return RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
-    "Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."
+    """Eigenvalues of the sample covariance S = (1/N) sum
+    (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
     try: X = np.asarray(X, dtype=float)
     except (TypeError, ValueError): raise TypeError("X: expected a 2-d array of numbers") from None
-    if X.ndim != 2: raise ValueError(f"X: expected a 2-d array (n_samples, n_features), got {X.ndim} dimension(s)")
+    if X.ndim != 2:
+        raise ValueError(f"X: expected a 2-d array (n_samples, n_features), got {X.ndim} dimension(s)")
     N, d = X.shape
     if np.isnan(X).any():
-        raise ValueError("X: contains NaN; the sampler needs complete data (its likelihood is a function of the "
-                         "eigenvalues of S); for missing values use vbfa_lit.VBPCA")
+        raise ValueError("X: contains NaN; the sampler needs complete data (its likelihood is a function of "
+                         "the eigenvalues of S); for missing values use vbfa_lit.VBPCA")
     if not np.all(np.isfinite(X)): raise ValueError("X: contains infinite values")
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got {N}")
     if d < 2: raise ValueError(f"X: expected at least 2 features (columns), got {d}")
     Xc = X - X.mean(0)
     g = np.linalg.eigvalsh(Xc.T @ Xc / N)[::-1]
     if g[-1] <= 1e-12 * g[0]:
-        raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}, or collinear or "
-                         "constant columns); the likelihood needs every eigenvalue g_j > 0")
+        raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}, or "
+                         "collinear or constant columns); the likelihood needs every eigenvalue g_j > 0")
     return g, N
 
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
                progress=False):
     """Reversible-jump MCMC over the number of principal components of the data X (Zhang et al., 2004).
 
-    Computes the eigenvalues g of the sample covariance S (divisor N, mean subtracted, as the paper's eq. (5)) and
-    runs `rjmcmc_pca_from_eigenvalues`. The default eta is the paper's 1.2 / V; the paper calls V "the standard
-    deviation of the data", which would make eta depend on the units; we take V = tr(S) / d = mean(g), the average
-    variance per coordinate, so that eta has the units of 1/variance like tau's other terms and the posterior of q does
-    not change when X is rescaled.
+    Computes the eigenvalues g of the sample covariance S (divisor N, mean subtracted, as the paper's eq. (5))
+    and runs `rjmcmc_pca_from_eigenvalues`. The default eta is the paper's 1.2 / V; the paper calls V "the
+    standard deviation of the data", which would make eta depend on the units; we take V = tr(S) / d =
+    mean(g), the average variance per coordinate, so that eta has the units of 1/variance like tau's other
+    terms and the posterior of q does not change when X is rescaled.
 
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-        Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S is
-        non-singular.
+        Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S
+        is non-singular.
     n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress
         As in `rjmcmc_pca_from_eigenvalues`.
 
@@ -538,11 +569,11 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
 def _log_ordered_integral(a, b, density):
     """log of the integral of prod_j x_j^(a_j - 1) exp(-b_j x_j) over 0 < x_1 < ... < x_m, for each row of b.
 
-    a (m,) shapes, b (T, m) rates. In u = log x each factor is a smooth bump k_j(u) = exp(a_j u - b_j e^u); the nested
-    integral is the recursion F_1(u) = int_{-inf}^u k_1, F_j(u) = int_{-inf}^u k_j F_{j-1}, done by the cumulative
-    trapezoid rule on a uniform grid with `density` points per standard deviation of the narrowest bump, twice (the
-    grid and its every other point), and Richardson-extrapolated. Each bump is scaled by its peak and each F_j by its
-    final value; the logs are carried along."""
+    a (m,) shapes, b (T, m) rates. In u = log x each factor is a smooth bump k_j(u) = exp(a_j u - b_j e^u);
+    the nested integral is the recursion F_1(u) = int_{-inf}^u k_1, F_j(u) = int_{-inf}^u k_j F_{j-1}, done by
+    the cumulative trapezoid rule on a uniform grid with `density` points per standard deviation of the
+    narrowest bump, twice (the grid and its every other point), and Richardson-extrapolated. Each bump is
+    scaled by its peak and each F_j by its final value; the logs are carried along."""
     T, m = b.shape
     ustar = np.log(a / b)                                         # peak of a u - b e^u, (T, m)
     lo = (ustar - (8 / np.sqrt(a) + 40 / a)).min(1)
@@ -557,7 +588,8 @@ def _log_ordered_integral(a, b, density):
         log_total, F = np.zeros(T), np.ones_like(u)
         for j in range(m):
             h = np.exp(a[j] * u - b[:, j:j + 1] * np.exp(u) - log_peak[:, j:j + 1]) * F
-            cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2     # trapezoid: sum up to i minus half the end points
+            # trapezoid: sum up to i minus half the end points
+            cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2
             final = cum[:, -1]
             log_total += log_peak[:, j] + np.log(final) + np.log(du[:, 0])
             F = cum / final[:, None]
@@ -566,8 +598,9 @@ def _log_ordered_integral(a, b, density):
 
 
 def _log_joint_given_tau(log_tau, # (T,) grid of log tau
-                         q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a constant shared by every q
-    "Integrate the ordered precisions out given tau: (q+1)! (tau^r / Gamma(r))^(q+1) x the ordered kernel integral x p(log tau)."
+                         q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a q-free constant
+    """Integrate the ordered precisions out given tau: (q+1)! (tau^r
+    / Gamma(r))^(q+1) x the ordered kernel integral x p(log tau)."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     lo = _log_ordered_integral(a, b, density)
@@ -575,14 +608,16 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
             + alpha * np.log(eta) - special.gammaln(alpha) + alpha * log_tau - eta * tau)
 
 
-def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8, n_tau=160):
+def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
+                      n_tau=160):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
 
-    Independent of the sampler: given tau, the likelihood times the ordered prior is a product of one-dimensional
-    Gamma kernels x_j^(a_j - 1) e^(-b_j(tau) x_j) over the ordered precisions 0 < x_1 < ... < x_{q+1} (x_{q+1} = 1/sigma^2),
-    whose integral is a nested one-dimensional recursion on a grid in log x (a private helper, Richardson-
-    extrapolated trapezoid rule); the outer integral over log tau uses the trapezoid rule on the region where the
-    integrand is within e^-45 of its peak (found on a coarse grid first).
+    Independent of the sampler: given tau, the likelihood times the ordered prior is a product of
+    one-dimensional Gamma kernels x_j^(a_j - 1) e^(-b_j(tau) x_j) over the ordered precisions 0 < x_1 < ... <
+    x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
+    private helper, Richardson- extrapolated trapezoid rule); the outer integral over log tau uses the
+    trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
+    first).
 
     Parameters
     ----------
@@ -615,7 +650,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     d = g.size
     logp = np.empty(d - 1)
     for q in range(1, d):
-        centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))   # rough location of tau | q
+        # rough location of tau | q
+        centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))
         coarse = centre + np.linspace(-250, 60, 621)
         lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
         keep = np.nonzero(lj > lj.max() - 45)[0]

@@ -25,7 +25,8 @@ def _check_size(size)->tuple:
     if size is None: return ()
     if isinstance(size, numbers.Integral) and not isinstance(size, (bool, np.bool_)): size = (size,)
     try: size = tuple(size)
-    except TypeError: raise TypeError(f"size must be None, an integer or a tuple of integers, got {size!r}") from None
+    except TypeError:
+        raise TypeError(f"size must be None, an integer or a tuple of integers, got {size!r}") from None
     if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral) or s < 0 for s in size):
         raise ValueError(f"size must hold non-negative integers, got {size!r}")
     return tuple(int(s) for s in size)
@@ -37,8 +38,8 @@ def _rng(random_state)->np.random.Generator:
         return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
-    raise TypeError("random_state must be None, an int, a numpy.random.Generator or a numpy.random.RandomState, "
-                    f"got {type(random_state).__name__}")
+    raise TypeError("random_state must be None, an int, a numpy.random.Generator or a "
+                    f"numpy.random.RandomState, got {type(random_state).__name__}")
 
 # %% ../nbs/07_stiefel.ipynb #5de3b855
 def householder_matrix(v, *, reflection='mezzadri'):
@@ -97,7 +98,7 @@ def _check_reflection(reflection):
     if reflection not in ('mezzadri', 'swap'):
         raise ValueError(f"reflection must be 'mezzadri' or 'swap', got {reflection!r}")
 
-def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r; = ||v_{2:}||^2 / (r (r + v1)) when v1 > 0, without cancellation
+def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r, as ||v_{2:}||^2 / (r (r + v1)) when v1 > 0
     if tail2 is None: tail2 = (r - v1) * (r + v1)
     pos = v1 > 0
     return xp.where(pos, tail2 / (r * xp.where(pos, r + v1, 1.0)), (r - v1) / r)
@@ -207,8 +208,8 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     D = vs[0].shape[-1] if vs[0].ndim else 0
     for q, v in enumerate(vs):
         if v.ndim < 1 or v.shape[-1] != D - q or D - q < 1:
-            raise ValueError(f"vectors[{q}] must have length D - {q} = {D - q} in its last axis (D = len(vectors[0])), "
-                             f"got shape {v.shape}")
+            raise ValueError(f"vectors[{q}] must have length D - {q} = {D - q} in its last axis (D = "
+                             f"len(vectors[0])), got shape {v.shape}")
         if not np.all(np.isfinite(v)): raise ValueError(f"vectors[{q}] must be finite")
         if np.any(np.sum(v * v, axis=-1) == 0):
             raise ValueError(f"vectors[{q}] must be nonzero: a zero vector has no Householder reflection")
@@ -317,7 +318,8 @@ def singular_value_logpdf(sigma, D):
     r"""Log density of the ordered singular values of a ``D x Q`` matrix with iid N(0, 1) entries.
 
     .. math::
-        p(\sigma) = c_{D,Q}\, e^{-\sum_q \sigma_q^2/2} \prod_q 2\sigma_q^{D-Q} \prod_{q<q'} (\sigma_q^2 - \sigma_{q'}^2),
+        p(\sigma) = c_{D,Q}\, e^{-\sum_q \sigma_q^2/2} \prod_q 2\sigma_q^{D-Q}
+        \prod_{q<q'} (\sigma_q^2 - \sigma_{q'}^2),
         \qquad c_{D,Q} = \frac{\pi^{Q^2/2}}{2^{DQ/2}\,\Gamma_Q(D/2)\,\Gamma_Q(Q/2)},
 
     on ``sigma_1 > ... > sigma_Q > 0``: the Wishart eigenvalue density (Muirhead, 1982, Thm 3.2.18)
@@ -351,7 +353,8 @@ def singular_value_logpdf(sigma, D):
     N. Bertschinger (2019), ICML.
     """
     sigma = np.asarray(sigma, dtype=float)
-    if sigma.ndim < 1 or sigma.shape[-1] < 1: raise ValueError(f"sigma must have shape (..., Q) with Q >= 1, got {sigma.shape}")
+    if sigma.ndim < 1 or sigma.shape[-1] < 1:
+        raise ValueError(f"sigma must have shape (..., Q) with Q >= 1, got {sigma.shape}")
     if not np.all(np.isfinite(sigma)): raise ValueError("sigma must be finite")
     Q = sigma.shape[-1]
     D = _check_int(D, 'D')

@@ -21,7 +21,8 @@ def _element(tex, i):
     return f'{base}_{{{sub.strip("{}")},{i}}}' if sub else f'{base}_{{{i}}}'
 
 class GaussianFactor:
-    "A Gaussian factor q(v) of a mean-field posterior over a vector (or, with `dim=None`, a scalar) of symbols."
+    """A Gaussian factor q(v) of a mean-field posterior over
+    a vector (or, with `dim=None`, a scalar) of symbols."""
     def __init__(self, tex:str, # LaTeX name, e.g. 'x_n', 'w_1', r'\mu_1'
                  dim:int=None, # length of the vector; None for a scalar
                 ):
@@ -31,7 +32,8 @@ class GaussianFactor:
         k = len(names)
         self.mean = sp.Matrix([sp.Symbol(rf'\langle {n} \rangle') for n in names])
         self.second = sp.Matrix(k, k, lambda i, j: sp.Symbol(
-            rf'\langle {{{names[i]}}}^{{2}} \rangle' if i == j else rf'\langle {names[min(i, j)]} {names[max(i, j)]} \rangle'))
+            rf'\langle {{{names[i]}}}^{{2}} '
+            r'\rangle' if i == j else rf'\langle {names[min(i, j)]} {names[max(i, j)]} \rangle'))
         self.substitutions = {}
 
     @property
@@ -55,7 +57,8 @@ class GaussianFactor:
         if len(idx) == 0: return sp.Integer(1)
         if len(idx) == 1: return self.mean[idx[0]]
         if len(idx) == 2: return self.second[idx[0], idx[1]]
-        raise ValueError(f"moment of degree {len(idx)} of Gaussian factor {self.tex}: a quadratic log joint needs <= 2")
+        raise ValueError(f"moment of degree {len(idx)} of Gaussian factor {self.tex}: a quadratic log joint "
+                         "needs <= 2")
 
 class GammaFactor:
     "A Gamma factor q(theta) of a mean-field posterior; log(theta) is carried as a variable of its own."
@@ -65,7 +68,8 @@ class GammaFactor:
         self.var = sp.Symbol(tex, positive=True)
         self.log_var = sp.Symbol(rf'\log {tex}', real=True)
         self.vars = [self.var, self.log_var]
-        self.mean, self.mean_log = sp.Symbol(rf'\langle {tex} \rangle'), sp.Symbol(rf'\langle \log {tex} \rangle')
+        self.mean = sp.Symbol(rf'\langle {tex} \rangle')
+        self.mean_log = sp.Symbol(rf'\langle \log {tex} \rangle')
         self.substitutions = {sp.log(self.var): self.log_var}
 
     def values(self, a, # shape of a concrete q = G(a, b)
@@ -80,7 +84,8 @@ class GammaFactor:
         "Expectation of theta**p (log theta)**q for the monomials a conjugate log joint contains."
         table = {(0, 0): sp.Integer(1), (1, 0): self.mean, (0, 1): self.mean_log}
         if tuple(powers) not in table:
-            raise ValueError(f"moment {tuple(powers)} of Gamma factor {self.tex} is not one a conjugate model needs")
+            raise ValueError(f"moment {tuple(powers)} of Gamma factor {self.tex} is not one a conjugate "
+                             "model needs")
         return table[tuple(powers)]
 
 # %% ../nbs/01_symbolic.ipynb #8d5030d7
