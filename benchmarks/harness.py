@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/harness.py --quick         # tiny sizes, one round: a smoke test (make bench-quick)
     .venv/bin/python benchmarks/harness.py bench_stiefel   # one comparison
     .venv/bin/python benchmarks/harness.py --set dim200.cap_without=15000   # override a parameter of a case
+    .venv/bin/python benchmarks/harness.py --set '*.rounds=2'               # fewer rounds everywhere
 
 A comparison is a file ``bench_<name>.py`` that declares ``CASES``, a list of `Case` (a name, the function that
 measures it, its parameters and their quick variant, the anchors it needs), and optionally ``summarise(results)``,
@@ -55,9 +56,15 @@ class Case:
     threads: int = 1       # BLAS threads of the child
     parallel: bool = False  # the result does not depend on the clock (iteration counts): may share the CPU
 
+    def overrides(self, overrides):
+        "The --set values whose CASE pattern (fnmatch) matches this case."
+        from fnmatch import fnmatchcase
+        return {k: v for pat, kv in overrides.items() if fnmatchcase(self.name, pat) for k, v in kv.items()}
+
     def resolved(self, quick, overrides):
         p = dict(self.params, **(self.quick if quick else {}), seed=self.params.get('seed', 0), quick=quick)
-        for k, v in overrides.get(self.name, {}).items(): p[k] = v
+        for k, v in self.overrides(overrides).items():
+            if k != 'rounds' or 'rounds' in self.params: p[k] = v
         return p
 
 
@@ -213,6 +220,8 @@ def run_module(module, quick, overrides, jobs, out_dir):
     t0 = time.perf_counter()
     todo = []
     for c in mod.CASES:
+        o = c.overrides(overrides)
+        if 'rounds' in o and 'rounds' not in c.params: c.rounds = int(o['rounds'])  # fresh-child rounds
         why = skip_reason(c)
         if why:
             res['cases'][c.name] = dict(skipped=why)
@@ -270,7 +279,9 @@ def main(argv=None):
     ap.add_argument('modules', nargs='*', help='bench files to run (default: every benchmarks/bench_*.py)')
     ap.add_argument('--quick', action='store_true', help='tiny sizes and one round: checks that every case runs')
     ap.add_argument('--jobs', type=int, default=2, help='clock-free cases (iteration counts) run this many at a time')
-    ap.add_argument('--set', action='append', default=[], metavar='CASE.KEY=VALUE', help='override a parameter')
+    ap.add_argument('--set', action='append', default=[], metavar='CASE.KEY=VALUE',
+                    help="override a parameter (CASE may be a pattern: 'd1_*_without.cap=6000'; KEY rounds also sets "
+                         "the fresh-child rounds of a case that has no rounds parameter)")
     ap.add_argument('--out', help='directory of the JSON files (default results/, or results/quick/ with --quick)')
     ap.add_argument('--child', help=argparse.SUPPRESS)
     ap.add_argument('--params', help=argparse.SUPPRESS)
