@@ -6,6 +6,7 @@
     .venv/bin/python benchmarks/harness.py bench_stiefel   # one comparison
     .venv/bin/python benchmarks/harness.py --set dim200.cap_without=15000   # override a parameter of a case
     .venv/bin/python benchmarks/harness.py --set '*.rounds=2'               # fewer rounds everywhere
+    .venv/bin/python benchmarks/harness.py --only 'd1_*_s0_*' bench_transformations   # some cases only
 
 A comparison is a file ``bench_<name>.py`` that declares ``CASES``, a list of `Case` (a name, the function that
 measures it, its parameters and their quick variant, the anchors it needs), and optionally ``summarise(results)``,
@@ -210,7 +211,7 @@ def skip_reason(case):
     return f"not installed: {', '.join(missing)}" if missing else None
 
 
-def run_module(module, quick, overrides, jobs, out_dir):
+def run_module(module, quick, overrides, jobs, out_dir, only=()):
     "Run every case of one bench file, write results/<module>.json and return it."
     from concurrent.futures import ThreadPoolExecutor
     sys.path.insert(0, str(HERE))
@@ -219,7 +220,9 @@ def run_module(module, quick, overrides, jobs, out_dir):
                loadavg_start=os.getloadavg(), command=' '.join([Path(sys.executable).name] + sys.argv), cases={})
     t0 = time.perf_counter()
     todo = []
+    from fnmatch import fnmatchcase
     for c in mod.CASES:
+        if only and not any(fnmatchcase(c.name, pat) for pat in only): continue
         o = c.overrides(overrides)
         if 'rounds' in o and 'rounds' not in c.params: c.rounds = int(o['rounds'])  # fresh-child rounds
         why = skip_reason(c)
@@ -229,38 +232,51 @@ def run_module(module, quick, overrides, jobs, out_dir):
         else:
             todo.append(c)
 
+    import threading
+    lock = threading.Lock()
+
+    def save(final=False):
+        "Write what is measured so far (a run stopped early keeps its finished cases); the summary on a copy."
+        import copy
+        out = dict(res, cases=copy.deepcopy(res['cases']), complete=final, loadavg_end=os.getloadavg(),
+                   total_wall_seconds=time.perf_counter() - t0)
+        if hasattr(mod, 'summarise'):
+            try:
+                out['summary'] = mod.summarise(out['cases'])
+            except Exception as e:  # a summary must never lose the measurements
+                out['summary'] = dict(error=f'{type(e).__name__}: {e}')
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f'{module}.json').write_text(json.dumps(out, indent=1, default=float))
+        return out
+
     def one(c, r=0):
         p = c.resolved(quick, overrides)
         out = run_child(module, c.name, p, c.threads)
         print(f"  {module}:{c.name}{f' round {r + 1}' if c.rounds > 1 else ''}: "
               f"{out.get('error') or 'ok'} ({out['child']['wall_seconds']:.1f} s wall, "
               f"{out['child']['cpu_seconds']:.1f} s CPU)" if 'child' in out else f'  {module}:{c.name}: {out}', flush=True)
+        if c.rounds == 1 or c in par:
+            with lock:
+                res['cases'][c.name] = out
+                save()
         return out
 
     par = [c for c in todo if c.parallel or quick]  # quick numbers mean nothing: run everything side by side
     if par:
         with ThreadPoolExecutor(max_workers=jobs) as ex:
-            for c, out in zip(par, ex.map(one, par)): res['cases'][c.name] = out
+            list(ex.map(one, par))
     multi = [c for c in todo if c not in par and c.rounds > 1]
     for c in todo:
-        if c not in par and c not in multi: res['cases'][c.name] = one(c)
+        if c not in par and c not in multi: one(c)
     if multi:
         runs = {c.name: [] for c in multi}
         for r in range(max(c.rounds for c in multi)):
             order = [c for c in multi if c.rounds > r]
             for c in order[r % len(order):] + order[:r % len(order)]:
                 runs[c.name].append(one(c, r))
-        for name, rs in runs.items(): res['cases'][name] = dict(rounds=rs, **median_of_rounds(rs))
-    res['loadavg_end'] = os.getloadavg()
-    res['total_wall_seconds'] = time.perf_counter() - t0
-    if hasattr(mod, 'summarise'):
-        try:
-            res['summary'] = mod.summarise(res['cases'])
-        except Exception as e:  # a summary must never lose the measurements
-            res['summary'] = dict(error=f'{type(e).__name__}: {e}')
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f'{module}.json').write_text(json.dumps(res, indent=1, default=float))
-    return res
+                res['cases'][c.name] = dict(rounds=runs[c.name], **median_of_rounds(runs[c.name]))
+                save()
+    return save(final=True)
 
 
 def median_of_rounds(rs):
@@ -282,6 +298,7 @@ def main(argv=None):
     ap.add_argument('--set', action='append', default=[], metavar='CASE.KEY=VALUE',
                     help="override a parameter (CASE may be a pattern: 'd1_*_without.cap=6000'; KEY rounds also sets "
                          "the fresh-child rounds of a case that has no rounds parameter)")
+    ap.add_argument('--only', action='append', default=[], metavar='CASE', help='run only these cases (patterns)')
     ap.add_argument('--out', help='directory of the JSON files (default results/, or results/quick/ with --quick)')
     ap.add_argument('--child', help=argparse.SUPPRESS)
     ap.add_argument('--params', help=argparse.SUPPRESS)
@@ -299,7 +316,7 @@ def main(argv=None):
     failed = []
     for m in modules:
         print(f'{m}:', flush=True)
-        res = run_module(m, a.quick, overrides, a.jobs, out_dir)
+        res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only)
         failed += [f'{m}:{k}' for k, v in res['cases'].items() if 'error' in v]
     print(f'wrote {len(modules)} file(s) to {out_dir} in {(time.perf_counter() - t0) / 60:.1f} min'
           + (f'; FAILED: {failed}' if failed else ''))
