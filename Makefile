@@ -12,7 +12,7 @@ NB_WORKERS ?= 2
 # Lessons and tests use small matrices: threaded BLAS only adds synchronisation cost (benchmarks set their own).
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: site test install chromium lab sync readme check-sync check-readme nbtest pytest site-build browser-test bench clean
+.PHONY: site test install chromium lab sync readme check-sync check-readme nbtest pytest site-build browser-test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -76,10 +76,15 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	touch $@
 
-## make bench: speed and memory side by side with vbpca-py and BayesPy (not part of make test);
-## writes benchmarks/RESULTS.md. BENCH_ARGS=--quick for a 1-2 minute run.
+## make bench: every comparison of benchmarks/ at full size (not part of make test; 30-60 min on 2 idle cores); writes
+## benchmarks/results/bench_*.json, which nbs/10_benchmarks.ipynb displays. BENCH_ARGS passes options to the harness,
+## e.g. BENCH_ARGS="bench_stiefel" or BENCH_ARGS="--set dim200.cap_without=15000". make bench-quick: tiny sizes, one
+## round, into benchmarks/results/quick/ (the smoke test tests/test_bench.py runs the same per file).
 bench: $(BENCH_STAMP)
-	$(BIN)/python benchmarks/bench_vbpca.py $(BENCH_ARGS)
+	$(ONE_THREAD) $(BIN)/python benchmarks/harness.py $(BENCH_ARGS)
+
+bench-quick: $(BENCH_STAMP)
+	$(ONE_THREAD) $(BIN)/python benchmarks/harness.py --quick $(BENCH_ARGS)
 
 clean:
 	rm -rf _build _proc _site _docs .pytest_cache

@@ -1,58 +1,59 @@
-"""Speed of `vbfa_lit.stiefel.sample_stiefel(1000, 10)` beside its anchors (issue 10's targets):
-
-- `scipy.stats.ortho_group.rvs(1000)[:, :10]` (target: at least 300x slower than ours), and
-- a thin QR of a 1000 x 10 Gaussian matrix with the sign fix (the fastest correct alternative; target: ours within 2x).
-
-Each timing is the best of `--repeat` rounds of `--number` calls, on one BLAS thread. Writes
-`benchmarks/results/stiefel.json`. Usage: `.venv/bin/python benchmarks/bench_stiefel.py [--quick]`.
+"""`sample_stiefel(D, Q)` (Mezzadri's Householder construction) for D in {100, 1000, 2000}, Q in {2, 10}, against
+`scipy.stats.ortho_group.rvs(D)[:, :Q]` (a full D x D Haar matrix, sliced) and a thin QR of a D x Q Gaussian matrix
+with the sign fix (the fastest correct alternative); geomstats if it is installed. CPU per call, one BLAS thread,
+interleaved rounds. Targets (issue 10) at D = 1000, Q = 10: >= 300x faster than ortho_group, within 2x of thin QR.
 """
-import os
-for var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ.setdefault(var, '1')
-import argparse, json, platform, timeit
-from pathlib import Path
-
 import numpy as np
-import scipy
-from scipy import stats
+from harness import Case, have, interleave, ratio, timed
 
-from vbfa_lit.stiefel import sample_stiefel
+TARGETS = dict(ortho_group=300.0, thin_qr=2.0)
 
 
-def thin_qr_sign_fix(rng, D=1000, Q=10):
+def thin_qr(rng, D, Q):
     q, r = np.linalg.qr(rng.standard_normal((D, Q)))
     return q * np.sign(np.diag(r))
 
 
-def best(f, number, repeat):
-    return min(timeit.repeat(f, number=number, repeat=repeat)) / number
+def stiefel(p):
+    from scipy import stats
+    from vbfa_lit.stiefel import sample_stiefel
+    D, Q, n = p['D'], p['Q'], p['number']
+    rng = np.random.default_rng(p['seed'])
+    tools = dict(ours=lambda r: timed(lambda: sample_stiefel(D, Q, random_state=rng), n),
+                 ours_batched_per_draw=lambda r: [[x / 100 for x in l] for l in
+                                                  timed(lambda: sample_stiefel(D, Q, size=100, random_state=rng), max(1, n // 100))],
+                 thin_qr=lambda r: timed(lambda: thin_qr(rng, D, Q), n),
+                 ortho_group=lambda r: timed(lambda: stats.ortho_group.rvs(D, random_state=rng)[:, :Q], p['number_ortho']))
+    geomstats = 'not installed'
+    if have('geomstats'):
+        try:  # geomstats 2.8.0 does not import under NumPy 2.4 (numpy.trapz was removed)
+            from geomstats.geometry.stiefel import Stiefel
+            S = Stiefel(D, Q)
+            tools['geomstats'], geomstats = (lambda r: timed(lambda: S.random_uniform(), n)), 'measured'
+        except Exception as e:
+            geomstats = f'does not import: {type(e).__name__}: {e}'
+    res = interleave(tools, p['rounds'])
+    return dict(D=D, Q=Q, geomstats=geomstats,
+                cpu_ms={t: 1e3 * v['cpu']['median'] for t, v in res.items() if t != '_loadavg'},
+                ortho_group_over_ours=ratio(res, 'ortho_group', 'ours'), ours_over_thin_qr=ratio(res, 'ours', 'thin_qr'),
+                loadavg=res['_loadavg'])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--quick', action='store_true')
-    ap.add_argument('--out', default=str(Path(__file__).parent / 'results' / 'stiefel.json'))
-    a = ap.parse_args()
-    number, repeat = (50, 3) if a.quick else (200, 7)
-    rng = np.random.default_rng(0)
-    t_ours = best(lambda: sample_stiefel(1000, 10, random_state=rng), number, repeat)
-    t_ours_swap = best(lambda: sample_stiefel(1000, 10, random_state=rng, reflection='swap'), number, repeat)
-    t_qr = best(lambda: thin_qr_sign_fix(rng), number, repeat)
-    t_scipy = best(lambda: stats.ortho_group.rvs(1000, random_state=rng)[:, :10], 1, 3 if a.quick else 5)
-    t_batch = best(lambda: sample_stiefel(1000, 10, size=100, random_state=rng), 3, repeat) / 100
-    res = dict(sample_stiefel_s=t_ours, sample_stiefel_swap_s=t_ours_swap, thin_qr_sign_fix_s=t_qr, ortho_group_s=t_scipy,
-               sample_stiefel_batched_per_draw_s=t_batch,
-               speedup_vs_ortho_group=t_scipy / t_ours, ratio_vs_thin_qr=t_ours / t_qr,
-               targets=dict(speedup_vs_ortho_group='>= 300', ratio_vs_thin_qr='<= 2'),
-               machine=dict(python=platform.python_version(), numpy=np.__version__, scipy=scipy.__version__,
-                            cpu_count=os.cpu_count(), load_average=os.getloadavg(), blas_threads=os.environ['OPENBLAS_NUM_THREADS']),
-               timing=dict(number=number, repeat=repeat, statistic='best of repeat, per call'))
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=1))
-    print(f"sample_stiefel(1000, 10)           {1e3 * t_ours:8.3f} ms  (reflection='swap' {1e3 * t_ours_swap:.3f} ms; "
-          f"batched, per draw {1e3 * t_batch:.3f} ms)")
-    print(f"thin QR with sign fix              {1e3 * t_qr:8.3f} ms  -> ours / QR = {t_ours / t_qr:.2f} (target <= 2)")
-    print(f"ortho_group.rvs(1000)[:, :10]      {1e3 * t_scipy:8.1f} ms  -> {t_scipy / t_ours:.0f}x (target >= 300x)")
+CASES = [Case(f'D{D}_Q{Q}', stiefel, dict(D=D, Q=Q, number=200 if D < 2000 else 50, number_ortho=3 if D < 2000 else 1,
+                                          rounds=5 if D < 2000 else 3),
+              quick=dict(D=min(D, 50), number=2, number_ortho=1, rounds=1))
+         for D in (100, 1000, 2000) for Q in (2, 10)]
 
 
-if __name__ == '__main__':
-    main()
+def summarise(cases):
+    rows = [dict(D=c['D'], Q=c['Q'], **c['cpu_ms'], ortho_group_over_ours=c['ortho_group_over_ours']['ratio'],
+                 ours_over_thin_qr=c['ours_over_thin_qr']['ratio']) for c in cases.values() if 'cpu_ms' in c]
+    t = cases.get('D1000_Q10', {})
+    targets = []
+    if t.get('D') == 1000:
+        a, b = t['ortho_group_over_ours']['ratio'], t['ours_over_thin_qr']['ratio']
+        targets = [dict(issue=10, target='sample_stiefel(1000, 10) >= 300x faster than ortho_group.rvs(1000)[:, :10]',
+                        measured=f'{a:.0f}x', ratio=a / TARGETS['ortho_group'], met=a >= TARGETS['ortho_group']),
+                   dict(issue=10, target='sample_stiefel(1000, 10) within 2x of thin QR with the sign fix',
+                        measured=f'{b:.2f}x the time of QR', ratio=TARGETS['thin_qr'] / b, met=b <= TARGETS['thin_qr'])]
+    return dict(rows=rows, targets=targets, geomstats=next((c['geomstats'] for c in cases.values() if 'geomstats' in c), None))

@@ -1,0 +1,327 @@
+#!/usr/bin/env python
+"""The benchmark harness: run each declared case in a fresh child process, write the results as JSON.
+
+    .venv/bin/python benchmarks/harness.py                 # every bench_*.py, full size (make bench)
+    .venv/bin/python benchmarks/harness.py --quick         # tiny sizes, one round: a smoke test (make bench-quick)
+    .venv/bin/python benchmarks/harness.py bench_stiefel   # one comparison
+    .venv/bin/python benchmarks/harness.py --set dim200.cap_without=15000   # override a parameter of a case
+    .venv/bin/python benchmarks/harness.py --set '*.rounds=2'               # fewer rounds everywhere
+    .venv/bin/python benchmarks/harness.py --only 'd1_*_s0_*' bench_transformations   # some cases only
+
+A comparison is a file ``bench_<name>.py`` that declares ``CASES``, a list of `Case` (a name, the function that
+measures it, its parameters and their quick variant, the anchors it needs), and optionally ``summarise(results)``,
+which turns the cases' results into the rows the page shows. The harness does the rest, once:
+
+- every case runs in a fresh interpreter with the BLAS threads fixed (environment variables set before NumPy is
+  imported), so that peak memory (the kernel's ``ru_maxrss`` of that child, from ``os.wait4``) belongs to one case;
+- a case with ``rounds > 1`` is run that many times, interleaved with the other such cases of its file in an order
+  that rotates every round (inside a child, `interleave` does the same for tools that share one process);
+- clocks: CPU time of the process (``time.process_time``: with one BLAS thread, what the work costs on a dedicated
+  core, robust to other jobs on the machine) and wall-clock (``time.perf_counter``);
+- a case whose anchor is not installed is skipped and recorded as skipped; our own cases always run;
+- ``results/<file>.json`` (``results/quick/`` with ``--quick``) holds the date, the machine (CPU model, cores, memory,
+  BLAS), the versions of ours and of the anchors, the load average at start and end, every case's result and the
+  summary. The course page ``nbs/10_benchmarks.ipynb`` reads these files and never measures.
+
+Benchmarks report numbers and ratios; nothing here asserts a time.
+"""
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+THREAD_VARS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'BLIS_NUM_THREADS',
+               'VECLIB_MAXIMUM_THREADS', 'NUMEXPR_NUM_THREADS')
+ANCHORS = {'bayespy': 'bayespy', 'vbpca_py': 'vbpca-py', 'numpyro': 'numpyro', 'geomstats': 'geomstats'}
+VERSIONED = ('vbfa_lit', 'numpy', 'scipy', 'bayespy', 'vbpca-py', 'numpyro', 'jax', 'threadpoolctl', 'geomstats')
+
+
+@dataclass
+class Case:
+    "One measurement: `fn(params)` returns a JSON-able dict. `quick` overrides params in --quick mode."
+    name: str
+    fn: object
+    params: dict = field(default_factory=dict)
+    quick: dict = field(default_factory=dict)
+    needs: tuple = ()      # anchors (import names) without which the case cannot run at all
+    rounds: int = 1        # fresh-child repetitions, interleaved with the file's other multi-round cases
+    threads: int = 1       # BLAS threads of the child
+    parallel: bool = False  # the result does not depend on the clock (iteration counts): may share the CPU
+
+    def overrides(self, overrides):
+        "The --set values whose CASE pattern (fnmatch) matches this case."
+        from fnmatch import fnmatchcase
+        return {k: v for pat, kv in overrides.items() if fnmatchcase(self.name, pat) for k, v in kv.items()}
+
+    def resolved(self, quick, overrides):
+        p = dict(self.params, **(self.quick if quick else {}), seed=self.params.get('seed', 0), quick=quick)
+        for k, v in self.overrides(overrides).items():
+            if k != 'rounds' or 'rounds' in self.params: p[k] = v
+        return p
+
+
+# ----------------------------------------------------------------------------------------------------
+# Helpers for the measuring functions (run inside a child)
+# ----------------------------------------------------------------------------------------------------
+
+def have(module):
+    "Whether an optional package (an anchor) can be imported."
+    return importlib.util.find_spec(module) is not None
+
+
+def summary(xs):
+    "Median, quartiles, min, max and n of a list of numbers (seconds)."
+    import numpy as np
+    xs = np.asarray(xs, dtype=float)
+    q25, q50, q75 = np.percentile(xs, [25, 50, 75])
+    return dict(median=float(q50), q25=float(q25), q75=float(q75), min=float(xs.min()), max=float(xs.max()),
+                n=int(xs.size))
+
+
+def timed(step, n):
+    "CPU and wall seconds of each of n calls of step()."
+    cpu, wall = [], []
+    for _ in range(n):
+        t0, c0 = time.perf_counter(), time.process_time()
+        step()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - t0)
+    return cpu, wall
+
+
+def interleave(tools, rounds):
+    """Interleaved rounds inside one process: `tools` maps a name to run(r) -> (cpu list, wall list) for round r;
+    the order rotates every round. Returns {name: dict(cpu=summary of the per-round medians, wall=summary of all
+    calls, round_cpu=[...], round_wall=[...])} plus '_loadavg' (1-minute load average after each round)."""
+    import numpy as np
+    names = list(tools)
+    per = {t: dict(round_cpu=[], round_wall=[], wall_all=[]) for t in names}
+    load = [os.getloadavg()[0]]
+    for r in range(rounds):
+        for t in names[r % len(names):] + names[:r % len(names)]:
+            c, w = tools[t](r)
+            per[t]['round_cpu'].append(float(np.median(c)))
+            per[t]['round_wall'].append(float(np.median(w)))
+            per[t]['wall_all'] += list(w)
+        load.append(os.getloadavg()[0])
+    out = {t: dict(cpu=summary(v['round_cpu']), wall=summary(v['wall_all']), round_cpu=v['round_cpu'],
+                   round_wall=v['round_wall']) for t, v in per.items()}
+    out['_loadavg'] = load
+    return out
+
+
+def ratio(res, slow, fast, clock='cpu'):
+    "slow / fast from the medians over rounds, with the range of the per-round ratios."
+    a, b = res[slow]['round_' + clock], res[fast]['round_' + clock]
+    per = [x / y for x, y in zip(a, b)]
+    import numpy as np
+    return dict(ratio=float(np.median(a) / np.median(b)), round_min=min(per), round_max=max(per))
+
+
+def proc_status(key):
+    "A /proc/self/status entry in bytes (VmRSS, VmHWM), or None off Linux."
+    try:
+        for line in Path('/proc/self/status').read_text().splitlines():
+            if line.startswith(key + ':'): return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Machine and versions
+# ----------------------------------------------------------------------------------------------------
+
+def machine():
+    "CPU model, cores, memory, platform, NumPy's BLAS and the versions of ours and of the anchors."
+    from importlib.metadata import version
+    cpu = platform.processor()
+    try:
+        cpu = next(l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name'))
+    except (OSError, StopIteration):
+        pass
+    try:
+        mem = int(next(l.split()[1] for l in open('/proc/meminfo') if l.startswith('MemTotal'))) * 1024
+    except (OSError, StopIteration):
+        mem = None
+    versions = {}
+    for pkg in VERSIONED:
+        try: versions[pkg] = version(pkg)
+        except Exception: versions[pkg] = None
+    try:
+        import numpy
+        cfg = numpy.show_config(mode='dicts')['Build Dependencies']
+        blas = f"{cfg['blas'].get('name')} {cfg['blas'].get('version')}"
+    except Exception:
+        blas = None
+    return dict(cpu=cpu, cpu_count=os.cpu_count(), affinity=len(os.sched_getaffinity(0)), mem_total_bytes=mem,
+                platform=platform.platform(), python=platform.python_version(), numpy_blas=blas, versions=versions)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Parent: run the children
+# ----------------------------------------------------------------------------------------------------
+
+def run_child(module, case, params, threads):
+    """Run `module.CASES[case]` in a fresh interpreter with `threads` BLAS threads; its result plus the child's
+    CPU and wall seconds and its peak resident memory (ru_maxrss of this child only, from os.wait4)."""
+    env = dict(os.environ, **{v: str(threads) for v in THREAD_VARS}, PYTHONHASHSEED='0')
+    with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as f: out = f.name
+    cmd = [sys.executable, str(Path(__file__).resolve()), '--child', f'{module}:{case}', '--params',
+           json.dumps(params), '--result', out]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    try:
+        if os.waitstatus_to_exitcode(status) != 0:
+            return dict(error=f'child exited with {os.waitstatus_to_exitcode(status)}', params=params)
+        res = json.loads(Path(out).read_text())
+    finally:
+        Path(out).unlink(missing_ok=True)
+    res['child'] = dict(cpu_seconds=usage.ru_utime + usage.ru_stime, wall_seconds=wall,
+                        max_rss_bytes=usage.ru_maxrss * 1024, threads=threads)
+    return res
+
+
+def child_main(spec, params, result):
+    "Inside the child: run the case's function and write its result (stdout is left to the tools' chatter)."
+    module, name = spec.split(':')
+    sys.path.insert(0, str(HERE))
+    case = next(c for c in importlib.import_module(module).CASES if c.name == name)
+    import warnings
+    warnings.filterwarnings('ignore', message='.*niter_broadprior')  # vbpca-py on its short, fixed-length calls
+    l0, c0, t0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
+    res = case.fn(params)
+    res = dict(res, params=params, loadavg_start=l0, loadavg_end=os.getloadavg()[0],
+               case_cpu_seconds=time.process_time() - c0, case_wall_seconds=time.perf_counter() - t0)
+    Path(result).write_text(json.dumps(res, default=float))
+
+
+def skip_reason(case):
+    missing = [ANCHORS.get(m, m) for m in case.needs if not have(m)]
+    return f"not installed: {', '.join(missing)}" if missing else None
+
+
+def run_module(module, quick, overrides, jobs, out_dir, only=()):
+    "Run every case of one bench file, write results/<module>.json and return it."
+    from concurrent.futures import ThreadPoolExecutor
+    sys.path.insert(0, str(HERE))
+    mod = importlib.import_module(module)
+    res = dict(module=module, date=time.strftime('%Y-%m-%d %H:%M:%S %Z'), quick=quick, machine=machine(),
+               loadavg_start=os.getloadavg(), command=' '.join([Path(sys.executable).name] + sys.argv), cases={})
+    t0 = time.perf_counter()
+    todo = []
+    from fnmatch import fnmatchcase
+    for c in mod.CASES:
+        if only and not any(fnmatchcase(c.name, pat) for pat in only): continue
+        o = c.overrides(overrides)
+        if 'rounds' in o and 'rounds' not in c.params: c.rounds = int(o['rounds'])  # fresh-child rounds
+        why = skip_reason(c)
+        if why:
+            res['cases'][c.name] = dict(skipped=why)
+            print(f'  {module}:{c.name}: skipped ({why})', flush=True)
+        else:
+            todo.append(c)
+
+    import threading
+    lock = threading.Lock()
+
+    def save(final=False):
+        "Write what is measured so far (a run stopped early keeps its finished cases); the summary on a copy."
+        import copy
+        out = dict(res, cases=copy.deepcopy(res['cases']), complete=final, loadavg_end=os.getloadavg(),
+                   total_wall_seconds=time.perf_counter() - t0)
+        if hasattr(mod, 'summarise'):
+            try:
+                out['summary'] = mod.summarise(out['cases'])
+            except Exception as e:  # a summary must never lose the measurements
+                out['summary'] = dict(error=f'{type(e).__name__}: {e}')
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f'{module}.json').write_text(json.dumps(out, indent=1, default=float))
+        return out
+
+    def one(c, r=0):
+        p = c.resolved(quick, overrides)
+        out = run_child(module, c.name, p, c.threads)
+        print(f"  {module}:{c.name}{f' round {r + 1}' if c.rounds > 1 else ''}: "
+              f"{out.get('error') or 'ok'} ({out['child']['wall_seconds']:.1f} s wall, "
+              f"{out['child']['cpu_seconds']:.1f} s CPU)" if 'child' in out else f'  {module}:{c.name}: {out}', flush=True)
+        if c.rounds == 1 or c in par:
+            with lock:
+                res['cases'][c.name] = out
+                save()
+        return out
+
+    par = [c for c in todo if c.parallel or quick]  # quick numbers mean nothing: run everything side by side
+    if par:
+        with ThreadPoolExecutor(max_workers=jobs) as ex:
+            list(ex.map(one, par))
+    multi = [c for c in todo if c not in par and c.rounds > 1]
+    for c in todo:
+        if c not in par and c not in multi: one(c)
+    if multi:
+        runs = {c.name: [] for c in multi}
+        for r in range(max(c.rounds for c in multi)):
+            order = [c for c in multi if c.rounds > r]
+            for c in order[r % len(order):] + order[:r % len(order)]:
+                runs[c.name].append(one(c, r))
+                res['cases'][c.name] = dict(rounds=runs[c.name], **median_of_rounds(runs[c.name]))
+                save()
+    return save(final=True)
+
+
+def median_of_rounds(rs):
+    "The median over rounds of every top-level number (and of the child's numbers) of a multi-round case."
+    import numpy as np
+    ok = [r for r in rs if 'error' not in r]
+    if not ok: return dict(error=rs[0].get('error'))
+    keys = [k for k, v in ok[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    med = {k: float(np.median([r[k] for r in ok])) for k in keys}
+    med['child'] = {k: float(np.median([r['child'][k] for r in ok])) for k in ok[0]['child']}
+    return med
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('modules', nargs='*', help='bench files to run (default: every benchmarks/bench_*.py)')
+    ap.add_argument('--quick', action='store_true', help='tiny sizes and one round: checks that every case runs')
+    ap.add_argument('--jobs', type=int, default=2, help='clock-free cases (iteration counts) run this many at a time')
+    ap.add_argument('--set', action='append', default=[], metavar='CASE.KEY=VALUE',
+                    help="override a parameter (CASE may be a pattern: 'd1_*_without.cap=6000'; KEY rounds also sets "
+                         "the fresh-child rounds of a case that has no rounds parameter)")
+    ap.add_argument('--only', action='append', default=[], metavar='CASE', help='run only these cases (patterns)')
+    ap.add_argument('--out', help='directory of the JSON files (default results/, or results/quick/ with --quick)')
+    ap.add_argument('--child', help=argparse.SUPPRESS)
+    ap.add_argument('--params', help=argparse.SUPPRESS)
+    ap.add_argument('--result', help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child: return child_main(a.child, json.loads(a.params), a.result)
+    overrides = {}
+    for s in a.set:
+        key, value = s.split('=', 1)
+        case, param = key.rsplit('.', 1)
+        overrides.setdefault(case, {})[param] = json.loads(value)
+    modules = [m.removesuffix('.py') for m in a.modules] or sorted(p.stem for p in HERE.glob('bench_*.py'))
+    out_dir = Path(a.out) if a.out else HERE / 'results' / ('quick' if a.quick else '')
+    t0 = time.perf_counter()
+    failed = []
+    for m in modules:
+        print(f'{m}:', flush=True)
+        res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only)
+        failed += [f'{m}:{k}' for k, v in res['cases'].items() if 'error' in v]
+    print(f'wrote {len(modules)} file(s) to {out_dir} in {(time.perf_counter() - t0) / 60:.1f} min'
+          + (f'; FAILED: {failed}' if failed else ''))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
