@@ -584,3 +584,12 @@ def test_docstring_example_runs():
     for test in finder.find(VBPCA, 'VBPCA', globs={}):
         runner.run(test)
     assert runner.failures == 0 and runner.tries >= 5
+
+
+def test_package_docstring_example_runs():
+    import doctest
+    import vbfa_lit
+    test = doctest.DocTestParser().get_doctest(vbfa_lit.__doc__, {}, 'vbfa_lit', None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries == 6

@@ -20,7 +20,8 @@ What you use directly:
 VBPCA
     Variational Bayesian PCA and factor analysis with missing values (NaN, numpy.ma masks, pandas NA), an ARD
     prior that chooses the number of components, and the exact translation and rotation of the posterior that
-    make learning 10x to 1000x faster. scikit-learn conventions: ``VBPCA(...).fit(X)``, ``transform``,
+    make learning faster (8x to 34x fewer sweeps on Luttinen & Ilin's 50-dimensional problems, at least 167x
+    on their 200-dimensional one). scikit-learn conventions: ``VBPCA(...).fit(X)``, ``transform``,
     ``inverse_transform``, ``score``, ``explained_variance_ratio_``.
 ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
     What a fit can tell you about itself.
@@ -29,10 +30,18 @@ The lessons' building blocks, one module per lesson:
 
 vbfa_lit.vbpca
     the VBFA model: observed data, factor updates, the lower bound, ``fit_vbfa``
+vbfa_lit.linalg
+    the numerical machinery of the updates: masked outer sums, one Cholesky factorisation per Gaussian factor
 vbfa_lit.ard
     automatic relevance determination of the columns of W
 vbfa_lit.transformations
     the exact translation and rotation of the posterior, and the PCA basis
+vbfa_lit.convergence
+    Luttinen & Ilin's convergence experiments: data sets, criteria, the grid and its figures
+vbfa_lit.rjmcmc
+    reversible-jump MCMC over the number of components (Zhang et al., 2004) and the exact p(q | data)
+vbfa_lit.evidence
+    Minka's Laplace approximation to the evidence for the number of components
 vbfa_lit.notation
     Gaussian and Gamma moments, entropies and KL divergences
 vbfa_lit.symbolic
@@ -42,6 +51,8 @@ vbfa_lit.plots
     sphere
 vbfa_lit.stiefel
     Householder reflections; uniform samples on the orthogonal group and the Stiefel manifold
+vbfa_lit.householder_ppca
+    Bayesian PPCA in the Householder parameterisation, sampled by NUTS (needs ``vbfa_lit[mcmc]``)
 vbfa_lit.widgets
     the experiment panels (needs ``vbfa_lit[widgets]``)
 vbfa_lit.data
@@ -58,9 +69,11 @@ Examples
 --------
 >>> import numpy as np
 >>> from vbfa_lit import VBPCA
->>> X = np.random.default_rng(0).normal(size=(100, 6))
->>> VBPCA(random_state=0).fit(X).n_components_
-5
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(200, 2)) @ rng.normal(size=(2, 6)) + 0.1 * rng.normal(size=(200, 6))
+>>> X[rng.random(X.shape) < 0.1] = np.nan          # 10% missing
+>>> VBPCA(random_state=0).fit(X).n_effective_components_
+2
 """
 
 from .estimator import (VBPCA, ConvergenceWarning, MissingDataWarning, DegenerateDataWarning,

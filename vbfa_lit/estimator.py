@@ -214,7 +214,7 @@ class VBPCA:
     noise : {'shared', 'per_feature'}, default 'shared'
         One noise precision tau (PCA) or one tau_m per feature (factor analysis).
     transformations : {'both', 'translate', 'rotate', 'none'}, default 'both'
-        The exact transformations applied between sweeps (Luttinen & Ilin): 10x to 1000x fewer sweeps.
+        The exact transformations between sweeps (Luttinen & Ilin): 8x to 34x fewer sweeps (lesson 05).
     warmup_sweeps : int, default 1
         Plain sweeps before the transformations start (at least one is run).
     max_iter : int, default 5000
