@@ -41,7 +41,7 @@ class ARD(NamedTuple):
 def effective_components(q:Posterior,
                          tol:float=1e-2, # fraction of the noise variance a column must explain to count
                         ): # (D,) bool
-    """Columns that ARD keeps: sum_m <w_md^2> >= tol * sum_m
-    1/<tau_m> (the variance a column explains vs the noise's)."""
+    """Columns that ARD keeps: sum_m <w_md^2> >= tol * sum_m 1/<tau_m> (the variance a column explains vs the
+    noise's)."""
     noise = np.sum(np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)))
     return _sum_ww(q.W, q.Sw) >= tol * noise

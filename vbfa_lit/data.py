@@ -239,8 +239,7 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # Bishop (1999), Sec. 4 and Fig. 3
 
 def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
-    """Bishop's illustration of ARD (Sec. 4, Figs. 3-4): d
-    = 10, N = 100, standard deviations 5, 4, 3, 2, then 1.
+    """Bishop's illustration of ARD (Sec. 4, Figs. 3-4): d = 10, N = 100, standard deviations 5, 4, 3, 2, then 1.
 
     The data are zero-mean Gaussian with standard deviations `stds` along the orthonormal columns of a random
     basis (the Q factor of a Gaussian matrix). Bishop's text says "a standard deviation of 1 in the remaining
@@ -263,7 +262,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
         X : (n_samples, d) ndarray, the samples t_n as rows.
         stds : (d,) ndarray.
         components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs
-            are those of numpy's QR; the law of X does not depend on them.
+        are those of numpy's QR; the law of X does not depend on them.
         covariance : (d, d) ndarray.
         W : (d, q) ndarray, the PPCA loadings (q = number of stds above the minimum; 4 by default).
         noise_variance : float, min(stds)**2.
@@ -485,8 +484,7 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
 # %% ../nbs/01b_data.ipynb #04420237
 def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0, noise_std=0.3, missing=0.0,
                   random_state=None):
-    """Small low-rank data for lessons and tests: Y = (A B)
-    * scale + offset + noise_std * E, in the papers' layout.
+    """Small low-rank data for lessons and tests: Y = (A B) * scale + offset + noise_std * E, in the papers' layout.
 
     With A (n_features, n_components), B (n_components, n_samples) and E standard normal, Y is
     n_features x n_samples (the papers' Y); ``X = Y.T`` is returned in scikit-learn's orientation.
@@ -548,8 +546,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
 
 # %% ../nbs/01b_data.ipynb #0234be8f
 def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missing=0.0, random_state=None):
-    """Data from probabilistic PCA with orthogonal loadings
-    of given lengths: x_n = W z_n + mu + noise_std * e_n.
+    """Data from probabilistic PCA with orthogonal loadings of given lengths: x_n = W z_n + mu + noise_std * e_n.
 
     W = Q diag(scales), Q the (n_features, q) orthonormal factor of a Gaussian matrix (numpy's QR; its column
     signs do not change the law of X).
@@ -785,8 +782,7 @@ MNIST_MD5 = {
 }
 
 def read_idx(path): # ndarray with the file's shape and dtype
-    """Read a (gzipped) IDX file, the format of the MNIST
-    files: magic 0, 0, type code, rank; big-endian sizes; data.
+    """Read a (gzipped) IDX file, the format of the MNIST files: magic 0, 0, type code, rank; big-endian sizes; data.
 
     Raises
     ------
@@ -917,8 +913,7 @@ MOVIELENS_100K_SHA256 = 'sha256:50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4
 MOVIELENS_100K_MD5 = 'md5:0e33842e24a9c977be4e0107933c0723'
 
 def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_URLS):
-    """MovieLens 100k (GroupLens): 100,000 ratings 1-5 of
-    1682 movies by 943 users, downloaded once and verified.
+    """MovieLens 100k (GroupLens): 100,000 ratings 1-5 of 1682 movies by 943 users, downloaded once and verified.
 
     Parameters
     ----------
@@ -933,8 +928,8 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     -------
     Bunch with
         ratings : (n_users, n_items) float64 ndarray, NaN where a user did not rate a movie (943 x 1682 for
-            the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies; in scikit-learn's
-            orientation, movies as samples, ``ratings.T``).
+        the real data: Luttinen & Ilin's Y with M = 943 users and N = 1682 movies; in scikit-learn's
+        orientation, movies as samples, ``ratings.T``).
         user_id, item_id : (n_ratings,) int64, 1-based ids as in ``u.data``.
         rating : (n_ratings,) int64.
         timestamp : (n_ratings,) int64, seconds since 1970.
@@ -1012,8 +1007,7 @@ def load_digits():
     return Bunch(X=np.asarray(d.data, dtype=float), images=np.asarray(d.images), target=np.asarray(d.target))
 
 def load_breast_cancer(*, standardize=False):
-    """The Wisconsin diagnostic breast-cancer data bundled
-    with scikit-learn: 569 samples, 30 features, offline.
+    """The Wisconsin diagnostic breast-cancer data bundled with scikit-learn: 569 samples, 30 features, offline.
 
     Nirwan's slides fit Bayesian PCA with a Householder-parametrised W to these data.
 

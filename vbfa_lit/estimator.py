@@ -26,8 +26,7 @@ class ConvergenceWarning(UserWarning):
     "`max_iter` sweeps were used up before the relative change of the lower bound fell below `tol`."
 
 class MissingDataWarning(UserWarning):
-    """Some samples (rows) or features (columns) of `X` have
-    no observed value; their factors keep their priors."""
+    """Some samples (rows) or features (columns) of `X` have no observed value; their factors keep their priors."""
 
 class DegenerateDataWarning(UserWarning):
     """The data leave the answer poorly determined: nothing varies, no component is kept, a feature's noise is
@@ -109,8 +108,8 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
 # %% ../nbs/04a_estimator.ipynb #2aed8018
 def data_scale(X, # (n_samples, n_features), NaN where missing
               ): # (center (n_features,), scale: a float, 0 when no feature varies)
-    """Each feature's mean over its observed values, and one scale for
-    all features: the root mean square of the centred observed values."""
+    """Each feature's mean over its observed values, and one scale for all features: the root mean square of
+    the centred observed values."""
     mask = ~np.isnan(X)
     n = np.maximum(mask.sum(0), 1)
     # sums of values near 1e308 must not overflow
@@ -148,8 +147,7 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       W, # (M, D) loadings
                       psi, # (M,) noise variances
                      )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed
-    """Log density of the observed entries of each row under
-    N(mean, W W^T + diag(psi)), missing entries marginalised."""
+    """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."""
     mask = ~np.isnan(X)
     (M, D), N = W.shape, X.shape[0]
     r = np.where(mask, X - mean, 0.0)                                    # residuals, 0 where missing
@@ -185,8 +183,8 @@ def _check_choice(name, value, choices): # one of choices
     return value
 
 def _check_random_state(value): # a numpy Generator
-    """None, a non-negative int, a numpy Generator (used as is, so its
-    state advances) or a legacy RandomState (a seed is drawn from it)."""
+    """None, a non-negative int, a numpy Generator (used as is, so its state advances) or a legacy RandomState
+    (a seed is drawn from it)."""
     if value is None or isinstance(value, np.random.Generator): return np.random.default_rng(value)
     if isinstance(value, np.random.RandomState):
         return np.random.default_rng(value.randint(0, 2**63 - 1, dtype=np.int64))
@@ -336,8 +334,8 @@ class VBPCA:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def __sklearn_tags__(self):
-        """Tags for scikit-learn's `check_estimator`: a transformer
-        that allows NaN (missing) and refuses sparse input."""
+        """Tags for scikit-learn's `check_estimator`: a transformer that allows NaN (missing) and refuses
+        sparse input."""
         # lazy: scikit-learn is a test dependency
         from sklearn.utils import Tags, InputTags, TargetTags, TransformerTags
         return Tags(estimator_type=None, target_tags=TargetTags(required=False),
@@ -399,8 +397,7 @@ class VBPCA:
     def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
             y=None, # ignored
            ):
-        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed
-        entries of `X` by variational Bayes; returns self."""
+        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self."""
         names = feature_names(X)
         X = check_data(X)
         (N, M), s = X.shape, self._settings(X.shape[1])
@@ -499,8 +496,8 @@ class VBPCA:
 
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                  ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
-        """Posterior means of the latent variables of each row:
-        one q(x_n) update under the fitted q(W), q(mu), q(tau)."""
+        """Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W),
+        q(mu), q(tau)."""
         self._check_fitted()
         arr = self._check_new(X)
         Z = latent_posterior((arr - self.center_) / self.scale_, self.posterior_)[0]
@@ -549,8 +546,8 @@ class VBPCA:
                           dtype=object)
 
     def set_output(self, *, transform=None):
-        """Choose what `transform` and `fit_transform` return:
-        'default' (NumPy), 'pandas', 'polars', or None (unchanged)."""
+        """Choose what `transform` and `fit_transform` return: 'default' (NumPy), 'pandas', 'polars', or None
+        (unchanged)."""
         if transform is None: return self
         _check_choice('transform', transform, ('default', 'pandas', 'polars'))
         self._sklearn_output_config = {'transform': transform}

@@ -13,8 +13,8 @@ from scipy import special
 
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
-    """Laplace evidence for k = 0, ..., d-1 principal components: `k`,
-    `log_evidence` log p(D | k), and `p` p(k | D) (uniform prior on k)."""
+    """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
+    p(k | D) (uniform prior on k)."""
     k: np.ndarray
     log_evidence: np.ndarray
     p: np.ndarray

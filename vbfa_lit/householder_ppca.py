@@ -87,8 +87,8 @@ def _log_likelihood(W, # (..., D, Q) loadings
     return -stats.n / 2 * (D * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
 
 def ppca_log_likelihood(X, W, noise_std, mu):
-    r"""Log likelihood of PPCA, :math:`\sum_n \log\mathcal N(x_n
-    \mid \mu, WW^\top + s^2 I)`, from sufficient statistics.
+    r"""Log likelihood of PPCA, :math:`\sum_n \log\mathcal N(x_n \mid \mu, WW^\top + s^2 I)`, from sufficient
+    statistics.
 
     Uses :math:`\log|C| = (D-Q)\log s^2 + \log|W^\top W + s^2 I|` and Woodbury,
     :math:`C^{-1} = (I - W(W^\top W + s^2 I)^{-1}W^\top)/s^2`: one evaluation costs :math:`O(D^2 Q)`
@@ -184,8 +184,8 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
 
 def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8,
               dense_mass=True):
-    """Vectorised chains on one CPU device; returns (samples as
-    float64 numpy (chains, draws, ...), divergences, seconds)."""
+    """Vectorised chains on one CPU device; returns (samples as float64 numpy (chains, draws, ...),
+    divergences, seconds)."""
     jax, jnp, numpyro = _import_numpyro()
     from numpyro.infer import MCMC, NUTS
     key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
@@ -294,8 +294,8 @@ def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> signs turning each col
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                      radius_concentration=100.0, dense_mass=True, target_accept_prob=0.8):
-    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation
-    ambiguity removed by the Householder parameterisation.
+    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation ambiguity removed by the Householder
+    parameterisation.
 
     The model (Nirwan & Bertschinger, 2019): :math:`x_n \sim \mathcal N(\mu, WW^\top + s^2 I)` with
     :math:`W = U\,\mathrm{diag}(\sigma)`, :math:`U` uniform on the Stiefel manifold (Householder vectors
@@ -399,8 +399,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
 
 def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, parameterisation='householder',
                    reflection='swap', radius_concentration=100.0, _sigma_log_kernel=None):
-    """Draws of W from the model's prior, by NUTS on the
-    prior alone (a prior-predictive check of the model code).
+    """Draws of W from the model's prior, by NUTS on the prior alone (a prior-predictive check of the model code).
 
     Parameters
     ----------

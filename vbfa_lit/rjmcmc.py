@@ -204,8 +204,7 @@ def move_probabilities(d):
 
 
 def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True):
-    """log R of the birth q -> q+1 that inserts the precision
-    v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
+    """log R of the birth q -> q+1 that inserts the precision v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
 
     R = (v/s)^(N/2) exp(N g_{q+1} (s - v)/2) (q+2) Z d_{q+1}/b_q, Z = P(x_prev < V < s) for V ~ Gamma(r, tau):
     the prior density of v cancels against the proposal's, its normalising constant Z does not.
@@ -312,8 +311,7 @@ def effective_sample_size(x):
 
 # %% ../nbs/06_rjmcmc.ipynb #fca2a080
 class QPosterior(NamedTuple):
-    """p(q | D) estimated from the draws: q (values 1..d-1),
-    p, its Monte-Carlo standard error se, and the ess used."""
+    """p(q | D) estimated from the draws: q (values 1..d-1), p, its Monte-Carlo standard error se, and the ess used."""
     q: np.ndarray
     p: np.ndarray
     se: np.ndarray
@@ -359,8 +357,8 @@ class RJMCMCResult:
         return QPosterior(qs, p, se, ess)
 
     def posterior_mean(self, q:int)->tuple: # ((q,) means of l_1..l_q, mean of sigma^2)
-        """Posterior means of (l_1, ..., l_q) and of sigma^2 given
-        q, pooled over chains (Zhang et al.'s Table 1 columns)."""
+        """Posterior means of (l_1, ..., l_q) and of sigma^2 given q, pooled over chains (Zhang et al.'s Table
+        1 columns)."""
         keep = self.q == q
         if not keep.any(): raise ValueError(f"q: the chains never visited q = {q}")
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
@@ -434,8 +432,7 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
 
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
                                 eta=None, n_chains=1, random_state=None, progress=False, likelihood=True):
-    """Reversible-jump MCMC over the number of principal
-    components, given the eigenvalues of the sample covariance.
+    """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
 
     The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
     through N and the eigenvalues g_j; the precisions 1/l_1 < ... < 1/l_q < 1/sigma^2 have iid Gamma(r, tau)
@@ -502,8 +499,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     return RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
-    """Eigenvalues of the sample covariance S = (1/N) sum
-    (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
+    """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
     try: X = np.asarray(X, dtype=float)
     except (TypeError, ValueError): raise TypeError("X: expected a 2-d array of numbers") from None
     if X.ndim != 2:
@@ -599,8 +595,8 @@ def _log_ordered_integral(a, b, density):
 
 def _log_joint_given_tau(log_tau, # (T,) grid of log tau
                          q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a q-free constant
-    """Integrate the ordered precisions out given tau: (q+1)! (tau^r
-    / Gamma(r))^(q+1) x the ordered kernel integral x p(log tau)."""
+    """Integrate the ordered precisions out given tau: (q+1)! (tau^r / Gamma(r))^(q+1) x the ordered kernel
+    integral x p(log tau)."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     lo = _log_ordered_integral(a, b, density)

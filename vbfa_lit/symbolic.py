@@ -21,8 +21,7 @@ def _element(tex, i):
     return f'{base}_{{{sub.strip("{}")},{i}}}' if sub else f'{base}_{{{i}}}'
 
 class GaussianFactor:
-    """A Gaussian factor q(v) of a mean-field posterior over
-    a vector (or, with `dim=None`, a scalar) of symbols."""
+    """A Gaussian factor q(v) of a mean-field posterior over a vector (or, with `dim=None`, a scalar) of symbols."""
     def __init__(self, tex:str, # LaTeX name, e.g. 'x_n', 'w_1', r'\mu_1'
                  dim:int=None, # length of the vector; None for a scalar
                 ):
