@@ -205,6 +205,8 @@ def numpydoc_markdown(md: str) -> str:
 
 
 _LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')
+# nbdev's doc link to a private name ([`_tril_inv`](/linalg.html#_tril_inv)): the site documents public names only
+_PRIVATE_DOC_LINK_RE = re.compile(r'\[(`_[A-Za-z0-9_.]*`)\]\([^()\s]*#_[A-Za-z0-9_.]*\)')
 
 
 def _make_id(anchor: str) -> str:
@@ -220,8 +222,10 @@ def rewrite_links(md: str, pages: dict[str, str], site_urls: tuple[str, ...] = (
     name (`notation`). `[x](00_notation.ipynb#a_b)`, `[x](notation.html#a_b)`, `[x](/notation.html)`
     and nbdev's doc links under one of `site_urls` (`https://host/pkg/notation.html#a_b`) become
     `[x](notation.html#a-b)`: a plain relative URL (conf.py sets `myst_all_links_external`) with
-    the anchor as docutils writes ids. Other links are left alone.
+    the anchor as docutils writes ids. nbdev's doc links to private names (`_helper`), which no page
+    documents, become plain code. Other links are left alone.
     """
+    md = _PRIVATE_DOC_LINK_RE.sub(r'\1', md)
     def sub(m):
         url, anchor = m.group(2), m.group(3) or ''
         for base in site_urls:

@@ -79,6 +79,9 @@ def test_links_to_notebooks_point_at_renamed_pages():
         '[a](notation.html) [b](notation.html#gauss-second-moment) [c](notation.html) '
         '[d](https://x.org/notation.html) [e](other.html) [f](notation.html#gamma-kl) '
         '[g](#the-gamma) ![img](images/fig.png)')
+    # nbdev links private helpers too, but no page documents them: they stay code, unlinked
+    md = 'uses [`_tril_inv`](/linalg.html#_tril_inv) and [`tril`](/linalg.html#tril)'
+    assert p2s.rewrite_links(md, {'linalg': 'linalg'}) == 'uses `_tril_inv` and [`tril`](linalg.html#tril)'
 
 
 def test_page_names_and_order():
