@@ -104,8 +104,8 @@ _SOURCE_LINK_RE = re.compile(r'^[ \t]*\[source\]\([^)]*\)(\{[^}\n]*\})?[ \t]*\n?
 _ARGS_KWARGS_RE = re.compile(r'```python\ndef (\w+)\(\n\s*\*args, \*\*kwargs\n\):\n```')
 
 
-def find_namedtuple(name: str):
-    "The NamedTuple class `name` exported by some module of the package, or None."
+def find_class(name: str):
+    "The class `name` exported by some module of the package, or None."
     import importlib, pkgutil
     try: import vbfa_lit
     except ImportError: return None
@@ -113,8 +113,14 @@ def find_namedtuple(name: str):
         try: mod = importlib.import_module(f'vbfa_lit.{m.name}')
         except ImportError: continue
         cls = getattr(mod, name, None)
-        if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, '_fields'): return cls
+        if isinstance(cls, type): return cls
     return None
+
+
+def find_namedtuple(name: str):
+    "The NamedTuple class `name` exported by some module of the package, or None."
+    cls = find_class(name)
+    return cls if cls is not None and issubclass(cls, tuple) and hasattr(cls, '_fields') else None
 
 
 def namedtuple_block(cls) -> str:
@@ -127,12 +133,48 @@ def namedtuple_block(cls) -> str:
     return '```python\nclass ' + cls.__name__ + '(NamedTuple):\n' + '\n'.join('    ' + f for f in fields) + '\n```'
 
 
-def namedtuple_fields(md: str, lookup=find_namedtuple) -> str:
-    "Replace show_doc's `def Name(*args, **kwargs)` of a NamedTuple by its fields."
+def namedtuple_fields(md: str, lookup=find_class) -> str:
+    """Replace show_doc's `def Name(*args, **kwargs)` of a class without its own signature (a NamedTuple, an exception,
+    a dict subclass) by what the class is: a NamedTuple's fields, otherwise `class Name(Base)`."""
     def sub(m):
         cls = lookup(m.group(1))
-        return namedtuple_block(cls) if cls is not None else m.group(0)
+        if cls is None: return m.group(0)
+        if issubclass(cls, tuple) and hasattr(cls, '_fields'): return namedtuple_block(cls)
+        bases = ', '.join(b.__name__ for b in cls.__bases__ if b is not object)
+        return '```python\nclass ' + cls.__name__ + (f'({bases})' if bases else '') + '\n```'
     return _ARGS_KWARGS_RE.sub(sub, md)
+
+
+_NUMPYDOC_RE = re.compile(r'^(Parameters|Returns)[ \t]*\n[ \t]*-{3,}[ \t]*$', re.M)
+
+
+def _wrap_default(line: str, width: int = 100) -> list[str]:
+    "A long `name:type=(a, b, ...)` parameter line broken after the commas of its default, aligned under it."
+    if len(line) <= width or '=(' not in line: return [line]
+    start = line.index('=(') + 2
+    parts = re.split(r'(?<=,) (?=[\'"])', line[start:])
+    if len(parts) < 2: return [line]
+    return [line[:start] + parts[0]] + [' ' * start + p for p in parts[1:]]
+
+
+def numpydoc_signature(md: str) -> str:
+    """For a docstring with numpydoc sections, the signature without nbdev's docments comments (the Parameters and
+    Returns sections below say the same, in full), long tuple defaults broken after their commas."""
+    if not _NUMPYDOC_RE.search(md): return md
+    out, in_sig, after_close, done = [], False, False, False
+    for line in md.split('\n'):
+        if line.startswith('```') and not done:
+            if in_sig: done = True
+            in_sig = line.strip() == '```python' and not in_sig
+            out.append(line); continue
+        if in_sig:
+            if after_close: continue                                       # the return comment's continuation
+            if line.lstrip().startswith('#'): continue                       # a wrapped parameter comment
+            if re.match(r'^\)\s*(->[^#]*)?:', line): after_close = True
+            code = re.sub(r'\s+#.*$', '', line)
+            out += _wrap_default(code); continue
+        out.append(line)
+    return '\n'.join(out)
 
 
 def clean_show_doc_markdown(md: str) -> str:
@@ -140,7 +182,7 @@ def clean_show_doc_markdown(md: str) -> str:
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
     md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
     md = _SOURCE_LINK_RE.sub('', md)            # the code is in the cell above; the project has no public repository
-    return numpydoc_markdown(signature_comments(_LINK_ATTR_RE.sub(r'\1', md)))
+    return numpydoc_markdown(numpydoc_signature(signature_comments(_LINK_ATTR_RE.sub(r'\1', md))))
 
 
 def signature_comments(md: str) -> str:
@@ -206,6 +248,8 @@ def numpydoc_markdown(md: str) -> str:
 
 _LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')
 # nbdev's doc link to a private name ([`_tril_inv`](/linalg.html#_tril_inv)): the site documents public names only
+# nbdev links a name inside a double-backtick span (``elbo``), leaving `[`elbo`](/vbpca.html#elbo)` as literal code
+_LINK_IN_CODE_RE = re.compile(r'`(\[`[A-Za-z0-9_.]+`\]\([^()\s]*\))`')
 _PRIVATE_DOC_LINK_RE = re.compile(r'\[(`_[A-Za-z0-9_.]*`)\]\([^()\s]*#_[A-Za-z0-9_.]*\)')
 
 
@@ -226,6 +270,7 @@ def rewrite_links(md: str, pages: dict[str, str], site_urls: tuple[str, ...] = (
     documents, become plain code. Other links are left alone.
     """
     md = _PRIVATE_DOC_LINK_RE.sub(r'\1', md)
+    md = _LINK_IN_CODE_RE.sub(r'\1', md)
     def sub(m):
         url, anchor = m.group(2), m.group(3) or ''
         for base in site_urls:

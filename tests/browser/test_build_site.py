@@ -82,6 +82,9 @@ def test_links_to_notebooks_point_at_renamed_pages():
     # nbdev links private helpers too, but no page documents them: they stay code, unlinked
     md = 'uses [`_tril_inv`](/linalg.html#_tril_inv) and [`tril`](/linalg.html#tril)'
     assert p2s.rewrite_links(md, {'linalg': 'linalg'}) == 'uses `_tril_inv` and [`tril`](linalg.html#tril)'
+    # a link nbdev put inside a double-backtick span is the link, not literal code
+    md = "scikit-learn's `[`Bunch`](/data.html#bunch)`."
+    assert p2s.rewrite_links(md, {'data': 'data'}) == "scikit-learn's [`Bunch`](data.html#bunch)."
 
 
 def test_page_names_and_order():
@@ -201,3 +204,22 @@ def test_text_artefacts_are_detected():
 def test_wrapped_return_comment_of_a_signature_stays_a_comment():
     md = p2s.signature_comments('x\n```python\ndef f(\n    a, # c\n): # long return\nfixed ``R``.\n```\nafter')
     assert md == 'x\n```python\ndef f(\n    a, # c\n): # long return\n# fixed ``R``.\n```\nafter'
+
+
+def test_numpydoc_signature_drops_docments_comments_and_wraps_long_defaults():
+    md = ('```python\ndef f(\n    x, # The data.\n    # (continued)\n    urls:tuple=(\'https://a.example/x/\', '
+          '\'https://b.example/very/long/path/to/a/file/\', \'https://c.example/another/long/path/\'), # Where.\n'
+          '): # X : the result\nmore : of the return comment\n```\n\n*F.*\n\nParameters\n----------\nx : array\n')
+    out = p2s.numpydoc_signature(md)
+    assert out.startswith("```python\ndef f(\n    x,\n    urls:tuple=('https://a.example/x/',\n")
+    assert '#' not in out.split('```')[1] and 'more : of' not in out and '\n):\n```' in out
+    assert max(len(line) for line in out.split('```')[1].split('\n')) <= 100
+    plain = md.replace('Parameters\n----------\n', '')          # docments only: the comments are the documentation
+    assert p2s.numpydoc_signature(plain) == plain
+
+
+def test_classes_without_a_signature_show_their_bases():
+    md = '```python\ndef Oops(\n    *args, **kwargs\n):\n```\n\n*A warning.*'
+    assert p2s.namedtuple_fields(md, lookup=lambda n: type(n, (UserWarning,), {})).startswith(
+        '```python\nclass Oops(UserWarning)\n```')
+    assert p2s.namedtuple_fields(md, lookup=lambda n: None) == md
