@@ -182,7 +182,7 @@ def clean_show_doc_markdown(md: str) -> str:
     md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
     md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
     md = _SOURCE_LINK_RE.sub('', md)            # the code is in the cell above; the project has no public repository
-    return numpydoc_markdown(numpydoc_signature(signature_comments(_LINK_ATTR_RE.sub(r'\1', md))))
+    return numpydoc_markdown(sphinx_roles(numpydoc_signature(signature_comments(_LINK_ATTR_RE.sub(r'\1', md)))))
 
 
 def signature_comments(md: str) -> str:
@@ -211,6 +211,15 @@ def escape_angles(text: str) -> str:
     parts = re.split(r'(``.*?``|`[^`]*`)', text)
     esc = lambda p: re.sub(r'<(?!/?(?:%s)\b)' % '|'.join(_HTML_TAGS), r'\\<', p)
     return ''.join(p if p.startswith('`') else esc(p) for p in parts)
+
+
+_ROLE_RE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):`~?([^`]+)`')
+_MATH_ROLE_RE = re.compile(r':math:`([^`]+)`')
+
+
+def sphinx_roles(md: str) -> str:
+    "Sphinx roles in docstrings as markdown: :func:`name` -> `name`, :math:`x` -> $x$ (the lesson pages are not reST)."
+    return _MATH_ROLE_RE.sub(r'$\1$', _ROLE_RE.sub(r'`\1`', md))
 
 
 def numpydoc_markdown(md: str) -> str:

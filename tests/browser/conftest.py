@@ -100,6 +100,8 @@ def text_artefacts(text: str) -> list[str]:
     if _TABLE_RULE.search(text): out.append('a markdown table rendered as raw pipe text')
     if '__main__.' in text: out.append('a type shown as __main__.<name>')
     if 'Alias for field number' in text: out.append('namedtuple filler "Alias for field number"')
+    m = re.search(r':(?:func|class|meth|attr|math|mod|exc):', text)
+    if m: out.append(f'a Sphinx role left as text: {m.group(0)!r}')
     return out
 
 

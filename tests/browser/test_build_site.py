@@ -198,6 +198,7 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('| dataset | D |\n|---|---|\n| 1 | 5 |') == ['a markdown table rendered as raw pipe text']
     assert text_artefacts('x: __main__.Observed') == ['a type shown as __main__.<name>']
     assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
+    assert text_artefacts('As :func:load_mnist.') == ["a Sphinx role left as text: ':func:'"]
     assert text_artefacts('a | b, and ---- alone, main.py') == []
 
 
@@ -223,3 +224,8 @@ def test_classes_without_a_signature_show_their_bases():
     assert p2s.namedtuple_fields(md, lookup=lambda n: type(n, (UserWarning,), {})).startswith(
         '```python\nclass Oops(UserWarning)\n```')
     assert p2s.namedtuple_fields(md, lookup=lambda n: None) == md
+
+
+def test_sphinx_roles_become_markdown():
+    md = 'As :func:`load_mnist`; see :class:`~vbfa_lit.data.Bunch`; :math:`\\sum_n x_n` nats.'
+    assert p2s.sphinx_roles(md) == 'As `load_mnist`; see `vbfa_lit.data.Bunch`; $\\sum_n x_n$ nats.'
