@@ -215,11 +215,13 @@ def escape_angles(text: str) -> str:
 
 _ROLE_RE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):`~?([^`]+)`')
 _MATH_ROLE_RE = re.compile(r':math:`([^`]+)`')
+# nbdev has often linked the name already: :func:[`name`](/page.html#name)
+_LINKED_ROLE_RE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):(\[`[^`]+`\]\([^()\s]*\))')
 
 
 def sphinx_roles(md: str) -> str:
     "Sphinx roles in docstrings as markdown: :func:`name` -> `name`, :math:`x` -> $x$ (the lesson pages are not reST)."
-    return _MATH_ROLE_RE.sub(r'$\1$', _ROLE_RE.sub(r'`\1`', md))
+    return _MATH_ROLE_RE.sub(r'$\1$', _ROLE_RE.sub(r'`\1`', _LINKED_ROLE_RE.sub(r'\1', md)))
 
 
 def numpydoc_markdown(md: str) -> str:

@@ -229,3 +229,5 @@ def test_classes_without_a_signature_show_their_bases():
 def test_sphinx_roles_become_markdown():
     md = 'As :func:`load_mnist`; see :class:`~vbfa_lit.data.Bunch`; :math:`\\sum_n x_n` nats.'
     assert p2s.sphinx_roles(md) == 'As `load_mnist`; see `vbfa_lit.data.Bunch`; $\\sum_n x_n$ nats.'
+    linked = 'applies :func:[`householder_matrix`](/stiefel.html#householder_matrix) to'
+    assert p2s.sphinx_roles(linked) == 'applies [`householder_matrix`](/stiefel.html#householder_matrix) to'
