@@ -117,12 +117,6 @@ def find_class(name: str):
     return None
 
 
-def find_namedtuple(name: str):
-    "The NamedTuple class `name` exported by some module of the package, or None."
-    cls = find_class(name)
-    return cls if cls is not None and issubclass(cls, tuple) and hasattr(cls, '_fields') else None
-
-
 def namedtuple_block(cls) -> str:
     "A `class Name(NamedTuple):` code block with the fields as they are written in the source, comments included."
     import inspect
@@ -213,10 +207,10 @@ def escape_angles(text: str) -> str:
     return ''.join(p if p.startswith('`') else esc(p) for p in parts)
 
 
-_ROLE_RE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):`~?([^`]+)`')
+_ROLE = r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):'
+_ROLE_RE = re.compile(_ROLE + r'`~?([^`]+)`')
+_LINKED_ROLE_RE = re.compile(_ROLE + r'(\[`[^`]+`\]\([^()\s]*\))')      # nbdev linked it: :func:[`x`](/p.html#x)
 _MATH_ROLE_RE = re.compile(r':math:`([^`]+)`')
-# nbdev has often linked the name already: :func:[`name`](/page.html#name)
-_LINKED_ROLE_RE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):(\[`[^`]+`\]\([^()\s]*\))')
 
 
 def sphinx_roles(md: str) -> str:
@@ -258,9 +252,9 @@ def numpydoc_markdown(md: str) -> str:
 
 
 _LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')
-# nbdev's doc link to a private name ([`_tril_inv`](/linalg.html#_tril_inv)): the site documents public names only
 # nbdev links a name inside a double-backtick span (``elbo``), leaving `[`elbo`](/vbpca.html#elbo)` as literal code
 _LINK_IN_CODE_RE = re.compile(r'`(\[`[A-Za-z0-9_.]+`\]\([^()\s]*\))`')
+# nbdev's doc link to a private name ([`_tril_inv`](/linalg.html#_tril_inv)): the site documents public names only
 _PRIVATE_DOC_LINK_RE = re.compile(r'\[(`_[A-Za-z0-9_.]*`)\]\([^()\s]*#_[A-Za-z0-9_.]*\)')
 
 
