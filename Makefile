@@ -1,6 +1,6 @@
 # The two entry points of the project (README.md opens with them):
 #   make site   build and render the course into _site/index.html
-#   make test   run every check: sync, clean, nbdev-test, pytest, README, site build, real browser
+#   make test   run every check: sync, clean, pytest, the site build (which executes every lesson), README, real browser
 # Each creates .venv/ and installs what it needs (pip install -e '.[dev]') on first use; make test also installs
 # Debian's Chromium for the browser test when it is missing. make lab opens the course in JupyterLab.
 
@@ -12,7 +12,7 @@ NB_WORKERS ?= 2
 # Lessons and tests use small matrices: threaded BLAS only adds synchronisation cost (benchmarks set their own).
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: site test install chromium lab sync readme check-sync check-readme nbtest pytest site-build browser-test bench bench-quick clean
+.PHONY: site test install chromium lab experiments sync readme check-sync check-readme check-readme-built nbtest pytest site-build browser-test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,9 +31,20 @@ chromium:
 	$$SUDO apt-get install -y -q chromium >/dev/null || { $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium >/dev/null; }; \
 	command -v chromium >/dev/null 2>&1 || { echo "make: could not install chromium"; exit 1; }
 
-## make lab: read and run the lessons in JupyterLab (installed into .venv/ by the dev extra).
+## make lab: read and run the lessons in JupyterLab (installed into .venv/ by the dev extra). As root (containers,
+## cloud machines) Jupyter needs --allow-root, which is added for you. More options: make lab JUPYTER_ARGS="--port=9999".
+## make experiments: the four widget experiments as Voila apps on http://127.0.0.1:$(VOILA_PORT)/ (VOILA_ARGS passes
+## more options to Voila).
+JUPYTER_ARGS ?=
+VOILA_PORT ?= 8866
+VOILA_ARGS ?=
+AS_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: install
-	$(BIN)/jupyter lab --notebook-dir=nbs
+	$(BIN)/jupyter lab --notebook-dir=nbs --ServerApp.ip=127.0.0.1 $(AS_ROOT) $(JUPYTER_ARGS)
+
+experiments: install
+	@echo "make experiments: open http://127.0.0.1:$(VOILA_PORT)/voila/render/01_vbpca_convergence.ipynb (or 02_ard_pruning, 03_rjmcmc_explorer, 04_householder_stiefel); Ctrl-C stops"
+	$(BIN)/voila --no-browser --port=$(VOILA_PORT) --Voila.ip=127.0.0.1 $(VOILA_ARGS) nbs/experiments
 
 ## Authoring: clean the notebooks, regenerate vbfa_lit/ and README.md from them.
 sync: install
@@ -50,7 +61,10 @@ site: install
 	$(ONE_THREAD) $(BIN)/python docs/build_site.py
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
-test: install chromium check-sync nbtest pytest check-readme site-build browser-test
+# Each notebook runs once: the site build executes every lesson (the same cells nbdev-test would run, a failing cell
+# reported with its notebook, cell and traceback), the README check reads the executed index, and the browser test
+# runs the four experiments in Voila. make nbtest (nbdev-test) stays for authors.
+test: install chromium check-sync pytest site-build check-readme-built browser-test
 	@echo "make test: all checks passed"
 
 check-sync: install
@@ -64,6 +78,9 @@ pytest: install
 
 check-readme: install
 	$(ONE_THREAD) $(BIN)/python tools/readme.py --check
+
+check-readme-built: install
+	$(BIN)/python tools/readme.py --check --executed _build/nbs_exec/index.ipynb
 
 site-build: install
 	$(ONE_THREAD) $(BIN)/python docs/build_site.py

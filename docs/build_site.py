@@ -65,7 +65,7 @@ def run(cmd: list[str], what: str, **kw):
 # Folders of `nbs/` that are not pages of the site. `experiments/` holds the Voila apps of the widget panels
 # (a title and one live widget each): a static page cannot run them, and their static figures and
 # precomputed sliders are on the page of the lesson that defines the panels (09_widgets). They are
-# executed by nbdev-test and served by Voila in the browser tests.
+# executed by the browser tests, which serve each of them with Voila.
 NOT_ON_SITE = ('experiments',)
 
 
