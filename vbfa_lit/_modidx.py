@@ -190,6 +190,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots._shrunk': ('plots.html#_shrunk', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.colour': ('plots.html#colour', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.hinton': ('plots.html#hinton', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_ard_evidence': ('plots.html#plot_ard_evidence', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_ard_threshold': ('plots.html#plot_ard_threshold', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_elbo': ('plots.html#plot_elbo', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_graphical_model': ('plots.html#plot_graphical_model', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_learning_curves': ('plots.html#plot_learning_curves', 'vbfa_lit/plots.py'),

@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_graphical_model',
-           'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles']
+           'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles', 'plot_ard_evidence',
+           'plot_ard_threshold']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -732,4 +733,106 @@ def plot_subspace_angles(sizes, # (K,) sample sizes N
     ax.set(xscale='log', xlabel='number of samples $N$', ylabel='largest principal angle (degrees)', ylim=(0, None))
     ax.set_xticks(sizes, [f'{s:g}' for s in sizes]); ax.minorticks_off()
     ax.legend(frameon=False)
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #ae0cd001
+def plot_ard_evidence(alpha, # (K,) grid of precisions alpha > 0, drawn on a log axis
+                      curves:dict, # {label: (K,) log evidence relative to alpha = infinity, nats}
+                      best:dict=None, # {label: alpha at the maximum (np.inf: switched off)}
+                      ax=None, # matplotlib Axes; a new figure when None
+                     ): # the Axes
+    """Log evidence of one column against its prior precision alpha, one curve per data set, with the maxima marked.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (K,)
+        Precisions, > 0, increasing.
+    curves : dict of str to array_like of shape (K,)
+        Log evidence minus its value at alpha = infinity (the column switched off), in nats.
+    best : dict of str to float, optional
+        The maximising alpha of each curve; a finite one is marked with a dot, an infinite one with an arrow
+        at the right edge.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per curve in order, then one marker line per finite maximum.
+
+    Raises
+    ------
+    ValueError
+        If a curve does not have one value per alpha.
+
+    Examples
+    --------
+    >>> ax = plot_ard_evidence([0.1, 1.0, 10.0], {'weak': [-1.0, -0.5, -0.1]})
+    >>> len(ax.lines)
+    2
+    """
+    alpha = _as(alpha, 1, 'alpha')
+    ax = _axes(ax, (5, 3.2))
+    best = best or {}
+    for k, (label, c) in enumerate(curves.items()):
+        c = _as(c, 1, f'curves[{label!r}]')
+        if c.shape != alpha.shape: raise ValueError(f"curves[{label!r}]: expected {len(alpha)} values, got {len(c)}")
+        ax.plot(alpha, c, color=colour(k), linestyle=LINESTYLES[k % 4], label=label)
+    ax.axhline(0, color='0.5', lw=0.8)
+    for k, label in enumerate(curves):
+        if label not in best: continue
+        a = best[label]
+        c = np.asarray(curves[label], dtype=float)
+        if np.isfinite(a): ax.plot([a], [np.interp(np.log(a), np.log(alpha), c)], 'o', color=colour(k))
+        else: ax.annotate('', xy=(alpha[-1], c[-1]), xytext=(alpha[-1] / 4, c[-1]),
+                          arrowprops=dict(arrowstyle='-|>', color=colour(k)))
+    ax.set(xscale='log', xlabel=r'prior precision $\alpha_d$ of the column',
+           ylabel=r'$\log p(\mathbf{Y}\mid\alpha_d) - \log p(\mathbf{Y}\mid\infty)$ (nats)')
+    ax.legend(frameon=False, fontsize=8)
+    return ax
+
+def plot_ard_threshold(ratio, # (K,) projected variance over the noise threshold
+                       prior_variance, # (K,) best prior variance 1/alpha, in units of the threshold
+                       points=None, # optional (ratio, prior variance) pairs reached by iterating VB updates
+                       ax=None, # matplotlib Axes; a new figure when None
+                      ): # the Axes
+    """The best prior variance of a column against its projected variance: zero below the noise threshold, a
+    straight line above it.
+
+    Parameters
+    ----------
+    ratio : array_like, shape (K,)
+        The column's projected variance divided by the noise threshold.
+    prior_variance : array_like, shape (K,)
+        The maximising 1/alpha, in units of the threshold.
+    points : tuple of two array_like, optional
+        Values reached by another method (e.g. iterated VB updates), drawn as open circles.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The curve as the first line, the points (if any) as the second; a dotted vertical line at ratio 1.
+
+    Raises
+    ------
+    ValueError
+        If `ratio` and `prior_variance` differ in length.
+
+    Examples
+    --------
+    >>> ax = plot_ard_threshold([0.5, 1.0, 2.0], [0.0, 0.0, 1.0])
+    >>> ax.lines[0].get_ydata().tolist()
+    [0.0, 0.0, 1.0]
+    """
+    ratio, prior_variance = _as(ratio, 1, 'ratio'), _as(prior_variance, 1, 'prior_variance')
+    if ratio.shape != prior_variance.shape: raise ValueError("ratio and prior_variance must have the same length")
+    ax = _axes(ax, (4.5, 3.2))
+    ax.plot(ratio, prior_variance, color=colour(0), lw=2, label=r'maximum of the evidence')
+    if points is not None:
+        ax.plot(*(np.asarray(p, dtype=float) for p in points), 'o', color=colour(1), markerfacecolor='none',
+                label='iterated VB updates')
+    ax.axvline(1.0, color='0.4', ls=':', lw=1)
+    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=8, color='0.3')
+    ax.set(xlabel='projected variance / noise threshold', ylabel=r'best $1/\alpha_d$ / noise threshold')
+    ax.legend(frameon=False, fontsize=8, loc='lower right')
     return ax
