@@ -49,3 +49,47 @@ def test_03_exercise_3_a_fixed_alpha_keeps_every_column(bishop_fit):
     sizes = np.sort(np.sum(fb.q.W**2, 0))[::-1]
     assert effective_components(fb.q).sum() == 9
     assert 8 < sizes[0] < 10 and 1 < sizes[-1] < 1.6
+
+
+# --- lesson 00
+
+
+def test_00_exercise_1_gamma_variance_from_kappa():
+    import sympy as sp
+    a, b = sp.symbols('a b', positive=True)
+    eta1, eta2 = sp.symbols('eta1 eta2', real=True)
+    kappa = sp.loggamma(eta1 + 1) - (eta1 + 1) * sp.log(-eta2)
+    assert sp.simplify(sp.diff(kappa, eta2, 2).subs({eta1: a - 1, eta2: -b}) - a / b**2) == 0
+
+
+def test_00_exercise_2_gamma_kl_stationary_only_at_the_prior():
+    import sympy as sp
+    a, b, a0, b0 = sp.symbols('a b a_0 b_0', positive=True)
+    kl = ((a - a0) * sp.digamma(a) - sp.loggamma(a) + sp.loggamma(a0) + a0 * sp.log(b / b0) + a * (b0 - b) / b)
+    db = sp.solve(sp.diff(kl, b), b)
+    assert len(db) == 1 and sp.simplify(db[0] - a * b0 / a0) == 0
+    da = sp.diff(kl, a).subs(b, db[0])
+    assert sp.simplify(da - (a - a0) * (sp.polygamma(1, a) - 1 / a)) == 0
+    from scipy.special import polygamma
+    grid = np.logspace(-3, 4, 200)
+    assert np.all(polygamma(1, grid) > 1 / grid)                    # psi'(a) > 1/a: a = a0 is the only root
+
+
+def test_00_exercise_3_gaussian_kl_formula():
+    from vbfa_lit.notation import gaussian_kl
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        m, m0 = rng.normal(size=(2, 2))
+        A, B = rng.normal(size=(2, 2, 2))
+        S, S0 = A @ A.T + 2 * np.eye(2), B @ B.T + 2 * np.eye(2)
+        P0 = np.linalg.inv(S0)
+        formula = 0.5 * (np.trace(P0 @ S) + (m0 - m) @ P0 @ (m0 - m) - 2 + np.log(np.linalg.det(S0) / np.linalg.det(S)))
+        np.testing.assert_allclose(gaussian_kl(m, S, m0, S0), formula, rtol=1e-12, atol=1e-14)
+
+
+def test_00_exercise_4_shape_for_one_percent():
+    from scipy.optimize import brentq
+    from scipy.special import digamma
+    approx = -1 / (2 * np.log(0.99))
+    exact = brentq(lambda a: np.exp(digamma(a)) / a - 0.99, 1, 1000)
+    assert round(approx, 1) == 49.7 and round(exact, 1) == 49.9

@@ -6,7 +6,7 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_graphical_model',
            'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles', 'plot_ard_evidence',
-           'plot_ard_threshold']
+           'plot_ard_threshold', 'plot_shapes']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -835,4 +835,55 @@ def plot_ard_threshold(ratio, # (K,) projected variance over the noise threshold
     ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=8, color='0.3')
     ax.set(xlabel='projected variance / noise threshold', ylabel=r'best $1/\alpha_d$ / noise threshold')
     ax.legend(frameon=False, fontsize=8, loc='lower right')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #sh0cd001
+def plot_shapes(terms, # sequence of (label, rows, cols) blocks and str operators such as '=', '+', ''
+                ax=None, # matplotlib Axes; a new figure when None
+                unit:float=0.25, # data units per row or column
+               ): # the Axes
+    """A matrix equation drawn to scale: one rectangle per (label, rows, cols) term, operators between them.
+
+    Parameters
+    ----------
+    terms : sequence
+        Blocks ``(label, rows, cols)`` (a TeX label and the sizes used to draw it, with the shape written below as
+        ``rows x cols`` when the sizes are given as strings ``(label, rows, cols, 'M', 'N')``) and operator strings.
+    ax : matplotlib.axes.Axes, optional
+    unit : float, default 0.25
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One `Rectangle` patch per block, in order.
+
+    Raises
+    ------
+    ValueError
+        If a block's sizes are not positive.
+
+    Examples
+    --------
+    >>> ax = plot_shapes([('$Y$', 4, 6), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
+    >>> [round(p.get_height() / p.get_width(), 3) for p in ax.patches]
+    [0.667, 2.0, 0.333]
+    """
+    if ax is None: _, ax = plt.subplots(figsize=(8, 2.6), layout='constrained')
+    top = max([t[1] * unit for t in terms if not isinstance(t, str)] + [unit])   # the tallest block
+    x = 0.0
+    for t in terms:
+        if isinstance(t, str):
+            ax.text(x + 0.25, -top / 2, t, ha='center', va='center', fontsize=16)
+            x += 0.5
+            continue
+        label, rows, cols, *names = t
+        if not (rows > 0 and cols > 0): raise ValueError(f"terms: block {label!r} needs positive sizes, got {rows} x {cols}")
+        w, h = cols * unit, rows * unit
+        ax.add_patch(plt.Rectangle((x, -h), w, h, facecolor=colour(len(ax.patches) % 8) + '33',
+                                   edgecolor=colour(len(ax.patches) % 8), linewidth=1.5))
+        ax.text(x + w / 2, -h / 2, label, ha='center', va='center', fontsize=14)
+        if names: ax.text(x + w / 2, -h - 0.12, rf'${names[0]} \times {names[1]}$', ha='center', va='top', fontsize=10)
+        x += w + 0.15
+    ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
+    ax.axis('off')
     return ax
