@@ -93,3 +93,48 @@ def test_00_exercise_4_shape_for_one_percent():
     approx = -1 / (2 * np.log(0.99))
     exact = brentq(lambda a: np.exp(digamma(a)) / a - 0.99, 1, 1000)
     assert round(approx, 1) == 49.7 and round(exact, 1) == 49.9
+
+
+# --- lesson 01
+
+
+def test_01_exercise_1_known_mean_changes_only_the_second_moment():
+    import sympy as sp
+    from vbfa_lit.symbolic import GammaFactor, drop_constant, gamma_readoff
+    N = 3
+    ys = sp.symbols(f'y_1:{N + 1}', real=True)
+    a0, b0, mu0 = sp.Symbol('a_0', positive=True), sp.Symbol('b_0', positive=True), sp.Symbol('mu_0', real=True)
+    tau = GammaFactor(r'\tau'); t = tau.var
+    log_joint = sum(sp.log(t) / 2 - t / 2 * (yn - mu0)**2 for yn in ys) + (a0 - 1) * sp.log(t) - b0 * t
+    shape, rate = gamma_readoff(drop_constant(log_joint, [t, sp.log(t)]), tau)
+    assert sp.simplify(shape - a0 - sp.Rational(N, 2)) == 0
+    assert sp.simplify(rate - b0 - sum((yn - mu0)**2 for yn in ys) / 2) == 0
+
+
+def test_01_exercise_2_vector_mean_decouples():
+    import sympy as sp
+    from vbfa_lit.symbolic import GammaFactor, GaussianFactor, drop_constant, expectation, gaussian_readoff
+    N = 3
+    beta = sp.Symbol('beta', positive=True)
+    tau, mu = GammaFactor(r'\tau'), GaussianFactor(r'\mu', 2)
+    t = tau.var
+    Ys = sp.Matrix(2, N, lambda i, j: sp.Symbol(f'y_{{{i + 1},{j + 1}}}', real=True))
+    lj = (sum(-t / 2 * ((Ys[:, n] - mu.vector).T * (Ys[:, n] - mu.vector))[0] for n in range(N))
+          - beta / 2 * (mu.vector.T * mu.vector)[0] + N * sp.log(t))
+    q = gaussian_readoff(drop_constant(expectation(lj, [tau]), mu.vars), mu)
+    prec = beta + N * tau.mean
+    assert sp.simplify(q.precision - prec * sp.eye(2)) == sp.zeros(2, 2)
+    expected = sp.Matrix([tau.mean * sum(Ys[i, :]) / prec for i in range(2)])
+    assert sp.simplify(q.mean() - expected) == sp.zeros(2, 1)
+
+
+def test_01_exercise_3_lognormal_mean():
+    # Monte-Carlo error of the mean of exp(s), s ~ N(0.3, 0.5^2), n = 1e6: sd(exp(s)) / 1000, about 7e-4; 4 sigma
+    rng = np.random.default_rng(0)
+    s = rng.normal(0.3, 0.5, 1_000_000)
+    e = np.exp(s)
+    assert abs(e.mean() - np.exp(0.3 + 0.25 / 2)) < 4 * e.std() / 1000
+    from vbfa_lit.symbolic import GaussianFactor, expectation
+    import sympy as sp
+    mu = GaussianFactor(r'\mu')
+    with pytest.raises(ValueError, match='not a polynomial'): expectation(sp.exp(mu.vars[0]), [mu])
