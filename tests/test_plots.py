@@ -116,3 +116,43 @@ def test_every_public_function_has_a_numpydoc_docstring():
         f = getattr(plots, name)
         if callable(f) and name[0].islower() and name != 'colour':
             assert 'Returns\n    -------' in (f.__doc__ or ''), name
+
+
+def test_hinton_labels_ticks_and_sign_key():
+    ax = hinton(np.array([[1.0, -0.25, 0.5], [0.0, 0.5, -1.0]]))
+    assert ax.get_xlabel() == 'column $d$' and ax.get_ylabel() == 'row $m$'
+    assert [t.get_text() for t in ax.get_xticklabels()] == ['1', '2', '3']
+    key = ax.get_legend()
+    assert [t.get_text() for t in key.get_texts()] == ['positive', 'negative']
+    assert len(ax.patches) == 6                                       # the key adds no patch to the Axes
+    ax = hinton(np.ones((2, 2)), key=False, xlabel=None, ylabel='')
+    assert ax.get_legend() is None and ax.get_xlabel() == '' and ax.get_ylabel() == ''
+
+
+def test_graphical_model_nodes_edges_plates_and_errors():
+    nodes = {'x': (0, 1, '$x$', 'latent'), 'y': (0, 0, '$y$', 'observed'), 'W': (1, 0, '$W$', 'fixed')}
+    ax = plots.plot_graphical_model(nodes, [('x', 'y'), ('W', 'y')], [('$n$', (-0.5, -0.5, 0.5, 1.5))])
+    assert len(ax.patches) == 1 + 2 + 2                               # plate, two circles, two arrows
+    assert ax.patches[2].get_facecolor()[:3] != ax.patches[1].get_facecolor()[:3]   # observed is shaded
+    with pytest.raises(ValueError, match='kind'): plots.plot_graphical_model({'a': (0, 0, 'a', 'hidden')}, [])
+    with pytest.raises(ValueError, match='edges'): plots.plot_graphical_model(nodes, [('x', 'z')])
+
+
+def test_ppca_density_orbit_angles_evidence_threshold_shapes():
+    ax = plots.plot_ppca_density(np.random.default_rng(0).normal(size=(50, 2)), [1.0, 0.5], 0.2)
+    assert len(ax.patches) == 2
+    with pytest.raises(ValueError, match='sigma2'): plots.plot_ppca_density(np.zeros((3, 2)), [1.0, 0.0], 0.0)
+    ax = plots.plot_rotation_orbit(np.array([[1.0, 0.0], [0.0, 2.0]]), angles=[0.0, np.pi / 2])
+    np.testing.assert_allclose(ax.lines[3].get_xdata(), [0.0, 2.0], atol=1e-12)   # rows of W R(pi/2)
+    with pytest.raises(ValueError, match='W'): plots.plot_rotation_orbit(np.ones((3, 3)))
+    ax = plots.plot_subspace_angles([10, 100], {'a': [5.0, 1.0], 'b': [4.0, 2.0]})
+    assert [l.get_label() for l in ax.lines] == ['a', 'b']
+    with pytest.raises(ValueError, match='angles'): plots.plot_subspace_angles([10, 100], {'a': [1.0]})
+    ax = plots.plot_ard_evidence([0.1, 1.0, 10.0], {'x': [0.5, 1.0, 0.2], 'y': [-1.0, -0.5, -0.1]},
+                                 best={'x': 1.0, 'y': np.inf})
+    assert ax.get_xscale() == 'log' and ax.lines[-1].get_ydata().tolist() == [1.0]
+    ax = plots.plot_ard_threshold([0.0, 1.0, 2.0], [0.0, 0.0, 1.0], points=([2.0], [1.0]))
+    assert ax.lines[1].get_xdata().tolist() == [2.0]
+    ax = plots.plot_shapes([('$Y$', 4, 6, 'M', 'N'), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
+    assert [round(p.get_height() / p.get_width(), 3) for p in ax.patches] == [0.667, 2.0, 0.333]
+    with pytest.raises(ValueError, match='terms'): plots.plot_shapes([('$Y$', 0, 6)])

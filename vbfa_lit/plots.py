@@ -4,7 +4,9 @@
 
 # %% auto #0
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
-           'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes']
+           'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_graphical_model',
+           'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles', 'plot_ard_evidence',
+           'plot_ard_threshold', 'plot_shapes']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -41,6 +43,9 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
            ax=None, # matplotlib Axes; a new figure when None
            max_weight:float=None, # magnitude drawn as a full cell; default the largest magnitude in W
            title:str=None,
+           xlabel:str='column $d$', # axis labels; None or '' for none
+           ylabel:str='row $m$',
+           key:bool=True, # draw the sign key (white positive, black negative) beside the diagram
           ): # the Axes
     """Hinton diagram: one square per entry, its area proportional to the magnitude, white positive, black negative.
 
@@ -53,11 +58,15 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
     max_weight : float, optional
         The magnitude drawn as a full cell; default the largest magnitude in `W`.
     title : str, optional
+    xlabel, ylabel : str, optional
+        Axis labels, by default 'column $d$' and 'row $m$'; the ticks number the columns and rows from 1.
+    key : bool, default True
+        A legend beside the axes saying which colour is which sign and what a full cell means.
 
     Returns
     -------
     matplotlib.axes.Axes
-        One `Rectangle` patch per entry, row by row.
+        One `Rectangle` patch per entry, row by row (the key is a legend, not a patch of the Axes).
 
     Raises
     ------
@@ -75,13 +84,26 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
     2
     """
     W = _as(W, 2, 'W')
-    if ax is None: _, ax = plt.subplots(figsize=(0.35 * W.shape[1] + 1, 0.35 * W.shape[0] + 0.6), layout='constrained')
+    if ax is None: _, ax = plt.subplots(figsize=(0.35 * W.shape[1] + 1 + 1.4 * key, 0.35 * W.shape[0] + 0.9), layout='constrained')
     max_weight = max_weight or (np.abs(W).max() if np.abs(W).max() > 0 else 1.0)
     ax.set_facecolor('0.55')
     for (i, j), w in np.ndenumerate(W):
         side = np.sqrt(min(abs(w) / max_weight, 1.0)) * 0.95
         ax.add_patch(plt.Rectangle((j - side / 2, i - side / 2), side, side, facecolor='white' if w > 0 else 'black', edgecolor='none'))
-    ax.set(xlim=(-0.5, W.shape[1] - 0.5), ylim=(W.shape[0] - 0.5, -0.5), aspect='equal', xticks=[], yticks=[])
+    M, D = W.shape
+    ticks = lambda n: np.arange(0, n, max(1, int(np.ceil(n / 12))))     # at most about 12 numbered ticks
+    ax.set(xlim=(-0.5, D - 0.5), ylim=(M - 0.5, -0.5), aspect='equal', xticks=ticks(D), yticks=ticks(M))
+    ax.set_xticklabels(ticks(D) + 1); ax.set_yticklabels(ticks(M) + 1)
+    ax.tick_params(length=0, labelsize=7)
+    if xlabel: ax.set_xlabel(xlabel)
+    if ylabel: ax.set_ylabel(ylabel)
+    if key:
+        from matplotlib.lines import Line2D
+        sq = dict(marker='s', linestyle='none', markersize=8, markeredgecolor='0.55')
+        ax.legend(handles=[Line2D([], [], markerfacecolor='white', label='positive', **sq),
+                           Line2D([], [], markerfacecolor='black', label='negative', **sq)],
+                  title=f'full cell:\n|value| {max_weight:.2g}', title_fontsize=7, fontsize=7, frameon=False,
+                  loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0, handletextpad=0.3)
     if title: ax.set_title(title)
     return ax
 
@@ -479,4 +501,389 @@ def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is
     ax.set(xlabel='feature 1 (data units)', ylabel='feature 2 (data units)', aspect='equal')
     ax.autoscale_view()
     ax.legend(frameon=False, fontsize='small')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #gm0cd001
+def plot_graphical_model(nodes:dict, # {name: (x, y, label, kind)}, kind 'latent', 'observed' or 'fixed'
+                         edges, # [(parent, child), ...] names of `nodes`
+                         plates=(), # [(label, (x0, y0, x1, y1)), ...] boxes, label drawn in the lower right
+                         ax=None, # matplotlib Axes; a new figure when None
+                         radius:float=0.32, # radius of a random variable's circle, in data units
+                        ): # the Axes
+    """A directed graphical model: circles for random variables (grey when observed), dots for fixed parameters,
+    arrows from parent to child, and plates around repeated variables.
+
+    Parameters
+    ----------
+    nodes : dict
+        ``{name: (x, y, label, kind)}``: position, a (TeX) label and ``kind`` in {'latent', 'observed', 'fixed'}.
+    edges : sequence of (str, str)
+        Arrows from the first node to the second.
+    plates : sequence of (str, (float, float, float, float)), optional
+        A rounded box from (x0, y0) to (x1, y1) with its label (e.g. '$n = 1..N$') in the lower right corner.
+    ax : matplotlib.axes.Axes, optional
+    radius : float, default 0.32
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One circle patch per random variable and one `FancyArrowPatch` per edge (in ``ax.patches``), one text per
+        node label and plate label.
+
+    Raises
+    ------
+    ValueError
+        If a node's kind is unknown or an edge names a node that is not in `nodes`.
+
+    Examples
+    --------
+    >>> ax = plot_graphical_model({'z': (0, 1, '$z$', 'latent'), 'y': (0, 0, '$y$', 'observed')}, [('z', 'y')])
+    >>> len(ax.patches)
+    3
+    """
+    from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+    kinds = {'latent', 'observed', 'fixed'}
+    for name, (x, y, label, kind) in nodes.items():
+        if kind not in kinds: raise ValueError(f"nodes: kind of {name!r} must be one of {sorted(kinds)}, got {kind!r}")
+    for a, b in edges:
+        for e in (a, b):
+            if e not in nodes: raise ValueError(f"edges: {e!r} is not a node")
+    if ax is None: _, ax = plt.subplots(figsize=(4, 3), layout='constrained')
+    for label, (x0, y0, x1, y1) in plates:
+        ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle='round,pad=0.02,rounding_size=0.15',
+                                    facecolor='none', edgecolor='0.3', linewidth=1))
+        ax.text(x1 - 0.08, y0 + 0.08, label, ha='right', va='bottom', fontsize=9)
+    size = {}
+    for name, (x, y, label, kind) in nodes.items():
+        if kind == 'fixed':                         # a dot, its label on the side away from its children
+            ax.plot([x], [y], 'o', color='black', markersize=4)
+            kids = np.array([nodes[b][:2] for a, b in edges if a == name], dtype=float).reshape(-1, 2)
+            u = (kids - (x, y)).mean(0) if len(kids) else np.array([1.0, 0.0])
+            if abs(u[0]) >= abs(u[1]): pos, ha, va = (x - 0.12 * np.sign(u[0]), y), 'right' if u[0] > 0 else 'left', 'center'
+            else: pos, ha, va = (x, y - 0.12 * np.sign(u[1])), 'center', 'top' if u[1] > 0 else 'bottom'
+            ax.text(*pos, label, ha=ha, va=va, fontsize=11)
+            size[name] = 0.06
+        else:
+            ax.add_patch(Circle((x, y), radius, facecolor='0.8' if kind == 'observed' else 'white',
+                                edgecolor='black', linewidth=1.2, zorder=2))
+            ax.text(x, y, label, ha='center', va='center', fontsize=12, zorder=3)
+            size[name] = radius
+    for a, b in edges:
+        (xa, ya), (xb, yb) = nodes[a][:2], nodes[b][:2]
+        ax.add_patch(FancyArrowPatch(*_shrunk((xa, ya), (xb, yb), size[a], size[b]), arrowstyle='-|>',
+                                     mutation_scale=12, color='black', shrinkA=0, shrinkB=0, zorder=1))
+    xs = [v[0] for v in nodes.values()] + [c for _, r in plates for c in (r[0], r[2])]
+    ys = [v[1] for v in nodes.values()] + [c for _, r in plates for c in (r[1], r[3])]
+    ax.set(xlim=(min(xs) - 0.8, max(xs) + 0.8), ylim=(min(ys) - 0.5, max(ys) + 0.5), aspect='equal')
+    ax.axis('off')
+    return ax
+
+def _shrunk(a, b, ra, rb):
+    "Start and end of an arrow from circle a (radius ra) to circle b (radius rb), touching both rims."
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    u = (b - a) / np.linalg.norm(b - a)
+    return tuple(a + ra * u), tuple(b - rb * u)
+
+# %% ../nbs/01a_plots.ipynb #pd0cd001
+def plot_ppca_density(X, # (N, 2) data, one sample per row
+                      W, # (2, 1) or (2,) loading vector
+                      sigma2:float, # noise variance
+                      mean=None, # (2,) centre; default the data's mean
+                      ax=None, # matplotlib Axes; a new figure when None
+                      label:str='PPCA', # legend entry of the contours
+                     ): # the Axes
+    """Two-dimensional data, the loading vector as an arrow from the mean, and the 1- and 2-sd contours of
+    C = w w^T + sigma2 I.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, 2)
+    W : array_like, shape (2, 1) or (2,)
+    sigma2 : float
+        The noise variance, > 0.
+    mean : array_like, shape (2,), optional
+        Default: the column means of `X`.
+    ax : matplotlib.axes.Axes, optional
+    label : str, default 'PPCA'
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The data as the first line, the contours as two `Ellipse` patches, the arrow as an annotation.
+
+    Raises
+    ------
+    ValueError
+        If `X` is not (N, 2), `W` does not have 2 rows, or `sigma2` is not > 0.
+
+    Examples
+    --------
+    >>> ax = plot_ppca_density([[0.0, 0.0], [1.0, 1.0]], [1.0, 1.0], 0.1)
+    >>> len(ax.patches)
+    2
+    """
+    X = _as(X, 2, 'X')
+    if X.shape[1] != 2: raise ValueError(f"X: expected shape (N, 2), got {X.shape}")
+    w = np.asarray(W, dtype=float).reshape(-1)
+    if w.shape != (2,): raise ValueError(f"W: expected shape (2, 1) or (2,), got {np.shape(W)}")
+    if not sigma2 > 0: raise ValueError(f"sigma2 must be > 0, got {sigma2}")
+    mean = X.mean(0) if mean is None else np.asarray(mean, dtype=float)
+    ax = _axes(ax, (4.5, 4))
+    ax.plot(X[:, 0], X[:, 1], '.', color='0.55', markersize=3, label='data')
+    C = np.outer(w, w) + sigma2 * np.eye(2)
+    lam, U = np.linalg.eigh(C)
+    angle = np.degrees(np.arctan2(U[1, 1], U[0, 1]))
+    for k, ls in ((1, '-'), (2, '--')):
+        ax.add_patch(Ellipse(mean, 2 * k * np.sqrt(lam[1]), 2 * k * np.sqrt(lam[0]), angle=angle, fill=False,
+                             edgecolor=colour(0), linestyle=ls, linewidth=1.5,
+                             label=f'{label}: {k} sd of ' + r'$\mathbf{C}$'))
+    ax.annotate('', xy=mean + w, xytext=mean, arrowprops=dict(arrowstyle='-|>', color=colour(3), lw=2))
+    ax.plot([], [], color=colour(3), lw=2, label=r'$\mathbf{w}$')
+    ax.set(xlabel='$y_1$', ylabel='$y_2$', aspect='equal')
+    ax.legend(frameon=False, fontsize=8, loc='lower left')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #ro0cd001
+def plot_rotation_orbit(W, # (M, 2) loading matrix with two columns
+                        angles=(0.0, 0.7, 1.4, 2.1), # rotation angles (radians) whose rows are marked
+                        ax=None, # matplotlib Axes; a new figure when None
+                       ): # the Axes
+    """The rows of W R(theta) in the plane: each row's circle (the whole orbit) and the rows at a few angles.
+
+    Parameters
+    ----------
+    W : array_like, shape (M, 2)
+    angles : sequence of float, default (0.0, 0.7, 1.4, 2.1)
+        Rotation angles theta in radians; R(theta) = [[cos, -sin], [sin, cos]].
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per row circle (M lines), one line of markers per angle holding that member's M rows, and
+        a cross at the origin.
+
+    Raises
+    ------
+    ValueError
+        If `W` is not 2-d with two columns.
+
+    Examples
+    --------
+    >>> ax = plot_rotation_orbit([[1.0, 0.0], [0.0, 0.5]], angles=[0.0])
+    >>> len(ax.lines)
+    4
+    """
+    W = _as(W, 2, 'W')
+    if W.shape[1] != 2: raise ValueError(f"W: expected 2 columns, got shape {W.shape}")
+    ax = _axes(ax, (4.2, 4))
+    t = np.linspace(0, 2 * np.pi, 200)
+    for m, r in enumerate(np.linalg.norm(W, axis=1)):
+        ax.plot(r * np.cos(t), r * np.sin(t), color='0.75', lw=1, label='orbit of each row' if m == 0 else None)
+    for k, th in enumerate(angles):
+        R = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        rows = W @ R
+        ax.plot(rows[:, 0], rows[:, 1], 'o', color=colour(k), markersize=5,
+                label=rf'$\mathbf{{W}}\mathbf{{R}}(\theta)$, $\theta$ = {th:.2f}')
+    ax.plot([0], [0], '+', color='black')
+    ax.set(xlabel=r'first entry of a row $\mathbf{w}_m^\top\mathbf{R}$',
+           ylabel=r'second entry', aspect='equal')
+    ax.legend(frameon=False, fontsize=7, loc='upper left', bbox_to_anchor=(1.0, 1.0))
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #sa0cd001
+def plot_subspace_angles(sizes, # (K,) sample sizes N
+                         angles:dict, # {label: (K,) largest principal angle in degrees}
+                         ax=None, # matplotlib Axes; a new figure when None
+                        ): # the Axes
+    """The largest principal angle between an estimated and a reference subspace against the sample size.
+
+    Parameters
+    ----------
+    sizes : array_like, shape (K,)
+        Sample sizes, drawn on a log axis.
+    angles : dict of str to array_like of shape (K,)
+        One curve per estimate, in degrees; later curves dashed and with open markers, so that curves that
+        coincide stay visible.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per entry of `angles`, in order.
+
+    Raises
+    ------
+    ValueError
+        If a curve does not have one value per size.
+
+    Examples
+    --------
+    >>> ax = plot_subspace_angles([10, 100], {'PCA': [20.0, 5.0]})
+    >>> ax.lines[0].get_ydata().tolist()
+    [20.0, 5.0]
+    """
+    sizes = _as(sizes, 1, 'sizes')
+    ax = _axes(ax, (5, 3.2))
+    for k, (label, a) in enumerate(angles.items()):
+        a = _as(a, 1, f'angles[{label!r}]')
+        if a.shape != sizes.shape: raise ValueError(f"angles[{label!r}]: expected {len(sizes)} values, got {len(a)}")
+        ax.plot(sizes, a, marker='os^D'[k % 4], linestyle=LINESTYLES[k % 4], color=colour(k), label=label,
+                markerfacecolor=colour(k) if k == 0 else 'none', markersize=7 - k)
+    ax.set(xscale='log', xlabel='number of samples $N$', ylabel='largest principal angle (degrees)', ylim=(0, None))
+    ax.set_xticks(sizes, [f'{s:g}' for s in sizes]); ax.minorticks_off()
+    ax.legend(frameon=False)
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #ae0cd001
+def plot_ard_evidence(alpha, # (K,) grid of precisions alpha > 0, drawn on a log axis
+                      curves:dict, # {label: (K,) log evidence relative to alpha = infinity, nats}
+                      best:dict=None, # {label: alpha at the maximum (np.inf: switched off)}
+                      ax=None, # matplotlib Axes; a new figure when None
+                     ): # the Axes
+    """Log evidence of one column against its prior precision alpha, one curve per data set, with the maxima marked.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (K,)
+        Precisions, > 0, increasing.
+    curves : dict of str to array_like of shape (K,)
+        Log evidence minus its value at alpha = infinity (the column switched off), in nats.
+    best : dict of str to float, optional
+        The maximising alpha of each curve; a finite one is marked with a dot, an infinite one with an arrow
+        at the right edge.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per curve in order, then one marker line per finite maximum.
+
+    Raises
+    ------
+    ValueError
+        If a curve does not have one value per alpha.
+
+    Examples
+    --------
+    >>> ax = plot_ard_evidence([0.1, 1.0, 10.0], {'weak': [-1.0, -0.5, -0.1]})
+    >>> len(ax.lines)
+    2
+    """
+    alpha = _as(alpha, 1, 'alpha')
+    ax = _axes(ax, (5, 3.2))
+    best = best or {}
+    for k, (label, c) in enumerate(curves.items()):
+        c = _as(c, 1, f'curves[{label!r}]')
+        if c.shape != alpha.shape: raise ValueError(f"curves[{label!r}]: expected {len(alpha)} values, got {len(c)}")
+        ax.plot(alpha, c, color=colour(k), linestyle=LINESTYLES[k % 4], label=label)
+    ax.axhline(0, color='0.5', lw=0.8)
+    for k, label in enumerate(curves):
+        if label not in best: continue
+        a = best[label]
+        c = np.asarray(curves[label], dtype=float)
+        if np.isfinite(a): ax.plot([a], [np.interp(np.log(a), np.log(alpha), c)], 'o', color=colour(k))
+        else: ax.annotate('', xy=(alpha[-1], c[-1]), xytext=(alpha[-1] / 4, c[-1]),
+                          arrowprops=dict(arrowstyle='-|>', color=colour(k)))
+    ax.set(xscale='log', xlabel=r'prior precision $\alpha_d$ of the column',
+           ylabel=r'$\log p(\mathbf{Y}\mid\alpha_d) - \log p(\mathbf{Y}\mid\infty)$ (nats)')
+    ax.legend(frameon=False, fontsize=8)
+    return ax
+
+def plot_ard_threshold(ratio, # (K,) projected variance over the noise threshold
+                       prior_variance, # (K,) best prior variance 1/alpha, in units of the threshold
+                       points=None, # optional (ratio, prior variance) pairs reached by iterating VB updates
+                       ax=None, # matplotlib Axes; a new figure when None
+                      ): # the Axes
+    """The best prior variance of a column against its projected variance: zero below the noise threshold, a
+    straight line above it.
+
+    Parameters
+    ----------
+    ratio : array_like, shape (K,)
+        The column's projected variance divided by the noise threshold.
+    prior_variance : array_like, shape (K,)
+        The maximising 1/alpha, in units of the threshold.
+    points : tuple of two array_like, optional
+        Values reached by another method (e.g. iterated VB updates), drawn as open circles.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The curve as the first line, the points (if any) as the second; a dotted vertical line at ratio 1.
+
+    Raises
+    ------
+    ValueError
+        If `ratio` and `prior_variance` differ in length.
+
+    Examples
+    --------
+    >>> ax = plot_ard_threshold([0.5, 1.0, 2.0], [0.0, 0.0, 1.0])
+    >>> ax.lines[0].get_ydata().tolist()
+    [0.0, 0.0, 1.0]
+    """
+    ratio, prior_variance = _as(ratio, 1, 'ratio'), _as(prior_variance, 1, 'prior_variance')
+    if ratio.shape != prior_variance.shape: raise ValueError("ratio and prior_variance must have the same length")
+    ax = _axes(ax, (4.5, 3.2))
+    ax.plot(ratio, prior_variance, color=colour(0), lw=2, label=r'maximum of the evidence')
+    if points is not None:
+        ax.plot(*(np.asarray(p, dtype=float) for p in points), 'o', color=colour(1), markerfacecolor='none',
+                label='iterated VB updates')
+    ax.axvline(1.0, color='0.4', ls=':', lw=1)
+    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=8, color='0.3')
+    ax.set(xlabel='projected variance / noise threshold', ylabel=r'best $1/\alpha_d$ / noise threshold')
+    ax.legend(frameon=False, fontsize=8, loc='lower right')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #sh0cd001
+def plot_shapes(terms, # sequence of (label, rows, cols) blocks and str operators such as '=', '+', ''
+                ax=None, # matplotlib Axes; a new figure when None
+                unit:float=0.25, # data units per row or column
+               ): # the Axes
+    """A matrix equation drawn to scale: one rectangle per (label, rows, cols) term, operators between them.
+
+    Parameters
+    ----------
+    terms : sequence
+        Blocks ``(label, rows, cols)`` (a TeX label and the sizes used to draw it, with the shape written below as
+        ``rows x cols`` when the sizes are given as strings ``(label, rows, cols, 'M', 'N')``) and operator strings.
+    ax : matplotlib.axes.Axes, optional
+    unit : float, default 0.25
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One `Rectangle` patch per block, in order.
+
+    Raises
+    ------
+    ValueError
+        If a block's sizes are not positive.
+
+    Examples
+    --------
+    >>> ax = plot_shapes([('$Y$', 4, 6), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
+    >>> [round(p.get_height() / p.get_width(), 3) for p in ax.patches]
+    [0.667, 2.0, 0.333]
+    """
+    if ax is None: _, ax = plt.subplots(figsize=(8, 2.6), layout='constrained')
+    top = max([t[1] * unit for t in terms if not isinstance(t, str)] + [unit])   # the tallest block
+    x = 0.0
+    for t in terms:
+        if isinstance(t, str):
+            ax.text(x + 0.25, -top / 2, t, ha='center', va='center', fontsize=16)
+            x += 0.5
+            continue
+        label, rows, cols, *names = t
+        if not (rows > 0 and cols > 0): raise ValueError(f"terms: block {label!r} needs positive sizes, got {rows} x {cols}")
+        w, h = cols * unit, rows * unit
+        ax.add_patch(plt.Rectangle((x, -h), w, h, facecolor=colour(len(ax.patches) % 8) + '33',
+                                   edgecolor=colour(len(ax.patches) % 8), linewidth=1.5))
+        ax.text(x + w / 2, -h / 2, label, ha='center', va='center', fontsize=14)
+        if names: ax.text(x + w / 2, -h - 0.12, rf'${names[0]} \times {names[1]}$', ha='center', va='top', fontsize=10)
+        x += w + 0.15
+    ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
+    ax.axis('off')
     return ax

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['GaussianFactor', 'GammaFactor', 'expectation', 'drop_constant', 'GaussianReadoff', 'gaussian_readoff',
-           'gamma_readoff', 'evaluate', 'show']
+           'gamma_readoff', 'evaluate', 'latex', 'show']
 
 # %% ../nbs/01_symbolic.ipynb #4a3ef923
 import sympy as sp
@@ -162,9 +162,30 @@ def evaluate(expr, # SymPy expression or matrix
     keys = list(values)
     return np.array(sp.lambdify(keys, expr, 'numpy')(*[values[k] for k in keys]), dtype=float)
 
+from sympy.printing.latex import LatexPrinter
+
+class _CoursePrinter(LatexPrinter):
+    "SymPy's LaTeX in the papers' notation: psi(a) and log Gamma(a), and symbol names that are LaTeX kept as written."
+    def _fn(self, tex, exp):
+        return tex if exp is None else rf'\left({tex}\right)^{{{exp}}}'
+    def _print_loggamma(self, expr, exp=None):
+        return self._fn(rf'\log\Gamma\left({self._print(expr.args[0])}\right)', exp)
+    def _print_polygamma(self, expr, exp=None):
+        n, x = expr.args
+        psi = r'\psi' if n == 0 else rf'\psi^{{({self._print(n)})}}'
+        return self._fn(rf'{psi}\left({self._print(x)}\right)', exp)
+    def _print_Symbol(self, expr, style='plain'):
+        # a name such as r'\langle x^2 \rangle' is LaTeX already; SymPy would split it at '^' into x^{2 \rangle}
+        return expr.name if ' ' in expr.name else super()._print_Symbol(expr, style)
+
+def latex(expr, # SymPy expression or matrix
+         )->str: # its LaTeX
+    "LaTeX of `expr` as the course writes it: psi(a), log Gamma(a), symbols such as <x^2> intact."
+    return _CoursePrinter().doprint(expr)
+
 def show(lhs:str, # LaTeX of the left-hand side
          rhs, # SymPy expression or matrix
         ):
-    "Display `lhs = rhs` as typeset math (a derivation step in a lesson)."
+    "Display `lhs = rhs` as typeset math (a derivation step in a lesson), printed by `latex`."
     from IPython.display import Math, display
-    display(Math(f'{lhs} = {sp.latex(rhs)}'))
+    display(Math(f'{lhs} = {latex(rhs)}'))

@@ -102,13 +102,44 @@ def text_artefacts(text: str) -> list[str]:
     if 'Alias for field number' in text: out.append('namedtuple filler "Alias for field number"')
     m = re.search(r':(?:func|class|meth|attr|math|mod|exc):', text)
     if m: out.append(f'a Sphinx role left as text: {m.group(0)!r}')
+    m = re.search(r'\$\$', text)
+    if m: out.append(f'raw $$ left in the text: {text[max(0, m.start() - 30):m.end() + 50]!r}')
+    out += [f'a Python warning printed on the page: {w!r}' for w in _warnings(text)]
+    out += [f'a SymPy function name in the text: {f!r}' for f in _sympy_names(text)]
+    return out
+
+
+# `path.py:12: UserWarning: ...`, `UserWarning: Unknown section`, `ConvergenceWarning: ...` as printed by warnings
+_WARNING = re.compile(r'\b[A-Z]\w*Warning: .{0,60}')
+# SymPy's names where the papers write psi(a), log Gamma(a): the printer's \operatorname{polygamma}, or plain text
+_SYMPY_NAMES = re.compile(r'\b(polygamma|loggamma|digamma|uppergamma|lowergamma)\s*(\}\s*)?(\{\s*)?(\\left)?\s*\(')
+
+
+def _warnings(text: str) -> list[str]:
+    return [m.group(0).strip() for m in _WARNING.finditer(text)]
+
+
+def _sympy_names(text: str) -> list[str]:
+    return [m.group(0) for m in _SYMPY_NAMES.finditer(text)]
+
+
+def math_artefacts(tex: list[str]) -> list[str]:
+    "What a reader should never see in typeset math: SymPy's function names, a symbol name split by SymPy's printer."
+    out = []
+    for t in tex:
+        out += [f'a SymPy function name in the math: {f!r} in {t[:80]!r}' for f in _sympy_names(t)]
+        # SymPy splits a symbol named '\langle x^2 \rangle' at '^' and prints x^{2 \rangle}: a closing angle
+        # bracket inside a superscript or subscript group that never opened one
+        m = re.search(r'[_^]\{[^{}]*\\rangle[^{}]*\}', t)
+        if m and '\\langle' not in m.group(0): out.append(f'a symbol name split by SymPy: {m.group(0)!r} in {t[:80]!r}')
     return out
 
 
 def output_artefacts(outputs: list[str]) -> list[str]:
-    "What a reader should never see in a cell's printed output: numpy scalar reprs, and long raw dict dumps."
+    "What a reader should never see in a cell's printed output: numpy scalar reprs, long raw dict dumps, warnings."
     out = []
     for o in outputs:
+        out += [f'a Python warning printed on the page: {w!r}' for w in _warnings(o)]
         m = _NUMPY_REPR.search(o)
         if m: out.append(f'numpy scalar repr in an output: {o[max(0, m.start() - 40):m.end() + 40]!r}')
         if _DICT_DUMP.match(o.strip()): out.append(f'a raw dict dump as an output: {o.strip()[:80]!r}')
@@ -158,6 +189,11 @@ _MATH_ERRORS_JS = '''() => [
 ]'''
 
 
+# The TeX source of every formula MathJax typeset (typeset math has no readable text of its own)
+_MATH_TEX_JS = '''() => (window.MathJax && MathJax.startup && MathJax.startup.document)
+    ? [...MathJax.startup.document.math].map(it => String(it.math)) : []'''
+
+
 def _strip_fragment(url: str) -> str:
     s = urlsplit(url)
     return urlunsplit((s.scheme, s.netloc, s.path, s.query, ''))
@@ -203,6 +239,7 @@ def check_page(browser, url: str) -> PageReport:
             " const c = a.cloneNode(true); c.querySelectorAll('pre').forEach(e => e.remove()); return c.innerText; }"))
         rep.artefacts += output_artefacts(page.eval_on_selector_all(
             'div.output pre, div.cell_output pre', 'els => els.map(e => e.innerText)'))
+        rep.artefacts += math_artefacts(page.evaluate(_MATH_TEX_JS))
         rep.overflow = page.evaluate(_OVERFLOW_JS)
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))

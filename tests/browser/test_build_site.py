@@ -172,13 +172,21 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
         f'# Does not fit\n\n$$\n{long_sum}\n$$\n\n```python\nx = {" + ".join(["1"] * 120)}\n```\n\n'
         '<div class="cell_output"><pre>[np.float64(4.44e-16), np.float64(0.0)]</pre></div>\n\n'
         '<div class="cell_output"><pre>' + "{'1/ARD/D=5': " + "'1.2x', " * 30 + '}</pre></div>\n\n'
-        '<p>| dataset | D |<br>|---|---|</p>\n\nThe type is `__main__.Observed`.\n')
+        '<p>| dataset | D |<br>|---|---|</p>\n\nThe type is `__main__.Observed`.\n\n'
+        # faults a reader once saw: raw $$ in the text (a display equation inside a list item), a warning printed
+        # by a build step, SymPy's function names and a symbol name split by SymPy's printer in typeset math
+        'The log joint of a small explicit problem:\n$$ \\log p(\\mathbf{Y}) = a\n- b $$\n\n'
+        '<div class="cell_output"><pre>docscrape.py:434: UserWarning: Unknown section See Also</pre></div>\n\n'
+        '$$\\langle \\log \\theta \\rangle = \\operatorname{polygamma}{\\left(0,a \\right)} - \\log b$$\n\n'
+        '$$\\langle x^{2 \\rangle} = m^2 + \\sigma^2$$\n\nIn plain text: loggamma(a_0).\n')
     subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
     with serve(out) as url:
         good, wide = check_page(browser, url + 'index.html'), check_page(browser, url + 'wide.html')
     assert good.problems() == [], good.problems()
     found = wide.problems()
-    for what in ('equation', 'code block', 'numpy scalar repr', 'raw dict dump', 'raw pipe text', '__main__.'):
+    for what in ('equation', 'code block', 'numpy scalar repr', 'raw dict dump', 'raw pipe text', '__main__.',
+                 'raw $$', 'Python warning', 'SymPy function name in the math', 'SymPy function name in the text',
+                 'symbol name split by SymPy'):
         assert any(what in p for p in found), (what, found)
 
 
@@ -200,6 +208,17 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
     assert text_artefacts('As :func:load_mnist.') == ["a Sphinx role left as text: ':func:'"]
     assert text_artefacts('a | b, and ---- alone, main.py') == []
+    assert text_artefacts('Below: $$ \\log p $$') == ["raw $$ left in the text: 'Below: $$ \\\\log p $$'"]
+    assert text_artefacts('x.py:3: UserWarning: Unknown section') == [
+        "a Python warning printed on the page: 'UserWarning: Unknown section'"]
+    assert text_artefacts('then polygamma(0, a) and loggamma (a_0)') == [
+        "a SymPy function name in the text: 'polygamma('", "a SymPy function name in the text: 'loggamma ('"]
+    assert text_artefacts('ConvergenceWarning is raised when max_iter runs out; the digamma function') == []
+    from conftest import math_artefacts, output_artefacts
+    assert math_artefacts([r'\operatorname{polygamma}{\left(0,a \right)}', r'\operatorname{loggamma}{\left(a_{0} \right)}'])
+    assert math_artefacts([r'\langle x^{2 \rangle}']) and not math_artefacts([r'\langle {w_{1}}^{2} \rangle'])
+    assert math_artefacts([r'\psi\left(a\right) - \log\Gamma\left(a_{0}\right)', r'\langle x^2 \rangle']) == []
+    assert output_artefacts(['/x/docscrape.py:434: UserWarning: Unknown section See Also']) != []
 
 
 def test_wrapped_return_comment_of_a_signature_stays_a_comment():

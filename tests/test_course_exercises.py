@@ -1,0 +1,140 @@
+"""The worked solutions of the exercises of lessons 00, 01 and 03 compute what their text says (01c's are in test_ppca.py)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from vbfa_lit.ard import ARD, effective_components
+from vbfa_lit.data import make_bishop_example
+from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, observed, sweep
+
+BISHOP = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))
+
+
+def _fit(T, prior=BISHOP):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return fit_vbfa(observed(T.T), D=9, prior=prior, shared=True, rng=0, max_iter=3000, tol=1e-8)
+
+
+@pytest.fixture(scope='module')
+def bishop_fit():
+    T = make_bishop_example(random_state=1999).X
+    return T, _fit(T)
+
+
+def test_03_exercise_1_a_switched_off_column_stays_off(bishop_fit):
+    T, fit = bishop_fit
+    keep = effective_components(fit.q)
+    q1, _ = sweep(observed(T.T), fit.q, BISHOP, True)
+    off = ~keep
+    assert off.sum() == 5
+    assert np.abs(fit.q.W[:, off]).max() < 1e-8 * np.abs(fit.q.W[:, keep]).max()
+    before, after = fit.q.b_alpha / fit.q.a_alpha, q1.b_alpha / q1.a_alpha
+    np.testing.assert_allclose(after[off], before[off], rtol=1e-3)
+
+
+def test_03_exercise_2_fewer_columns_at_N_20_four_at_N_50():
+    kept20 = [int(effective_components(_fit(make_bishop_example(20, random_state=s).X).q).sum())
+              for s in range(1999, 2004)]
+    kept50 = [int(effective_components(_fit(make_bishop_example(50, random_state=s).X).q).sum())
+              for s in range(1999, 2004)]
+    assert kept20 == [3, 3, 2, 3, 3]
+    assert kept50 == [4] * 5
+
+
+def test_03_exercise_3_a_fixed_alpha_keeps_every_column(bishop_fit):
+    T, _ = bishop_fit
+    fb = _fit(T, Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=FixedAlpha(1e-3)))
+    sizes = np.sort(np.sum(fb.q.W**2, 0))[::-1]
+    assert effective_components(fb.q).sum() == 9
+    assert 8 < sizes[0] < 10 and 1 < sizes[-1] < 1.6
+
+
+# --- lesson 00
+
+
+def test_00_exercise_1_gamma_variance_from_kappa():
+    import sympy as sp
+    a, b = sp.symbols('a b', positive=True)
+    eta1, eta2 = sp.symbols('eta1 eta2', real=True)
+    kappa = sp.loggamma(eta1 + 1) - (eta1 + 1) * sp.log(-eta2)
+    assert sp.simplify(sp.diff(kappa, eta2, 2).subs({eta1: a - 1, eta2: -b}) - a / b**2) == 0
+
+
+def test_00_exercise_2_gamma_kl_stationary_only_at_the_prior():
+    import sympy as sp
+    a, b, a0, b0 = sp.symbols('a b a_0 b_0', positive=True)
+    kl = ((a - a0) * sp.digamma(a) - sp.loggamma(a) + sp.loggamma(a0) + a0 * sp.log(b / b0) + a * (b0 - b) / b)
+    db = sp.solve(sp.diff(kl, b), b)
+    assert len(db) == 1 and sp.simplify(db[0] - a * b0 / a0) == 0
+    da = sp.diff(kl, a).subs(b, db[0])
+    assert sp.simplify(da - (a - a0) * (sp.polygamma(1, a) - 1 / a)) == 0
+    from scipy.special import polygamma
+    grid = np.logspace(-3, 4, 200)
+    assert np.all(polygamma(1, grid) > 1 / grid)                    # psi'(a) > 1/a: a = a0 is the only root
+
+
+def test_00_exercise_3_gaussian_kl_formula():
+    from vbfa_lit.notation import gaussian_kl
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        m, m0 = rng.normal(size=(2, 2))
+        A, B = rng.normal(size=(2, 2, 2))
+        S, S0 = A @ A.T + 2 * np.eye(2), B @ B.T + 2 * np.eye(2)
+        P0 = np.linalg.inv(S0)
+        formula = 0.5 * (np.trace(P0 @ S) + (m0 - m) @ P0 @ (m0 - m) - 2 + np.log(np.linalg.det(S0) / np.linalg.det(S)))
+        np.testing.assert_allclose(gaussian_kl(m, S, m0, S0), formula, rtol=1e-12, atol=1e-14)
+
+
+def test_00_exercise_4_shape_for_one_percent():
+    from scipy.optimize import brentq
+    from scipy.special import digamma
+    approx = -1 / (2 * np.log(0.99))
+    exact = brentq(lambda a: np.exp(digamma(a)) / a - 0.99, 1, 1000)
+    assert round(approx, 1) == 49.7 and round(exact, 1) == 49.9
+
+
+# --- lesson 01
+
+
+def test_01_exercise_1_known_mean_changes_only_the_second_moment():
+    import sympy as sp
+    from vbfa_lit.symbolic import GammaFactor, drop_constant, gamma_readoff
+    N = 3
+    ys = sp.symbols(f'y_1:{N + 1}', real=True)
+    a0, b0, mu0 = sp.Symbol('a_0', positive=True), sp.Symbol('b_0', positive=True), sp.Symbol('mu_0', real=True)
+    tau = GammaFactor(r'\tau'); t = tau.var
+    log_joint = sum(sp.log(t) / 2 - t / 2 * (yn - mu0)**2 for yn in ys) + (a0 - 1) * sp.log(t) - b0 * t
+    shape, rate = gamma_readoff(drop_constant(log_joint, [t, sp.log(t)]), tau)
+    assert sp.simplify(shape - a0 - sp.Rational(N, 2)) == 0
+    assert sp.simplify(rate - b0 - sum((yn - mu0)**2 for yn in ys) / 2) == 0
+
+
+def test_01_exercise_2_vector_mean_decouples():
+    import sympy as sp
+    from vbfa_lit.symbolic import GammaFactor, GaussianFactor, drop_constant, expectation, gaussian_readoff
+    N = 3
+    beta = sp.Symbol('beta', positive=True)
+    tau, mu = GammaFactor(r'\tau'), GaussianFactor(r'\mu', 2)
+    t = tau.var
+    Ys = sp.Matrix(2, N, lambda i, j: sp.Symbol(f'y_{{{i + 1},{j + 1}}}', real=True))
+    lj = (sum(-t / 2 * ((Ys[:, n] - mu.vector).T * (Ys[:, n] - mu.vector))[0] for n in range(N))
+          - beta / 2 * (mu.vector.T * mu.vector)[0] + N * sp.log(t))
+    q = gaussian_readoff(drop_constant(expectation(lj, [tau]), mu.vars), mu)
+    prec = beta + N * tau.mean
+    assert sp.simplify(q.precision - prec * sp.eye(2)) == sp.zeros(2, 2)
+    expected = sp.Matrix([tau.mean * sum(Ys[i, :]) / prec for i in range(2)])
+    assert sp.simplify(q.mean() - expected) == sp.zeros(2, 1)
+
+
+def test_01_exercise_3_lognormal_mean():
+    # Monte-Carlo error of the mean of exp(s), s ~ N(0.3, 0.5^2), n = 1e6: sd(exp(s)) / 1000, about 7e-4; 4 sigma
+    rng = np.random.default_rng(0)
+    s = rng.normal(0.3, 0.5, 1_000_000)
+    e = np.exp(s)
+    assert abs(e.mean() - np.exp(0.3 + 0.25 / 2)) < 4 * e.std() / 1000
+    from vbfa_lit.symbolic import GaussianFactor, expectation
+    import sympy as sp
+    mu = GaussianFactor(r'\mu')
+    with pytest.raises(ValueError, match='not a polynomial'): expectation(sp.exp(mu.vars[0]), [mu])
