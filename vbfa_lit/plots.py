@@ -537,7 +537,8 @@ def plot_graphical_model(nodes:dict, # {name: (x, y, label, kind)}, kind 'latent
 
     Examples
     --------
-    >>> ax = plot_graphical_model({'z': (0, 1, '$z$', 'latent'), 'y': (0, 0, '$y$', 'observed')}, [('z', 'y')])
+    >>> nodes = {'z': (0, 1, 'z', 'latent'), 'y': (0, 0, 'y', 'observed')}
+    >>> ax = plot_graphical_model(nodes, [('z', 'y')])
     >>> len(ax.patches)
     3
     """
