@@ -189,6 +189,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots._axes': ('plots.html#_axes', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.colour': ('plots.html#colour', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.hinton': ('plots.html#hinton', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_curves': ('plots.html#plot_curves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_elbo': ('plots.html#plot_elbo', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_learning_curves': ('plots.html#plot_learning_curves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_posterior_bars': ('plots.html#plot_posterior_bars', 'vbfa_lit/plots.py'),
