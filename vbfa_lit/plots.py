@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
-           'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_graphical_model',
-           'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles', 'plot_ard_evidence',
-           'plot_ard_threshold', 'plot_shapes']
+           'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
+           'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -500,6 +500,54 @@ def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is
                                  facecolor=colour(d), alpha=0.25, edgecolor=colour(d)))
     ax.set(xlabel='feature 1 (data units)', ylabel='feature 2 (data units)', aspect='equal')
     ax.autoscale_view()
+    ax.legend(frameon=False, fontsize='small')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #c1a7e0d2
+def plot_curves(x, # (K,) the parameter values
+                curves:dict, # {label: (K,) values}, one line each
+                ax=None, # matplotlib Axes; a new figure when None
+                marks:dict=None, # {label: (x, y)} reference points drawn as black markers
+                xlabel:str='parameter', ylabel:str='value',
+               ): # the Axes
+    """Lines of one or more quantities against a parameter, with optional reference points.
+
+    Parameters
+    ----------
+    x : array_like, shape (K,)
+    curves : dict of str to array_like, shape (K,)
+        One line per entry, in the course's colours and line styles, with markers at the computed points.
+    ax : matplotlib.axes.Axes, optional
+    marks : dict of str to (float, float), optional
+        Reference points, e.g. a published value, drawn as black markers with their label.
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per curve (in order), then one per mark.
+
+    Raises
+    ------
+    ValueError
+        If `x` is not 1-d or a curve does not have its length.
+
+    Examples
+    --------
+    >>> ax = plot_curves([0.0, 1.0, 2.0], {'y': [1.0, 0.5, 0.2]})
+    >>> ax.lines[0].get_ydata().tolist()
+    [1.0, 0.5, 0.2]
+    """
+    x = _as(x, 1, 'x')
+    ax = _axes(ax, (5, 3))
+    for i, (label, y) in enumerate(curves.items()):
+        y = _as(y, 1, 'curves')
+        if len(y) != len(x): raise ValueError(f"curves: {label!r} has {len(y)} values, expected {len(x)}")
+        ax.plot(x, y, marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)],
+                label=label)
+    for j, (label, (mx, my)) in enumerate((marks or {}).items()):
+        ax.plot([mx], [my], marker='Dsv^'[j % 4], color=colour(7), linestyle='none', markersize=6, label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(frameon=False, fontsize='small')
     return ax
 

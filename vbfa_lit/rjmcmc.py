@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['conditional_parameters', 'log_gamma_mass', 'truncated_gamma', 'move_probabilities', 'log_birth_ratio',
            'effective_sample_size', 'QPosterior', 'RJMCMCResult', 'default_eta', 'rjmcmc_pca_from_eigenvalues',
-           'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q']
+           'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q', 'exact_posterior_mean']
 
 # %% ../nbs/06_rjmcmc.ipynb #54b1f560
 from dataclasses import dataclass
@@ -203,17 +203,19 @@ def move_probabilities(d):
     return b, dd
 
 
-def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True):
+def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordered=True):
     """log R of the birth q -> q+1 that inserts the precision v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
 
     R = (v/s)^(N/2) exp(N g_{q+1} (s - v)/2) (q+2) Z d_{q+1}/b_q, Z = P(x_prev < V < s) for V ~ Gamma(r, tau):
     the prior density of v cancels against the proposal's, its normalising constant Z does not.
-    `include_z=False` gives the ratio as printed in the paper's eq. (10) (no Z), for comparison only.
+    `include_z=False` leaves Z out (one reading of the paper's eq. (10), for comparison only); `ordered=False`
+    leaves out the factor q+2 = (q+2)!/(q+1)! of the ordered prior (the 'unordered' variant, see
+    `rjmcmc_pca_from_eigenvalues`).
     Arguments are arrays over chains (q an int array, 1-based count); g (d,); b, dd (d+1,) from
     `move_probabilities`."""
     log_z = log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     gq = g[q]                                              # g_{q+1} in 1-based numbering
-    return (n / 2 * (np.log(v / s) + gq * (s - v)) + np.log(q + 2) + log_z
+    return (n / 2 * (np.log(v / s) + gq * (s - v)) + (np.log(q + 2) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
 
 # %% ../nbs/06_rjmcmc.ipynb #be4c63a1
@@ -247,21 +249,26 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
 
-def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True):
+_TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (in units where g ~ 1): see `rjmcmc_pca_from_eigenvalues`
+
+def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
     ..., inf] (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
 
     Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
     independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
     (probability b_q) or a death (d_q) accepted with `log_birth_ratio`. counts (4, C) gathers proposed and
-    accepted births and deaths."""
+    accepted births and deaths; include_z and ordered as in `log_birth_ratio`."""
     C, width = y.shape
     flat, base = y.reshape(-1), np.arange(C)[:, None] * width
     for p in (0, 1):
         lo, hi = flat[base + tables.lo[p][q]], flat[base + tables.hi[p][q]]
         y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], tau[:, None] + tables.offset[p][q], lo,
                                                 hi, rng)
-    tau[:] = rng.gamma((q + 1) * r + alpha, 1.0 / ((y[:, 1:-1] * tables.used[q]).sum(1) + eta))
+    shape, rate = (q + 1) * r + alpha, (y[:, 1:-1] * tables.used[q]).sum(1) + eta
+    tau[:] = rng.gamma(shape, 1.0 / rate)
+    low = tau < _TAU_FLOOR                                          # only with r and alpha ~ 1e-3 or below
+    if low.any(): tau[low] = _truncated_gamma(shape[low], rate[low], _TAU_FLOOR, np.inf, rng)
     if b.max() == 0: return                                         # d = 2: q = 1 is the only model
     u, w = rng.random(C), rng.random(C)
     birth = u < b[q]
@@ -271,7 +278,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     rows = np.arange(C)
     x_prev, s, x_last = y[rows, k], y[rows, q + 1], y[rows, q]      # x_k (0 if k = 0), s, and x_q
     v = np.where(birth, _truncated_gamma(r, tau, x_prev, s, rng), x_last)
-    log_r = log_birth_ratio(v, x_prev, s, np.maximum(k, 1), tau, g, n, r, b, dd, include_z)
+    log_r = log_birth_ratio(v, x_prev, s, np.maximum(k, 1), tau, g, n, r, b, dd, include_z, ordered)
     log_w = np.log(w)
     acc_b, acc_d = birth & (log_w < log_r), death & (log_w < -log_r)
     c = rows[acc_b]
@@ -325,7 +332,8 @@ class RJMCMCResult:
     Attributes: `q` (n_chains, n_kept) int, the number of components; `l` (n_chains, n_kept, d-1) the
     principal variances l_1 > ... > l_q (NaN beyond q); `sigma2` and `tau` (n_chains, n_kept); `birth_rate`,
     `death_rate` (n_chains,) accepted / proposed births and deaths over all sweeps (burn-in included);
-    `eigenvalues` (d,) the g_j used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters."""
+    `eigenvalues` (d,) the g_j used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters; `prior` 'ordered'
+    or 'unordered' (see `rjmcmc_pca_from_eigenvalues`)."""
     q: np.ndarray
     l: np.ndarray
     sigma2: np.ndarray
@@ -337,6 +345,7 @@ class RJMCMCResult:
     r: float
     alpha: float
     eta: float
+    prior: str = 'ordered'
 
     @property
     def n_chains(self): return self.q.shape[0]
@@ -401,10 +410,15 @@ def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
 def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
                )->float:
     "The paper's eta = 1.2 / V, with V = mean(g) = tr(S) / d, the data's average variance (see `rjmcmc_pca`)."
-    return 1.2 / float(np.mean(g))
+    unit = _unit(g)                                                # mean(g) itself may overflow near 1e308
+    return 1.2 / float(np.mean(g / unit)) / unit
 
 def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
-         include_z=True): # the sampler proper
+         include_z=True, ordered=True): # the sampler proper
+    # work in units where g is of order one: g / unit, eta unit, precisions unit x, tau / unit for a power of
+    # two `unit`, so every draw equals the one in the data's units (no rounding changes) and any scale works
+    unit = _unit(g)
+    g, eta = g / unit, eta * unit
     d = g.size
     C, K = n_chains, n_sweeps - burn_in
     b, dd = move_probabilities(d)
@@ -413,7 +427,14 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     tau = rng.gamma(alpha, 1 / eta, size=C)
     # padded state [0, x_1..x_q, s, scratch.., inf]
     y = np.ones((C, d + 2)); y[:, 0], y[:, -1] = 0.0, np.inf
-    for c in range(C): y[c, 1:q[c] + 2] = np.sort(rng.gamma(r, 1 / tau[c], size=q[c] + 1))
+    for c in range(C):
+        with np.errstate(all='ignore'): y[c, 1:q[c] + 2] = np.sort(rng.gamma(r, 1 / tau[c], size=q[c] + 1))
+        # with a vague prior (r or alpha ~ 1e-3) the draws can underflow to 0 or overflow: start such a chain
+        # from evenly spaced precisions instead (the burn-in forgets the start)
+        x0 = y[c, 1:q[c] + 2]
+        if not (np.isfinite(tau[c]) and tau[c] > 0 and np.all(np.isfinite(x0) & (x0 > 0))
+                and np.all(np.diff(x0) > 0)):
+            tau[c], y[c, 1:q[c] + 2] = 1.0, np.arange(1, q[c] + 2) / (q[c] + 1)
     counts = np.zeros((4, C))
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
     sweeps = range(n_sweeps)
@@ -423,15 +444,16 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
         for t in sweeps:
-            _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z)
+            _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
             if t >= burn_in:
                 out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
-        l = np.where(np.arange(d) < out_q[..., None], 1 / out_y, np.nan)[..., :d - 1]
-        sigma2 = 1 / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
-        return out_q, l, sigma2, out_tau, counts[1] / counts[0], counts[3] / counts[2]
+        l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
+        sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
+        return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
 
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
-                                eta=None, n_chains=1, random_state=None, progress=False, likelihood=True):
+                                eta=None, n_chains=1, random_state=None, progress=False, likelihood=True,
+                                prior='ordered'):
     """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
 
     The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
@@ -460,6 +482,12 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         Show a tqdm progress bar over sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
+    prior : {'ordered', 'unordered'}
+        'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their order, a
+        density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same density
+        without the (q+1)! (the order imposed but not renormalised), which makes the prior of q proportional
+        to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves the
+        factor out targets. `exact_posterior_q` takes the same option.
 
     Returns
     -------
@@ -470,7 +498,18 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     ------
     ValueError
         Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive r, alpha or eta.
+        burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior, complex eigenvalues.
+
+    Notes
+    -----
+    The model is equivariant under a change of units: multiplying g by c and dividing eta by c multiplies l,
+    sigma^2 and tau by c and leaves q unchanged. The sampler runs in units where g is of order one (c a power of
+    two, so that no rounding changes), which lets eigenvalues anywhere in the floating-point range work; a
+    vague prior (r or alpha down to 1e-6) starts its chains from evenly spaced precisions when a draw from the
+    prior underflows. In those units tau's prior is truncated at the smallest normal number, 2.2e-308 (so is
+    the integral of `exact_posterior_q`): irrelevant for ordinary priors, it keeps the model proper and
+    representable when r and alpha are both tiny and tau's posterior would reach below the floating-point
+    range.
 
     Examples
     --------
@@ -484,7 +523,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     Zhang, Chan, Kwok and Yeung (2004), Bayesian inference on principal component analysis using reversible
     jump Markov chain Monte Carlo, AAAI. Green (1995), Biometrika 82, 711-732.
     """
-    g = _check_eigenvalues(eigenvalues)
+    g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    ordered = _check_prior(prior)
     n_samples = _check_int('n_samples', n_samples, 2 if likelihood else 0)
     burn_in = _check_int('burn_in', burn_in, 0)
     n_sweeps = _check_int('n_sweeps', n_sweeps, 1)
@@ -495,11 +535,12 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
     rng = _check_generator(random_state)
     n = float(n_samples) if likelihood else 0.0
-    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress)
-    return RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta)
+    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered)
+    return RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
+    X = _check_real('X', X)
     try: X = np.asarray(X, dtype=float)
     except (TypeError, ValueError): raise TypeError("X: expected a 2-d array of numbers") from None
     if X.ndim != 2:
@@ -512,14 +553,27 @@ def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got {N}")
     if d < 2: raise ValueError(f"X: expected at least 2 features (columns), got {d}")
     Xc = X - X.mean(0)
+    spread = np.abs(Xc).max(0)
+    if np.any(spread == 0):
+        raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
+                         "needs every eigenvalue g_j > 0 (drop constant columns)")
+    root = _unit(spread.max())                                     # a power of two: X / root is exact
+    Xc = Xc / root
     g = np.linalg.eigvalsh(Xc.T @ Xc / N)[::-1]
     if g[-1] <= 1e-12 * g[0]:
-        raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}, or "
-                         "collinear or constant columns); the likelihood needs every eigenvalue g_j > 0")
-    return g, N
+        why = (f"n_samples = {N} <= n_features = {d}" if N <= d else
+               "columns are collinear, e.g. duplicated or a sum of others")
+        raise ValueError(f"X: the sample covariance is singular ({why}); the likelihood needs every "
+                         f"eigenvalue g_j > 0 (smallest / largest eigenvalue: {max(g[-1], 0) / g[0]:.1e})")
+    with np.errstate(over='ignore', under='ignore'):
+        scaled = g * root * root
+    if not (np.all(np.isfinite(scaled)) and scaled[-1] >= np.finfo(float).tiny):
+        raise ValueError(f"X: its variances (about 2^{np.log2(g[0]) + 2 * np.log2(root):.0f}) lie outside the "
+                         "floating-point range; rescale X (the posterior of q does not depend on the units)")
+    return scaled, N
 
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
-               progress=False):
+               progress=False, prior='ordered'):
     """Reversible-jump MCMC over the number of principal components of the data X (Zhang et al., 2004).
 
     Computes the eigenvalues g of the sample covariance S (divisor N, mean subtracted, as the paper's eq. (5))
@@ -533,7 +587,7 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     X : array_like, shape (n_samples, n_features)
         Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S
         is non-singular.
-    n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress
+    n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior
         As in `rjmcmc_pca_from_eigenvalues`.
 
     Returns
@@ -543,7 +597,8 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     Raises
     ------
     ValueError
-        Fewer than 2 samples or features, NaN or infinite entries, a singular S, or a bad sampler setting.
+        Fewer than 2 samples or features, complex, NaN or infinite entries, constant or collinear columns (a
+        singular S), variances beyond the floating-point range, or a bad sampler setting.
 
     Examples
     --------
@@ -559,7 +614,24 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     """
     g, N = sample_eigenvalues(X)
     return rjmcmc_pca_from_eigenvalues(g, N, n_sweeps=n_sweeps, burn_in=burn_in, r=r, alpha=alpha, eta=eta,
-                                       n_chains=n_chains, random_state=random_state, progress=progress)
+                                       n_chains=n_chains, random_state=random_state, progress=progress,
+                                       prior=prior)
+
+# %% ../nbs/06_rjmcmc.ipynb #a0c1e2f3
+def _unit(g): # a power of two near the geometric mean of g (> 0): g / _unit(g) is exact and of order one
+    return float(2.0 ** np.round(np.mean(np.log2(g))))
+
+def _check_real(name, value): # refuse complex input (NumPy would drop the imaginary part with a warning)
+    if np.iscomplexobj(value) or (isinstance(value, (list, tuple)) and any(
+            isinstance(v, complex) for v in np.asarray(value, dtype=object).ravel())):
+        raise ValueError(f"{name}: complex data not supported; expected real numbers")
+    return value
+
+def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
+    if prior not in ('ordered', 'unordered'):
+        raise ValueError(f"prior: expected 'ordered' or 'unordered', got {prior!r}")
+    return prior == 'ordered'
+
 
 # %% ../nbs/06_rjmcmc.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
@@ -594,24 +666,52 @@ def _log_ordered_integral(a, b, density):
 
 
 def _log_joint_given_tau(log_tau, # (T,) grid of log tau
-                         q, g, n, r, alpha, eta, density): # (T,) log p(q, log tau, D) + a q-free constant
+                         q, g, n, r, alpha, eta, density, ordered=True, shift=None,
+                         ): # (T,) log p(q, log tau, D) + a q-free constant
     """Integrate the ordered precisions out given tau: (q+1)! (tau^r / Gamma(r))^(q+1) x the ordered kernel
-    integral x p(log tau)."""
+    integral x p(log tau); without the (q+1)! when not `ordered`. `shift` (q+1,) lowers the shapes: the kernel
+    times prod_j x_j^(-shift_j), for the posterior moments of l_j = 1/x_j. Done in chunks of the tau grid so
+    that the grid in log x (its length grows like sqrt(N)) never holds more than about 4e6 numbers."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
-    lo = _log_ordered_integral(a, b, density)
-    return (lo + special.gammaln(q + 2) + (q + 1) * (r * log_tau - special.gammaln(r))
+    if shift is not None: a = a - shift
+    rows = max(1, int(4e6 // (np.sqrt(a.max()) * density * 100 + 1)))
+    lo = np.concatenate([_log_ordered_integral(a, b[i:i + rows], density) for i in range(0, len(b), rows)])
+    return (lo + (special.gammaln(q + 2) if ordered else 0.0) + (q + 1) * (r * log_tau - special.gammaln(r))
             + alpha * np.log(eta) - special.gammaln(alpha) + alpha * log_tau - eta * tau)
 
 
+def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
+    centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
+    low = max(centre - 250, np.log(_TAU_FLOOR))                  # tau >= _TAU_FLOOR, as in the sampler
+    coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)
+    lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
+    keep = np.nonzero(lj > lj.max() - 45)[0]
+    return np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
+
+
+def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, without overflow
+    return lj.max() + np.log(np.trapezoid(np.exp(lj - lj.max()), x))
+
+
+def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
+    g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    n = float(_check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
+    r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
+    eta = default_eta(g) if eta is None else _check_positive('eta', eta)
+    density, n_tau = _check_int('density', density, 2), _check_int('n_tau', n_tau, 8)
+    unit = _unit(g)                                   # the posterior of q is the same in units where g ~ 1
+    return g / unit, n, r, alpha, eta * unit, density, n_tau, unit
+
+
 def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
-                      n_tau=160):
+                      n_tau=160, prior='ordered'):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
 
     Independent of the sampler: given tau, the likelihood times the ordered prior is a product of
     one-dimensional Gamma kernels x_j^(a_j - 1) e^(-b_j(tau) x_j) over the ordered precisions 0 < x_1 < ... <
     x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
-    private helper, Richardson- extrapolated trapezoid rule); the outer integral over log tau uses the
+    private helper, Richardson-extrapolated trapezoid rule); the outer integral over log tau uses the
     trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
     first).
 
@@ -621,17 +721,32 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
         g_1 >= ... >= g_d > 0.
     n_samples : int
         N.
-    r, alpha, eta, likelihood
-        As in `rjmcmc_pca_from_eigenvalues` (eta None: 1.2 / mean(g)).
+    r, alpha, eta, likelihood, prior
+        As in `rjmcmc_pca_from_eigenvalues` (eta None: 1.2 / mean(g); prior 'ordered' or 'unordered').
     density : int
-        Grid points per standard deviation (in log x) of the narrowest kernel.
+        Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.
     n_tau : int
-        Points of the log tau grid.
+        Points of the log tau grid, >= 8.
 
     Returns
     -------
     ndarray, shape (d-1,)
         p(q | g, N) for q = 1, ..., d-1.
+
+    Raises
+    ------
+    ValueError
+        Bad eigenvalues, n_samples, r, alpha, eta or prior (as in `rjmcmc_pca_from_eigenvalues`), density < 2
+        or n_tau < 8.
+    TypeError
+        density or n_tau not an int.
+
+    Notes
+    -----
+    Cost: the narrowest kernel has a standard deviation of about 1/sqrt(N/2) in log x, so the grid in log x
+    has about density x sqrt(N) x (its width) points; time grows like d^2 n_tau density sqrt(N) (about
+    6e-5 d^3 sqrt(N) seconds at the defaults on one core: a second for d = 6, N = 1000; 20 s for d = 15, N =
+    1e4; minutes for N = 1e7). Memory is bounded (the tau grid is processed in chunks).
 
     Examples
     --------
@@ -639,20 +754,62 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     >>> p.round(3)
     array([0.   , 0.   , 0.   , 0.586, 0.414])
     """
-    g = _check_eigenvalues(eigenvalues)
-    n = float(_check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
-    r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
-    eta = default_eta(g) if eta is None else _check_positive('eta', eta)
+    ordered = _check_prior(prior)
+    g, n, r, alpha, eta, density, n_tau, _ = _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood,
+                                                          density, n_tau)
     d = g.size
     logp = np.empty(d - 1)
     for q in range(1, d):
-        # rough location of tau | q
-        centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))
-        coarse = centre + np.linspace(-250, 60, 621)
-        lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
-        keep = np.nonzero(lj > lj.max() - 45)[0]
-        fine = np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
-        lj = _log_joint_given_tau(fine, q, g, n, r, alpha, eta, density)
-        logp[q - 1] = lj.max() + np.log(np.trapezoid(np.exp(lj - lj.max()), fine))
+        fine = _tau_grid(q, g, n, r, alpha, eta, n_tau)
+        logp[q - 1] = _log_trapezoid(_log_joint_given_tau(fine, q, g, n, r, alpha, eta, density, ordered), fine)
     p = np.exp(logp - logp.max())
     return p / p.sum()
+
+
+def exact_posterior_mean(eigenvalues, n_samples, q:int, *, r=3.0, alpha=0.5, eta=None, density=8, n_tau=160):
+    """Exact posterior means of l_1, ..., l_q and sigma^2 given q (Zhang et al.'s Table 1 columns).
+
+    E[l_j | q, D] = E[1/x_j]: the same nested integral as `exact_posterior_q` with the shape of x_j lowered by
+    one, divided by the integral itself, both integrated over tau. Given q, the means do not depend on the
+    prior's (q+1)! (a constant for fixed q), so there is no `prior` option.
+
+    Parameters
+    ----------
+    eigenvalues : array_like, shape (d,)
+        g_1 >= ... >= g_d > 0.
+    n_samples : int
+        N >= 2.
+    q : int
+        The number of components, 1 <= q <= d-1.
+    r, alpha, eta, density, n_tau
+        As in `exact_posterior_q`.
+
+    Returns
+    -------
+    l : ndarray, shape (q,)
+        E[l_1 | q, D], ..., E[l_q | q, D].
+    sigma2 : float
+        E[sigma^2 | q, D].
+
+    Raises
+    ------
+    ValueError
+        As `exact_posterior_q`, or q outside 1..d-1.
+
+    Examples
+    --------
+    >>> l, s2 = exact_posterior_mean([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876], 1000, 4)
+    >>> l.round(2), round(s2, 3)
+    (array([8.94, 7.27, 5.3 , 2.9 ]), 1.05)
+    """
+    g, n, r, alpha, eta, density, n_tau, unit = _exact_setup(eigenvalues, n_samples, r, alpha, eta, True,
+                                                             density, n_tau)
+    q = _check_int('q', q, 1)
+    if q > g.size - 1: raise ValueError(f"q: expected 1 <= q <= d-1 = {g.size - 1}, got {q}")
+    fine = _tau_grid(q, g, n, r, alpha, eta, n_tau)
+    base = _log_trapezoid(_log_joint_given_tau(fine, q, g, n, r, alpha, eta, density), fine)
+    means = np.array([np.exp(_log_trapezoid(_log_joint_given_tau(fine, q, g, n, r, alpha, eta, density,
+                                                                   shift=np.eye(q + 1)[j]), fine) - base)
+                      for j in range(q + 1)]) * unit
+    return means[:q], float(means[q])
+
