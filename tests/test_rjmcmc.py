@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from vbfa_lit.rjmcmc import (RJMCMCResult, conditional_parameters, effective_sample_size, exact_posterior_q,
-                             log_birth_ratio, log_gamma_mass, move_probabilities, rjmcmc_pca,
+from vbfa_lit.rjmcmc import (RJMCMCResult, conditional_parameters, effective_sample_size, exact_posterior_mean,
+                             exact_posterior_q, log_birth_ratio, log_gamma_mass, move_probabilities, rjmcmc_pca,
                              rjmcmc_pca_from_eigenvalues, sample_eigenvalues, truncated_gamma)
 
 SET1 = np.array([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876])
@@ -240,14 +240,29 @@ def test_effective_sample_size():
     assert np.isnan(effective_sample_size(np.ones((2, 100))))
 
 
+def _conditional_mean_z(res, q, exact_l, exact_s2):
+    """(sampler - exact) / Monte-Carlo s.e. for the posterior means of l_1..l_q, sigma^2 given q. The estimator is the
+    ratio sum_t l_t 1[q_t = q] / sum_t 1[q_t = q]; by the delta method its s.e. is sqrt(var(z) / ESS(z)) / p(q) with
+    z_t = (l_t - m) 1[q_t = q], ESS from the chains (effective_sample_size, pooled)."""
+    at = res.q == q
+    vals = np.concatenate([np.nan_to_num(res.l[..., :q]), res.sigma2[..., None]], axis=2)
+    m = vals[at].mean(0)
+    se = np.array([np.sqrt(np.var(z) / effective_sample_size(z)) / at.mean()
+                   for z in np.moveaxis((vals - m) * at[..., None], 2, 0)])
+    return (m - np.r_[exact_l, exact_s2]) / se
+
+
 def test_result_summaries():
     res = rjmcmc_pca_from_eigenvalues(SET1, 1000, n_sweeps=3000, burn_in=1000, n_chains=2, random_state=0)
     assert isinstance(res, RJMCMCResult) and res.q.shape == (2, 2000) and res.l.shape == (2, 2000, 5)
     pq = res.posterior_q()
     assert pq.p.sum() == pytest.approx(1) and np.all(pq.se >= 0)
+    # conditional means within 4 Monte-Carlo standard errors of the exact ones (6 values, 2 values of q)
+    for q in (4, 5):
+        z = _conditional_mean_z(res, q, *exact_posterior_mean(SET1, 1000, q))
+        assert np.all(np.abs(z) < 4), (q, z)
     l4, s4 = res.posterior_mean(4)
-    np.testing.assert_allclose(l4, SET1[:4], rtol=0.05)
-    assert s4 == pytest.approx(SET1[4:].mean(), rel=0.05)
+    assert l4.shape == (4,) and isinstance(s4, float)
     assert np.all((res.birth_rate > 0) & (res.birth_rate < 1)) and np.all((res.death_rate > 0) & (res.death_rate < 1))
     with pytest.raises(ValueError, match='q'): res.posterior_mean(1)
 
@@ -297,3 +312,100 @@ def test_bad_types():
 def test_two_dimensions_has_one_model():
     res = rjmcmc_pca_from_eigenvalues([2.0, 1.0], 50, n_sweeps=300, burn_in=100, random_state=0)
     assert np.all(res.q == 1) and res.posterior_q().p.tolist() == [1.0]
+
+
+# ---------------------------------------------------------------- exact means, the unordered variant
+@pytest.mark.parametrize('name', ['spread', 'set1', 'd4'])
+def test_posterior_means_match_exact(name):
+    "Conditional means of l_j and sigma^2 at the two most probable q within 4 Monte-Carlo s.e. (ESS) of the exact ones."
+    g, n = SPECTRA[name]
+    res = rjmcmc_pca_from_eigenvalues(g, n, n_sweeps=5000, burn_in=500, n_chains=8, random_state=1)
+    exact = exact_posterior_q(g, n)
+    for q in np.argsort(exact)[::-1][:2] + 1:
+        if np.mean(res.q == q) < 0.05: continue                 # too few visits for the delta method
+        z = _conditional_mean_z(res, int(q), *exact_posterior_mean(g, n, int(q)))
+        assert np.all(np.abs(z) < 4), (name, q, z)
+
+
+def test_exact_posterior_mean_against_quadrature():
+    "d = 3, q = 1: E[l_1] and E[sigma^2] by nested adaptive quadrature over tau, x_1 < s."
+    g3, n3, eta3, r, alpha = np.array([3.0, 1.5, 0.7]), 12, 0.6, 3.0, 0.5
+    a, _ = conditional_parameters(1, 1.0, g3, n3, r)
+    kw = dict(epsabs=0, epsrel=1e-8, limit=200)
+
+    def moment(shift):
+        aa = a - shift
+        def inner(t):
+            _, b = conditional_parameters(1, t, g3, n3, r)
+            F0 = lambda x: math.gamma(aa[0]) * special.gammainc(aa[0], b[0] * x) / b[0] ** aa[0]
+            val = integrate.quad(lambda s: s ** (aa[1] - 1) * np.exp(-b[1] * s) * F0(s), 0, np.inf, **kw)[0]
+            return val * t ** (2 * r) * stats.gamma.pdf(t, alpha, scale=1 / eta3)
+        return integrate.quad(inner, 0, np.inf, **kw)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', integrate.IntegrationWarning)
+        base = moment(np.zeros(2))
+        ref = [moment(np.array([1.0, 0.0])) / base, moment(np.array([0.0, 1.0])) / base]
+    l, s2 = exact_posterior_mean(g3, n3, 1, eta=eta3)
+    np.testing.assert_allclose([l[0], s2], ref, rtol=1e-6)
+
+
+def test_unordered_exact_is_the_reweighted_ordered():
+    g, n = SPECTRA['spread']
+    fact = np.array([math.factorial(q + 1) for q in range(1, len(g))])
+    p, u = exact_posterior_q(g, n), exact_posterior_q(g, n, prior='unordered')
+    np.testing.assert_allclose(u, p / fact / (p / fact).sum(), rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize('seed', [0, 1])
+def test_unordered_sampler_matches_exact(seed):
+    g, n = SPECTRA['spread']
+    exact = exact_posterior_q(g, n, prior='unordered')
+    res = rjmcmc_pca_from_eigenvalues(g, n, n_sweeps=5000, burn_in=500, n_chains=8, random_state=seed, prior='unordered')
+    assert res.prior == 'unordered'
+    z, pq = _agrees_with_exact(res, exact)
+    assert np.all(z < 3), (pq.p, exact, z)
+
+
+def test_unordered_prior_on_q_is_one_over_factorial():
+    "Likelihood off, prior='unordered': p(q) proportional to 1/(q+1)!; chi-square on ESS-scaled frequencies."
+    d = 5
+    res = rjmcmc_pca_from_eigenvalues(np.ones(d), 0, likelihood=False, prior='unordered', eta=2.0, n_sweeps=8000,
+                                      burn_in=500, n_chains=8, random_state=4)
+    target = 1 / np.array([math.factorial(q + 1) for q in range(1, d)])
+    target /= target.sum()
+    pq = res.posterior_q()
+    # the ESS of the rarest visited indicator is the smallest: the conservative scaling of the counts
+    n_eff = np.nanmin(pq.ess)
+    chi2 = n_eff * np.sum((pq.p - target) ** 2 / target)
+    assert stats.chi2.sf(chi2, d - 2) > 1e-3, (pq.p, target, n_eff)
+    np.testing.assert_allclose(exact_posterior_q(np.ones(d), 0, likelihood=False, prior='unordered'), target, atol=1e-4)
+
+
+def test_same_chain_in_any_units():
+    "The sampler runs in power-of-two units: g * 2^k gives the same q and l * 2^k draw for draw."
+    kw = dict(n_sweeps=600, burn_in=100, n_chains=3, random_state=9)
+    a = rjmcmc_pca_from_eigenvalues(SET1, 1000, **kw)
+    b = rjmcmc_pca_from_eigenvalues(SET1 * 2.0 ** 40, 1000, **kw)
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.sigma2 * 2.0 ** 40, b.sigma2)
+
+
+@pytest.mark.parametrize('kwargs, exc, match', [
+    (dict(density=1), ValueError, 'density'), (dict(density=2.5), TypeError, 'density'),
+    (dict(n_tau=1), ValueError, 'n_tau'), (dict(n_tau=0), ValueError, 'n_tau'), (dict(n_tau=10.0), TypeError, 'n_tau'),
+    (dict(prior='flat'), ValueError, 'prior'),
+])
+def test_exact_posterior_bad_settings(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        exact_posterior_q(SET1, 1000, **kwargs)
+
+
+@pytest.mark.parametrize('make, match', [
+    (lambda X: np.column_stack([X, np.full(len(X), 3.0)]), 'constant'),
+    (lambda X: np.column_stack([X, X[:, 0]]), 'collinear'),
+    (lambda X: X + 1j, 'complex'),
+])
+def test_singular_and_complex_data_named(make, match):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(ValueError, match=match):
+        rjmcmc_pca(make(X), n_sweeps=20, burn_in=10)
