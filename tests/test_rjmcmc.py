@@ -409,3 +409,30 @@ def test_singular_and_complex_data_named(make, match):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match=match):
         rjmcmc_pca(make(X), n_sweeps=20, burn_in=10)
+
+
+def test_chains_stuck_in_different_modes_warn():
+    # Issue 20, item 4: with r = 1e4 the exact p(q) of Set 1 is bimodal (q = 1 ahead of q = 4 by ~115 nats, q = 2, 3
+    # another ~15 nats lower); birth-death chains cannot cross and stay where they start. Each chain's q is constant
+    # or nearly so while the chains differ: the split R-hat of the indicator is inf, and the sampler says so.
+    import warnings
+    from vbfa_lit.estimator import ConvergenceWarning
+    g = [8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876]
+    exact = exact_posterior_q(g, 1000, r=1e4)
+    assert exact[0] > 0.999                                    # q = 1 carries the posterior
+    with pytest.warns(ConvergenceWarning, match='chains disagree'):
+        res = rjmcmc_pca_from_eigenvalues(g, 1000, r=1e4, n_sweeps=2000, burn_in=500, n_chains=8, random_state=3)
+    assert len({int(np.bincount(q).argmax()) for q in res.q}) > 1
+    # at the paper's r = 3 the same number of chains agree, and nothing is said
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ConvergenceWarning)
+        res = rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=6000, burn_in=1000, n_chains=4, random_state=0)
+    assert np.nanmax(res.split_rhat_q()) < 1.1
+
+
+def test_result_repr_is_short():
+    res = rjmcmc_pca_from_eigenvalues([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876], 1000, n_sweeps=600,
+                                      burn_in=100, n_chains=2, random_state=0)
+    text = repr(res)
+    assert text.startswith('RJMCMCResult(2 chain(s) x 500 kept draws, d = 6, N = 1000') and 'p(q) = {' in text
+    assert len(text) < 300 and 'array' not in text

@@ -8,6 +8,7 @@ __all__ = ['conditional_parameters', 'log_gamma_mass', 'truncated_gamma', 'move_
            'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q', 'exact_posterior_mean']
 
 # %% ../nbs/06_rjmcmc.ipynb #54b1f560
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -350,6 +351,28 @@ class RJMCMCResult:
     @property
     def n_chains(self): return self.q.shape[0]
 
+    def __repr__(self):
+        p = self.posterior_q()
+        visited = ', '.join(f'{k}: {v:.3f}' for k, v in zip(p.q, p.p) if v > 0)
+        return (f"RJMCMCResult({self.n_chains} chain(s) x {self.q.shape[1]} kept draws, d = {len(self.eigenvalues)}, "
+                f"N = {self.n_samples}, r = {self.r:g}, alpha = {self.alpha:g}, eta = {self.eta:.4g}, "
+                f"prior = {self.prior!r}; p(q) = {{{visited}}})")
+
+    def split_rhat_q(self)->np.ndarray: # (d-1,) split R-hat of the indicator of each q; NaN where never visited
+        """Split R-hat (Gelman et al.) of the indicator of each q = 1..d-1, over the chains' halves: about 1 when
+        the chains agree on p(q); above 1.1 (inf when chains never leave different values) when they do not."""
+        C, K = self.q.shape
+        h = K // 2
+        out = np.full(len(self.eigenvalues) - 1, np.nan)
+        if h < 2: return out
+        halves = np.concatenate([self.q[:, :h], self.q[:, h:2 * h]])
+        for i, k in enumerate(range(1, len(self.eigenvalues))):
+            ind = (halves == k).astype(float)
+            if not ind.any(): continue
+            W, B = ind.var(1, ddof=1).mean(), h * ind.mean(1).var(ddof=1)
+            out[i] = np.sqrt(((h - 1) / h * W + B / h) / W) if W > 0 else (np.inf if B > 0 else 1.0)
+        return out
+
     def posterior_q(self)->QPosterior:
         """p(q | D) for q = 1, ..., d-1: the frequency of q over all kept draws, with its Monte-Carlo standard
         error sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0
@@ -536,7 +559,20 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     rng = _check_generator(random_state)
     n = float(n_samples) if likelihood else 0.0
     draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered)
-    return RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
+    res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
+    _warn_if_chains_disagree(res)
+    return res
+
+def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat of some q's indicator exceeds 1.1
+    rhat = res.split_rhat_q()
+    if not np.nanmax(rhat, initial=1.0) > 1.1: return
+    from .estimator import ConvergenceWarning
+    k = int(np.nanargmax(rhat)) + 1
+    warnings.warn(f"rjmcmc: the chains disagree about p(q) (split R-hat of the indicator of q = {k} is "
+                  f"{rhat[k - 1]:.3g} > 1.1): they have not converged; run more sweeps or chains. If each chain "
+                  "stays at its own q, p(q) has modes that births and deaths (one step in q at a time) cannot "
+                  "cross: compare with exact_posterior_q (affordable for d up to about 20)",
+                  ConvergenceWarning, stacklevel=3)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
