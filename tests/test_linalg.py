@@ -156,3 +156,26 @@ def test_linalg_imports_light():
             "print(sorted(m for m in ('sympy', 'jax', 'numpyro', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == '[]'
+
+
+def test_one_blas_thread_limits_inside_and_restores_after():
+    from threadpoolctl import threadpool_info, threadpool_limits
+    from vbfa_lit.linalg import one_blas_thread
+    from vbfa_lit import VBPCA
+    blas = lambda: [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']
+    if not blas(): pytest.skip('no BLAS library visible to threadpoolctl')
+    seen = []
+    with threadpool_limits(limits=2, user_api='blas'):                # the user's own setting
+        one_blas_thread(lambda: seen.append(blas()))()
+        assert blas() == [2] * len(blas())                            # restored after the call
+        # the estimator's methods are wrapped: a fit sees one thread
+        import vbfa_lit.estimator as est
+        orig = est.fit_vbfa
+        def spy(*a, **k):
+            seen.append(blas())
+            return orig(*a, **k)
+        est.fit_vbfa = spy
+        try: VBPCA(n_components=2, max_iter=5, random_state=0).fit(np.random.default_rng(0).normal(size=(20, 4)))
+        finally: est.fit_vbfa = orig
+        assert blas() == [2] * len(blas())
+    assert seen and all(s == [1] * len(s) for s in seen)

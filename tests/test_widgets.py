@@ -330,3 +330,26 @@ def test_static_slider_over_the_data_set_and_the_step():
     assert s.values == ['Set 1', 'Set 3'] and len(set(s.frames)) == 2 and s.label == 'data set'
     s = static_slider(HouseholderPanel, 'step', [0, 3], n=100)
     assert len(set(s.frames)) == 2 and 'step 3 of 3' in s.summaries[1]
+
+
+@pytest.mark.parametrize('text', ['1e200, 1, 1', '1e-200, 1e-200, 1e-200'])
+def test_any_failure_of_an_update_is_shown_and_the_panel_stays_usable(text):
+    # issue 20, item 5: a FloatingPointError or ZeroDivisionError from an update left the panel at "computing..."
+    p = ARDPruningPanel(debounce=0, N=40)
+    png = p.image.value
+    p.controls['stds'].value = text
+    assert 'computing' not in p.status.value
+    if p.error is not None:                                          # reported by name, the last figure kept
+        assert ('input error' in p.status.value or 'update failed' in p.status.value) and p.image.value == png
+    p.controls['stds'].value = '3, 1, 1, 1'
+    assert p.error is None and p.data['W'].shape == (4, 3)
+
+
+def test_an_unexpected_exception_is_reported_with_its_type():
+    class Boom(Panel):
+        def make_controls(self, w): return {}
+        def compute(self, params, progress): raise ZeroDivisionError('float division by zero')
+        def draw(self, data): raise AssertionError('never drawn')
+    p = Boom(debounce=0)
+    p.refresh()
+    assert p.error == 'ZeroDivisionError: float division by zero' and 'the update failed' in p.status.value

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
+from .linalg import one_blas_thread
 from .transformations import TRANSFORMATIONS, transform_posterior
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
@@ -394,6 +395,7 @@ class VBPCA:
         s['rng'] = _check_random_state(self.random_state)
         return s
 
+    @one_blas_thread
     def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
             y=None, # ignored
            ):
@@ -494,6 +496,7 @@ class VBPCA:
                       f"feature(s) {listed(scarce)} observed fewer than 3 times")
             say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
 
+    @one_blas_thread
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                  ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
         """Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W),
@@ -507,6 +510,7 @@ class VBPCA:
         "`fit(X)` then `transform(X)`."
         return self.fit(X, y).transform(X)
 
+    @one_blas_thread
     def inverse_transform(self, Z, # (n_samples, n_components_) latent values
                          )->np.ndarray: # (n_samples, n_features) Z <W>^T + <mu>, in the units of X
         "Map latent values back to data space: ``Z @ components_ + mean_`` (no noise)."
@@ -518,6 +522,7 @@ class VBPCA:
         if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
         return (arr @ self.components_ + self.mean_).astype(_out_dtype(Z), copy=False)
 
+    @one_blas_thread
     def score_samples(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                      )->np.ndarray: # (n_samples,) log densities in nats, in the units of X
         """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
@@ -527,6 +532,7 @@ class VBPCA:
         psi = np.broadcast_to(np.asarray(self.noise_variance_, dtype=float), (self.n_features_in_,))
         return predictive_logpdf(X, self.mean_, self.components_.T, psi)
 
+    @one_blas_thread
     def score(self, X, y=None)->float:
         "Mean of `score_samples(X)`: the average log predictive density of a row's observed entries."
         return float(np.mean(self.score_samples(X)))

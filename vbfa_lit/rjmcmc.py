@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from .linalg import one_blas_thread
+
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
 def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
                            tau, # (...) the hyperparameter tau (any shape; broadcast)
@@ -474,6 +476,7 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
 
+@one_blas_thread
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
                                 eta=None, n_chains=1, random_state=None, progress=False, likelihood=True,
                                 prior='ordered'):
@@ -740,6 +743,7 @@ def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_t
     return g / unit, n, r, alpha, eta * unit, density, n_tau, unit
 
 
+@one_blas_thread
 def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
                       n_tau=160, prior='ordered'):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
@@ -802,6 +806,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     return p / p.sum()
 
 
+@one_blas_thread
 def exact_posterior_mean(eigenvalues, n_samples, q:int, *, r=3.0, alpha=0.5, eta=None, density=8, n_tau=160):
     """Exact posterior means of l_1, ..., l_q and sigma^2 given q (Zhang et al.'s Table 1 columns).
 

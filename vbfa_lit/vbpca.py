@@ -18,7 +18,7 @@ import scipy.sparse as sparse
 from .notation import gamma_moments, gamma_entropy, gaussian_entropy, _moments, _kl
 from .linalg import (   # the numerical machinery; names kept importable from here
     SMALL_D, _wsum, _diag_sum, _tr, _triangle, _masked_outer_sum,
-    _gaussian_from_precision, _tril_solve, _cholesky_inverse, _tril_inv)
+    _gaussian_from_precision, _tril_solve, _cholesky_inverse, _tril_inv, one_blas_thread)
 
 # %% ../nbs/02_vbpca.ipynb #436108a5
 def symbolic_vbfa(M:int, # number of features
@@ -475,6 +475,7 @@ class FitResult(NamedTuple):
     terms: ElboTerms # the decomposition of the bound after the last sweep
     converged: bool # whether the relative change fell below `tol`
 
+@one_blas_thread
 def fit_vbfa(data:Observed, # from `observed`
              D:int, # number of latent components
              prior:Prior=Prior(),

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from .ard import ARD, effective_components
 from .data import ZHANG_SET1_EIGENVALUES, ZHANG_SETS, make_gaussian_spectrum, make_zhang_set
 from .evidence import laplace_evidence
+from .linalg import one_blas_thread
 from .plots import (colour, hinton, plot_learning_curves, plot_posterior_bars, plot_pruning, plot_sphere,
                             plot_spectrum, plot_trace)
 from .rjmcmc import exact_posterior_q, sample_eigenvalues
@@ -81,7 +82,8 @@ class Panel:
     timings : list of float
         Wall-clock seconds of each completed update (compute and draw).
     error : str or None
-        The message of the last rejected input, None when the last update succeeded.
+        The message of the last failed update (a rejected input, or any other exception with its type name);
+        None when the last update succeeded. The panel shows it and keeps the last figure and live controls.
 
     Raises
     ------
@@ -165,6 +167,7 @@ class Panel:
         self.figure = fig
         self.image.value = figure_png(fig, self.dpi)
 
+    @one_blas_thread                          # many small products: one BLAS thread is fastest (see linalg)
     def _run(self, gen, background=False):
         with self._lock:                       # one update at a time; a superseded one stops at its next progress call
             if gen != self._gen: return
@@ -185,9 +188,10 @@ class Panel:
                 fig = self.draw(data)
             except Cancelled:
                 return
-            except ValueError as e:            # bad input from a control: say so, keep the last figure
-                self.error = str(e)
-                self.status.value = f'<span style="color:#D55E00">input error: {html.escape(str(e))}</span>'
+            except Exception as e:              # say so in the panel, keep the last figure; the controls stay live
+                self.error = str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}'
+                kind = 'input error' if isinstance(e, ValueError) else 'the update failed'
+                self.status.value = f'<span style="color:#D55E00">{kind}: {html.escape(self.error)}</span>'
                 return
             self.data, self.error = data, None
             self._show(fig)
