@@ -66,3 +66,32 @@ def test_probabilities_and_units():
 def test_bad_input(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         laplace_evidence(*args, **kwargs)
+
+
+@pytest.mark.parametrize('scale', [1e-300, 1e-150, 1e-16, 1.0, 1e16, 1e150, 1e300])
+def test_units_do_not_change_the_choice(scale):
+    # issue 20, item 3: a fixed floor of 1e-15 made nanometre-scale data choose k = 0
+    base = laplace_evidence(np.array([10., 8, 6, 1.1, 1, .9]), 100)
+    ev = laplace_evidence(np.array([10., 8, 6, 1.1, 1, .9]) * scale, 100)
+    np.testing.assert_allclose(ev.p, base.p, rtol=1e-9, atol=1e-300)
+    # a density of the data: multiplying the eigenvalues by c divides it by c^(N d / 2)
+    np.testing.assert_allclose(ev.log_evidence - base.log_evidence, -100 * 6 / 2 * np.log(scale), rtol=1e-12)
+    assert int(ev.p.argmax()) == 3
+
+
+def test_data_units_do_not_change_the_choice():
+    X = _data(5)
+    for s in (1e-120, 1e-8, 1e8, 1e120):
+        np.testing.assert_allclose(laplace_evidence(X * s).p, laplace_evidence(X).p, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize('spectrum', [[3., 1, 1, 1], [5., 5, 2, 1], [4., 2, 1, 1]])
+def test_tied_eigenvalues_are_refused_by_name(spectrum):
+    # issue 20, item 2: all-NaN p before
+    with pytest.raises(ValueError, match=r'data: eigenvalues \d and \d are equal'):
+        laplace_evidence(spectrum, 50)
+
+
+def test_nothing_varies_is_refused():
+    with pytest.raises(ValueError, match='data: every eigenvalue is 0'):
+        laplace_evidence([0., 0, 0], 10)

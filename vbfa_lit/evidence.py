@@ -68,14 +68,24 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     Returns
     -------
     Evidence
-        k (d,), log_evidence (d,) (a k whose eigenvalue lambda_k is below 1e-15 gets -inf) and p (d,)
-        normalised with a uniform prior on k.
+        k (d,), log_evidence (d,) (a k whose eigenvalue lambda_k is zero, below d x 2.2e-16 of lambda_1, gets
+        -inf) and p (d,) normalised with a uniform prior on k. p does not depend on the data's units;
+        log_evidence, a density of the data, shifts by -N d/2 log c when X is multiplied by sqrt(c).
 
     Raises
     ------
     ValueError
         NaN (use `vbfa_lit.VBPCA`) or infinite data, fewer than 2 samples or features, unsorted or negative
-        eigenvalues, n_samples missing or < 2.
+        eigenvalues, all eigenvalues 0, two positive eigenvalues equal, n_samples missing or < 2.
+
+    Notes
+    -----
+    The approximation needs distinct eigenvalues: a rotation between two tied directions leaves the
+    likelihood flat and its Laplace integral sqrt(2 pi / curvature) infinite. Eigenvalues of a sample
+    covariance are distinct; a population spectrum such as [3, 1, 1, 1] is refused with an error that says
+    so. Where two eigenvalues differ by less than about 1/sqrt(N) in relative terms the Laplace integral
+    over their angle exceeds the angle's range and the approximation is poor; scikit-learn's formula,
+    reproduced here, is used unchanged there.
 
     Examples
     --------
@@ -91,21 +101,34 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     """
     lam, N = _spectrum(data, n_samples)
     d = lam.size
+    if lam[0] <= 0: raise ValueError("data: every eigenvalue is 0 (nothing varies)")
+    # in units of the largest eigenvalue: the evidence of X in other units differs by -N d/2 log(unit) for every k
+    unit = lam[0]
+    lam = lam / unit
+    tiny = d * np.finfo(float).eps                         # an eigenvalue this small (relative) counts as zero
+    positive = lam[lam > tiny]
+    tie = np.nonzero(np.diff(positive) >= -tiny * positive[1:])[0]
+    if tie.size:
+        j = int(tie[0])
+        raise ValueError(f"data: eigenvalues {j + 1} and {j + 2} are equal ({positive[j] * unit:.6g}); Minka's "
+                         "Laplace approximation needs distinct eigenvalues (a rotation between tied directions "
+                         "leaves the likelihood flat, and its Laplace integral is infinite). Sample eigenvalues "
+                         "are distinct: for a population spectrum, draw data from it (vbfa_lit.data."
+                         "make_gaussian_spectrum) or use rjmcmc.exact_posterior_q")
     out = np.full(d, -np.inf)
     log_pi = np.log(np.pi)
     for k in range(d):
-        if k > 0 and lam[k - 1] < 1e-15: continue
+        if k > 0 and lam[k - 1] <= tiny: continue
         i = np.arange(1, k + 1)
         log_pu = -k * np.log(2.0) + np.sum(special.gammaln((d - i + 1) / 2) - (d - i + 1) / 2 * log_pi)
-        v = max(1e-15, lam[k:].sum() / (d - k))
+        v = max(tiny, lam[k:].sum() / (d - k))
         m = d * k - k * (k + 1) / 2
         hat = np.concatenate([lam[:k], np.full(d - k, v)])
         ii, jj = np.triu_indices(d, 1)
         keep = ii < k
         ii, jj = ii[keep], jj[keep]
-        with np.errstate(divide='ignore'):
-            log_az = np.sum(np.log((lam[ii] - lam[jj]) * (1 / hat[jj] - 1 / hat[ii])) + np.log(N))
+        log_az = np.sum(np.log((lam[ii] - lam[jj]) * (1 / hat[jj] - 1 / hat[ii])) + np.log(N))
         out[k] = (log_pu - N / 2 * np.sum(np.log(lam[:k])) - N * (d - k) / 2 * np.log(v)
                   + (m + k) / 2 * np.log(2 * np.pi) - log_az / 2 - k / 2 * np.log(N))
     p = np.exp(out - out.max())
-    return Evidence(np.arange(d), out, p / p.sum())
+    return Evidence(np.arange(d), out - N * d / 2 * np.log(unit), p / p.sum())
