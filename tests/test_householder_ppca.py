@@ -211,3 +211,18 @@ def test_breast_cancer_loader(monkeypatch):
     monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
     with pytest.raises(ImportError, match='scikit-learn'):
         load_breast_cancer_standardised()
+
+
+def test_double_precision_inside_the_call_with_a_large_offset():
+    # issue 20, item 1: in float32 an offset of 1e6 gave noise_std 1.78 and sigma 2.87 (the data say 0.41, 0.93)
+    jax = pytest.importorskip('jax')
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3)) @ np.diag([1, .5, .3]) + 1e6
+    lam = np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1]
+    noise_ml, sigma_ml = np.sqrt(lam[1:].mean()), np.sqrt(lam[0] - lam[1:].mean())     # W = u sigma, ML PPCA
+    before = jax.config.jax_enable_x64
+    res = householder_ppca(X, 1, num_warmup=300, num_samples=300, num_chains=2, random_state=0)
+    assert jax.config.jax_enable_x64 == before                        # the caller's setting is left alone
+    # posterior sd of noise_std at N = 5000 is about 0.41 / sqrt(2 N) = 0.004: 0.02 is five of them
+    assert abs(res.samples['noise_std'].mean() - noise_ml) < 0.02
+    assert abs(res.samples['sigma'].mean() / sigma_ml - 1) < 0.05

@@ -135,6 +135,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                       'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._check_nuts_args': ( 'householder_ppca.html#_check_nuts_args',
                                                                                            'vbfa_lit/householder_ppca.py'),
+                                           'vbfa_lit.householder_ppca._double_precision': ( 'householder_ppca.html#_double_precision',
+                                                                                            'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._import_numpyro': ( 'householder_ppca.html#_import_numpyro',
                                                                                           'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._log_likelihood': ( 'householder_ppca.html#_log_likelihood',
