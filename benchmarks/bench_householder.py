@@ -29,7 +29,7 @@ def nuts(p):
 
 
 CASES = [Case(name, nuts, dict(parameterisation=name, warmup=1000, samples=1000, chains=4, dense_mass=True),
-              quick=dict(warmup=5, samples=5, chains=1, dense_mass=False),
+              quick=dict(warmup=30, samples=10, chains=2, dense_mass=False),
               needs=('numpyro',), rounds=2) for name in ('householder', 'standard')]
 
 

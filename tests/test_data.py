@@ -54,9 +54,11 @@ def test_a_generator_passed_in_is_advanced():
     assert g.random() == h.random()
 
 
-@pytest.mark.parametrize('bad', [-1, 1.5, 'seed', True])
-def test_bad_random_state(bad):
-    with pytest.raises(ValueError, match='random_state'): check_random_state(bad)
+@pytest.mark.parametrize('bad, error', [(-1, ValueError), (1.5, TypeError), ('seed', TypeError), (True, TypeError)])
+def test_bad_random_state(bad, error):
+    # one rule for the package (vbfa_lit.validation): the wrong kind of value is a TypeError, a negative seed a
+    # ValueError, both naming the argument
+    with pytest.raises(error, match='^random_state'): check_random_state(bad)
 
 
 # ---------------------------------------------------------------- generators: the lessons' data, exactly
@@ -208,7 +210,7 @@ def test_householder_U_is_uniform_on_the_stiefel_manifold():
     (lambda: make_ppca(10, 3, [1.0], mean='zero'), 'mean'),
 ])
 def test_bad_arguments_name_the_argument(call, arg):
-    with pytest.raises(ValueError, match=arg): call()
+    with pytest.raises((TypeError, ValueError), match=arg): call()     # TypeError for a float count (2.5)
 
 
 # ---------------------------------------------------------------- a local HTTP server
@@ -459,3 +461,20 @@ def test_import_is_light():
     code = ("import sys, vbfa_lit.data; heavy = [m for m in ('sklearn', 'pandas', 'sympy', 'jax', 'numpyro') "
             "if m in sys.modules]; print(heavy); assert not heavy")
     subprocess.run([sys.executable, '-c', code], check=True)
+
+
+def test_one_random_state_rule_across_modules():
+    # issue 20, item 11: a legacy RandomState(0) gave different streams in different modules
+    from vbfa_lit.stiefel import sample_stiefel
+    from vbfa_lit.rjmcmc import rjmcmc_pca_from_eigenvalues
+    from vbfa_lit.validation import check_random_state as one_rule
+    import vbfa_lit.estimator, vbfa_lit.rjmcmc, vbfa_lit.stiefel, vbfa_lit.data
+    for mod in (vbfa_lit.estimator, vbfa_lit.rjmcmc, vbfa_lit.stiefel, vbfa_lit.data):
+        assert mod.check_random_state is one_rule
+    a = sample_stiefel(4, 2, random_state=np.random.RandomState(0))
+    b = sample_stiefel(4, 2, random_state=one_rule(np.random.RandomState(0)))
+    np.testing.assert_array_equal(a, b)
+    seq = np.random.SeedSequence(3)
+    np.testing.assert_array_equal(sample_stiefel(4, 2, random_state=seq), sample_stiefel(4, 2, random_state=np.random.default_rng(3)))
+    with pytest.raises(ValueError, match='^random_state'):
+        rjmcmc_pca_from_eigenvalues([3.0, 2.0, 1.0], 50, n_sweeps=10, burn_in=5, random_state=-1)

@@ -129,9 +129,9 @@ def test_bad_X(X, exc, match):
     (dict(effective_tol=-0.1), ValueError, r'^effective_tol: expected a finite number >= 0'),
     (dict(storage='csc'), ValueError, r'^storage: expected one of'),
     (dict(progress='yes'), TypeError, r'^progress: expected True or False'),
-    (dict(random_state=-1), ValueError, r'^random_state: expected an integer >= 0'),
-    (dict(random_state='seed'), TypeError, r'^random_state: expected an integer'),
-    (dict(random_state=1.5), TypeError, r'^random_state: expected an integer'),
+    (dict(random_state=-1), ValueError, r'^random_state: expected a non-negative int'),
+    (dict(random_state='seed'), TypeError, r'^random_state: expected None, a non-negative int'),
+    (dict(random_state=1.5), TypeError, r'^random_state: expected None, a non-negative int'),
 ] + [(dict([(name, value)]), ValueError, rf'^{name}: expected a finite number > 0')
      for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in (0, -1e-5, np.inf, np.nan)]
   + [(dict([(name, value)]), TypeError, rf'^{name}: expected a real number')

@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['LUTTINEN_ILIN_SPECTRA', 'BISHOP_STDS', 'ZHANG_SETS', 'ZHANG_SET1_EIGENVALUES', 'ZHANG_POSTERIOR_Q', 'MINKA_SPECTRA',
            'MNIST_MIRRORS', 'MNIST_FILES', 'MNIST_MD5', 'MOVIELENS_100K_URLS', 'MOVIELENS_100K_SHA256',
-           'MOVIELENS_100K_MD5', 'Bunch', 'check_random_state', 'make_gaussian_spectrum', 'make_luttinen_ilin',
-           'make_bishop_example', 'make_zhang_set', 'make_minka_spectrum', 'make_householder_example', 'make_low_rank',
-           'make_ppca', 'get_data_home', 'DownloadError', 'ChecksumError', 'fetch_file', 'read_idx', 'load_mnist',
+           'MOVIELENS_100K_MD5', 'Bunch', 'make_gaussian_spectrum', 'make_luttinen_ilin', 'make_bishop_example',
+           'make_zhang_set', 'make_minka_spectrum', 'make_householder_example', 'make_low_rank', 'make_ppca',
+           'get_data_home', 'DownloadError', 'ChecksumError', 'fetch_file', 'read_idx', 'load_mnist',
            'load_mnist_digit', 'load_movielens_100k', 'load_digits', 'load_breast_cancer']
 
 # %% ../nbs/01b_data.ipynb #04e9bc82
@@ -24,6 +24,8 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
+
+from .validation import check_int, check_random_state
 
 # %% ../nbs/01b_data.ipynb #09096c03
 class Bunch(dict):
@@ -47,41 +49,9 @@ class Bunch(dict):
         def show(v): return f'array{v.shape} {v.dtype}' if isinstance(v, np.ndarray) else repr(v)
         return 'Bunch(' + ', '.join(f'{k}={show(v)}' for k, v in self.items()) + ')'
 
-def check_random_state(random_state): # a numpy Generator
-    """Turn `random_state` into a :class:`numpy.random.Generator`.
 
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        None: fresh entropy. A non-negative int: a seed. A Generator: used as is, so its state advances and
-        a notebook that keeps drawing from it afterwards sees the same numbers as before. A legacy
-        RandomState: a seed is drawn from it.
-
-    Returns
-    -------
-    numpy.random.Generator
-
-    Raises
-    ------
-    ValueError
-        If `random_state` is a negative integer or of another type.
-    """
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if (isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_))
-            and random_state >= 0):
-        return np.random.default_rng(int(random_state))
-    raise ValueError("random_state: expected None, a non-negative int, a numpy Generator or RandomState, got "
-                     f"{random_state!r}")
 
 # %% ../nbs/01b_data.ipynb #59873cca
-def _check_int(name, value, low): # an int >= low
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
-    return int(value)
-
 def _check_fraction(name, value): # a float in [0, 1)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not 0 <= value < 1:
         raise ValueError(f"{name}: expected a fraction in [0, 1), got {value!r}")
@@ -161,7 +131,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     ((500, 3), False)
     """
     ev = _check_positive_vector('eigenvalues', eigenvalues)
-    N = _check_int('n_samples', n_samples, 1)
+    N = check_int('n_samples', n_samples, 1)
     missing = _check_fraction('missing', missing)
     rng = check_random_state(random_state)
     M = ev.size
@@ -284,7 +254,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     ((100, 10), 4)
     """
     s = _check_positive_vector('stds', stds)
-    N = _check_int('n_samples', n_samples, 1)
+    N = check_int('n_samples', n_samples, 1)
     rng = check_random_state(random_state)
     d = s.size
     basis, _ = np.linalg.qr(rng.normal(size=(d, d)))
@@ -360,7 +330,7 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
     if isinstance(set_number, bool) or set_number not in ZHANG_SETS:
         raise ValueError(f"set_number: expected one of {list(ZHANG_SETS)}, got {set_number!r}")
     var, N = ZHANG_SETS[set_number]
-    N = N if n_samples is None else _check_int('n_samples', n_samples, 1)
+    N = N if n_samples is None else check_int('n_samples', n_samples, 1)
     g = make_gaussian_spectrum(var, N, rotate=rotate, random_mean=False, random_state=random_state)
     var = np.asarray(var)
     return Bunch(X=g.X, variances=var, n_components=int((var > var.min()).sum()),
@@ -419,7 +389,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     if isinstance(experiment, bool) or experiment not in MINKA_SPECTRA:
         raise ValueError(f"experiment: expected one of {list(MINKA_SPECTRA)}, got {experiment!r}")
     ev, N = MINKA_SPECTRA[experiment]
-    N = N if n_samples is None else _check_int('n_samples', n_samples, 1)
+    N = N if n_samples is None else check_int('n_samples', n_samples, 1)
     g = make_gaussian_spectrum(ev, N, rotate=False, random_mean=False, random_state=random_state)
     return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
 
@@ -467,8 +437,8 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     >>> d.X.shape, d.W.shape
     ((150, 5), (5, 2))
     """
-    N = _check_int('n_samples', n_samples, 1)
-    D = _check_int('n_features', n_features, 1)
+    N = check_int('n_samples', n_samples, 1)
+    D = check_int('n_features', n_features, 1)
     s = _check_positive_vector('sigma', sigma)
     if s.size > D: raise ValueError(f"sigma: expected at most n_features={D} values, got {s.size}")
     nv = _check_nonneg('noise_variance', noise_variance)
@@ -524,9 +494,9 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     >>> d.X.shape
     (80, 12)
     """
-    N = _check_int('n_samples', n_samples, 1)
-    M = _check_int('n_features', n_features, 1)
-    D = _check_int('n_components', n_components, 1)
+    N = check_int('n_samples', n_samples, 1)
+    M = check_int('n_features', n_features, 1)
+    D = check_int('n_components', n_components, 1)
     scale = _check_nonneg('scale', scale)
     noise_std = _check_nonneg('noise_std', noise_std)
     missing = _check_fraction('missing', missing)
@@ -582,8 +552,8 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     >>> d.W.shape
     (10, 3)
     """
-    N = _check_int('n_samples', n_samples, 1)
-    M = _check_int('n_features', n_features, 1)
+    N = check_int('n_samples', n_samples, 1)
+    M = check_int('n_features', n_features, 1)
     s = _check_positive_vector('scales', scales)
     if s.size > M: raise ValueError(f"scales: expected at most n_features={M} values, got {s.size}")
     noise_std = _check_nonneg('noise_std', noise_std)
@@ -893,7 +863,7 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
     """
     if isinstance(digit, (bool, np.bool_)) or not isinstance(digit, Integral) or not 0 <= digit <= 9:
         raise ValueError(f"digit: expected an integer 0-9, got {digit!r}")
-    if n is not None: n = _check_int('n', n, 1)
+    if n is not None: n = check_int('n', n, 1)
     mnist = load_mnist(subset, data_home=data_home, download=download, mirrors=mirrors)
     index = np.flatnonzero(mnist.target == digit)
     if n is not None and n > index.size:

@@ -20,6 +20,7 @@ from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
+from .validation import check_int, check_random_state, check_real
 from .transformations import TRANSFORMATIONS, transform_posterior
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
@@ -161,35 +162,13 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
     return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
 
 # %% ../nbs/04a_estimator.ipynb #8fd24f45
-def _check_real(name, value, low=0.0, inclusive=False): # a float > low (or >= low when inclusive)
-    "A finite real hyperparameter with a lower bound."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {value!r}")
-    if not np.isfinite(value) or value < low or (value == low and not inclusive):
-        raise ValueError(f"{name}: expected a finite number {'>=' if inclusive else '>'} {low:g}, got "
-                         f"{value!r}")
-    return float(value)
-
-def _check_int(name, value, low): # an int >= low
-    "An integer hyperparameter with a lower bound."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {value!r}")
-    if value < low: raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
-    return int(value)
-
 def _check_choice(name, value, choices): # one of choices
     "A string hyperparameter from a fixed set."
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
     return value
 
-def _check_random_state(value): # a numpy Generator
-    """None, a non-negative int, a numpy Generator (used as is, so its state advances) or a legacy RandomState
-    (a seed is drawn from it)."""
-    if value is None or isinstance(value, np.random.Generator): return np.random.default_rng(value)
-    if isinstance(value, np.random.RandomState):
-        return np.random.default_rng(value.randint(0, 2**63 - 1, dtype=np.int64))
-    return np.random.default_rng(_check_int('random_state', value, 0))
+
 
 # %% ../nbs/04a_estimator.ipynb #b1fab30a
 class VBPCA:
@@ -374,13 +353,13 @@ class VBPCA:
             prior=_check_choice('prior', self.prior, ('ard', 'broad')),
             noise=_check_choice('noise', self.noise, ('shared', 'per_feature')),
             transformations=_check_choice('transformations', self.transformations, TRANSFORMATIONS),
-            warmup_sweeps=_check_int('warmup_sweeps', self.warmup_sweeps, 0),
-            max_iter=_check_int('max_iter', self.max_iter, 1),
-            tol=_check_real('tol', self.tol, 0.0, inclusive=True),
-            effective_tol=_check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
+            warmup_sweeps=check_int('warmup_sweeps', self.warmup_sweeps, 0),
+            max_iter=check_int('max_iter', self.max_iter, 1),
+            tol=check_real('tol', self.tol, 0.0, inclusive=True),
+            effective_tol=check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
             storage=_check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
             **{
-                k: _check_real(k, getattr(self, k))
+                k: check_real(k, getattr(self, k))
                 for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
             },
         )
@@ -388,11 +367,11 @@ class VBPCA:
             raise TypeError(f"progress: expected True or False, got {self.progress!r}")
         if self.n_components is None: s['D'] = max(n_features - 1, 1)
         else:
-            s['D'] = _check_int('n_components', self.n_components, 1)
+            s['D'] = check_int('n_components', self.n_components, 1)
             if s['D'] > n_features:
                 raise ValueError(f"n_components: expected at most n_features = {n_features}, got "
                                  f"{self.n_components}")
-        s['rng'] = _check_random_state(self.random_state)
+        s['rng'] = check_random_state(self.random_state)
         return s
 
     @one_blas_thread

@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .stiefel import _check_int, _householder_columns, _log_sv_kernel, _rng
+from .stiefel import _householder_columns, _log_sv_kernel
+from .validation import check_int, check_random_state
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
@@ -288,9 +289,9 @@ class HouseholderPPCAResult:
 
 # %% ../nbs/08_householder_ppca.ipynb #c9a8ae2f
 def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection):
-    _check_int(num_warmup, 'num_warmup', 0)
-    _check_int(num_samples, 'num_samples')
-    _check_int(num_chains, 'num_chains')
+    check_int('num_warmup', num_warmup, 0)
+    check_int('num_samples', num_samples, 1)
+    check_int('num_chains', num_chains, 1)
     if parameterisation not in ('householder', 'standard'):
         raise ValueError(f"parameterisation must be 'householder' or 'standard', got {parameterisation!r}")
     if reflection not in ('swap', 'mezzadri'):
@@ -376,7 +377,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     """
     X = _check_data(X)
     D = X.shape[1]
-    Q = _check_int(n_components, 'n_components')
+    Q = check_int('n_components', n_components, 1)
     if Q > D: raise ValueError(f"n_components must be <= n_features = {D}, got {Q}")
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
     if not (isinstance(noise_prior_scale, numbers.Real) and noise_prior_scale > 0):
@@ -385,7 +386,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
                                                  and radius_concentration > 0):
         raise ValueError("radius_concentration must be None or a positive number, got "
                          f"{radius_concentration!r}")
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     stats = sufficient_statistics(X)
     model = _ppca_model(D, Q, stats, parameterisation, reflection, float(noise_prior_scale),
                         radius_concentration=radius_concentration)
@@ -429,12 +430,12 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
     ImportError, ValueError, TypeError
         As :func:`householder_ppca`.
     """
-    D, Q = _check_int(D, 'D'), _check_int(Q, 'Q')
+    D, Q = check_int('D', D, 1), check_int('Q', Q, 1)
     if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")
     _check_nuts_args(num_samples, num_samples, num_chains, parameterisation, reflection)
     model = _ppca_model(D, Q, None, parameterisation, reflection, sigma_log_kernel=_sigma_log_kernel,
                         radius_concentration=radius_concentration)
-    raw = _run_nuts(model, num_samples, num_samples, num_chains, _rng(random_state), False)[0]
+    raw = _run_nuts(model, num_samples, num_samples, num_chains, check_random_state(random_state), False)[0]
     return raw['W']
 
 def load_breast_cancer_standardised():

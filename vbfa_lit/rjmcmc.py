@@ -16,6 +16,7 @@ import numpy as np
 from scipy import special
 
 from .linalg import one_blas_thread
+from .validation import check_int, check_random_state
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
 def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
@@ -406,21 +407,6 @@ def _check_positive(name, value): # a finite float > 0
         raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
     return v
 
-def _check_int(name, value, low): # an int >= low
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: expected an int, got {value!r}")
-    if value < low: raise ValueError(f"{name}: expected an int >= {low}, got {value}")
-    return int(value)
-
-def _check_generator(random_state): # numpy Generator from None, an int, a Generator or a RandomState
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (bool, np.bool_)) or not (
-            random_state is None or isinstance(random_state, (int, np.integer, np.random.Generator))):
-        raise TypeError("random_state: expected None, an int, a numpy Generator or RandomState, got "
-                        f"{random_state!r}")
-    return np.random.default_rng(random_state)
-
 def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
     try: g = np.asarray(eigenvalues, dtype=float)
     except (TypeError, ValueError): raise TypeError("eigenvalues: expected an array of numbers") from None
@@ -551,15 +537,15 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     """
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
     ordered = _check_prior(prior)
-    n_samples = _check_int('n_samples', n_samples, 2 if likelihood else 0)
-    burn_in = _check_int('burn_in', burn_in, 0)
-    n_sweeps = _check_int('n_sweeps', n_sweeps, 1)
+    n_samples = check_int('n_samples', n_samples, 2 if likelihood else 0)
+    burn_in = check_int('burn_in', burn_in, 0)
+    n_sweeps = check_int('n_sweeps', n_sweeps, 1)
     if n_sweeps <= burn_in:
         raise ValueError(f"n_sweeps: expected more sweeps than burn_in = {burn_in}, got {n_sweeps}")
-    n_chains = _check_int('n_chains', n_chains, 1)
+    n_chains = check_int('n_chains', n_chains, 1)
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
-    rng = _check_generator(random_state)
+    rng = check_random_state(random_state)
     n = float(n_samples) if likelihood else 0.0
     draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered)
     res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
@@ -735,10 +721,10 @@ def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, withou
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
-    n = float(_check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
+    n = float(check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
-    density, n_tau = _check_int('density', density, 2), _check_int('n_tau', n_tau, 8)
+    density, n_tau = check_int('density', density, 2), check_int('n_tau', n_tau, 8)
     unit = _unit(g)                                   # the posterior of q is the same in units where g ~ 1
     return g / unit, n, r, alpha, eta * unit, density, n_tau, unit
 
@@ -845,7 +831,7 @@ def exact_posterior_mean(eigenvalues, n_samples, q:int, *, r=3.0, alpha=0.5, eta
     """
     g, n, r, alpha, eta, density, n_tau, unit = _exact_setup(eigenvalues, n_samples, r, alpha, eta, True,
                                                              density, n_tau)
-    q = _check_int('q', q, 1)
+    q = check_int('q', q, 1)
     if q > g.size - 1: raise ValueError(f"q: expected 1 <= q <= d-1 = {g.size - 1}, got {q}")
     fine = _tau_grid(q, g, n, r, alpha, eta, n_tau)
     base = _log_trapezoid(_log_joint_given_tau(fine, q, g, n, r, alpha, eta, density), fine)

@@ -12,14 +12,9 @@ import numbers
 import numpy as np
 from scipy import special
 
-# %% ../nbs/07_stiefel.ipynb #49fb18fe
-def _check_int(value, name:str, low:int=1)->int:
-    "`value` as an int >= `low`; TypeError for non-integers (bool included), ValueError below `low`."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < low: raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
+from .validation import check_int, check_random_state
 
+# %% ../nbs/07_stiefel.ipynb #49fb18fe
 def _check_size(size)->tuple:
     "`size` (None, an int or a tuple of ints) as a shape tuple."
     if size is None: return ()
@@ -31,15 +26,7 @@ def _check_size(size)->tuple:
         raise ValueError(f"size must hold non-negative integers, got {size!r}")
     return tuple(int(s) for s in size)
 
-def _rng(random_state)->np.random.Generator:
-    "A Generator from None, an int, a SeedSequence, a Generator, or a RandomState (a seed is drawn from it)."
-    if isinstance(random_state, np.random.Generator): return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
-    raise TypeError("random_state must be None, an int, a numpy.random.Generator or a "
-                    f"numpy.random.RandomState, got {type(random_state).__name__}")
+
 
 # %% ../nbs/07_stiefel.ipynb #5de3b855
 def householder_matrix(v, *, reflection='mezzadri'):
@@ -269,9 +256,9 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
     F. Mezzadri (2007), How to generate random matrices from the classical compact groups, Notices of
     the AMS 54(5), 592-604, Thm 2; R. S. Nirwan and N. Bertschinger (2019), ICML.
     """
-    D, Q = _check_int(D, 'D'), _check_int(Q, 'Q')
+    D, Q = check_int('D', D, 1), check_int('Q', Q, 1)
     if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")
-    size, rng = _check_size(size), _rng(random_state)
+    size, rng = _check_size(size), check_random_state(random_state)
     _check_reflection(reflection)
     z = rng.standard_normal(size + (D * Q - Q * (Q - 1) // 2,))
     ends = np.cumsum([D - q for q in range(Q)])
@@ -311,7 +298,7 @@ def haar_orthogonal(D, *, size=None, random_state=None):
     ----------
     F. Mezzadri (2007), Notices of the AMS 54(5), Thm 2.
     """
-    return sample_stiefel(_check_int(D, 'D'), D, size=size, random_state=random_state)
+    return sample_stiefel(check_int('D', D, 1), D, size=size, random_state=random_state)
 
 # %% ../nbs/07_stiefel.ipynb #b6847dc7
 def singular_value_logpdf(sigma, D):
@@ -357,7 +344,7 @@ def singular_value_logpdf(sigma, D):
         raise ValueError(f"sigma must have shape (..., Q) with Q >= 1, got {sigma.shape}")
     if not np.all(np.isfinite(sigma)): raise ValueError("sigma must be finite")
     Q = sigma.shape[-1]
-    D = _check_int(D, 'D')
+    D = check_int('D', D, 1)
     if D < Q: raise ValueError(f"D must be >= Q = sigma.shape[-1] = {Q}, got D={D}")
     ok = np.all(sigma > 0, axis=-1) & np.all(np.diff(sigma, axis=-1) < 0, axis=-1)
     s = np.where(ok[..., None], sigma, np.arange(Q, 0, -1.0))          # placeholders keep the logs finite
