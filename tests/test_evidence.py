@@ -95,3 +95,8 @@ def test_tied_eigenvalues_are_refused_by_name(spectrum):
 def test_nothing_varies_is_refused():
     with pytest.raises(ValueError, match='data: every eigenvalue is 0'):
         laplace_evidence([0., 0, 0], 10)
+
+
+def test_complex_data_refused():
+    with pytest.raises(ValueError, match='^data: complex'):
+        laplace_evidence(np.random.default_rng(0).normal(size=(20, 3)) + 1j)

@@ -226,3 +226,29 @@ def test_double_precision_inside_the_call_with_a_large_offset():
     # posterior sd of noise_std at N = 5000 is about 0.41 / sqrt(2 N) = 0.004: 0.02 is five of them
     assert abs(res.samples['noise_std'].mean() - noise_ml) < 0.02
     assert abs(res.samples['sigma'].mean() / sigma_ml - 1) < 0.05
+
+
+@pytest.mark.parametrize('kwargs, error, name', [
+    (dict(target_accept_prob=0.0), ValueError, 'target_accept_prob'),
+    (dict(target_accept_prob=1.5), ValueError, 'target_accept_prob'),
+    (dict(target_accept_prob='x'), TypeError, 'target_accept_prob'),
+    (dict(dense_mass='no'), TypeError, 'dense_mass'),
+    (dict(noise_prior_scale=np.inf), ValueError, 'noise_prior_scale'),
+    (dict(noise_prior_scale=-1.0), ValueError, 'noise_prior_scale'),
+    (dict(radius_concentration=np.inf), ValueError, 'radius_concentration'),
+    (dict(random_state=-1), ValueError, 'random_state'),
+    (dict(num_samples=0), ValueError, 'num_samples'),
+])
+def test_bad_arguments_are_named_before_any_sampling(kwargs, error, name):
+    # issue 20, items 9 and 10: these were accepted, or failed inside JAX/NumPyro with a message naming nothing
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(error, match=f'^{name}'):
+        householder_ppca(X, 1, num_warmup=2, num_samples=kwargs.pop('num_samples', 2), **kwargs)
+
+
+def test_complex_data_and_one_draw():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match='^X: complex'): householder_ppca(X + 1j, 1)
+    res = householder_ppca(X, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
+    d = res.diagnostics()                                            # was a ZeroDivisionError
+    assert np.all(np.isnan(d['r_hat']['sigma'])) and d['draws'] == 1

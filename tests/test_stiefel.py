@@ -286,3 +286,23 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match='nonzero'): householder_matrix([0.0, 0.0])
     with pytest.raises(ValueError, match='D'): singular_value_logpdf([3.0, 2.0, 1.0], 2)
     with pytest.raises(ValueError, match='finite'): singular_value_logpdf([np.inf, 1.0], 3)
+
+
+@pytest.mark.parametrize('scale', [1e-300, 1e-150, 1.0, 1e150, 1e300])
+def test_householder_to_stiefel_depends_on_directions_only(scale):
+    # issue 20, item 8: norms of 1e-300 were refused as zero, at 1e300 U was not orthogonal (or NaN)
+    vs = [np.array([3.0, 0.0, 4.0]), np.array([1.0, -2.0])]
+    ref = householder_to_stiefel(vs)
+    for reflection in ('mezzadri', 'swap'):
+        U = householder_to_stiefel([v * scale for v in vs], reflection=reflection)
+        np.testing.assert_allclose(U.T @ U, np.eye(2), atol=1e-14)
+        if reflection == 'mezzadri': np.testing.assert_allclose(U, ref, atol=1e-14)
+
+
+def test_singular_value_logpdf_far_in_the_tail_is_minus_inf_not_nan():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert singular_value_logpdf([1e200, 1.0], 3) == -np.inf
+        assert np.isfinite(singular_value_logpdf([1e10, 1.0], 3))   # log(s1^2 - s2^2) without overflow
+    assert sample_stiefel(5, 2, size=0).shape == (0, 5, 2)

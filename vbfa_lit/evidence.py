@@ -22,6 +22,8 @@ class Evidence(NamedTuple):
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N)
     """Eigenvalues and N from data X (n_samples, d) (unbiased covariance, as scikit-learn's
     explained_variance_) or from eigenvalues."""
+    if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
+        raise ValueError("data: complex data not supported; expected real numbers")
     try: a = np.asarray(data, dtype=float)
     except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
     if a.ndim == 2:

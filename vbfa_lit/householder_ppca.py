@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .stiefel import _householder_columns, _log_sv_kernel
-from .validation import check_int, check_random_state
+from .validation import check_int, check_random_state, check_real
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
@@ -26,6 +26,8 @@ class SufficientStatistics(NamedTuple):
 
 def _check_data(X, name='X'):
     "X as a finite 2-D float array with at least 2 rows, or a clear error."
+    if np.iscomplexobj(X):               # NumPy would drop the imaginary part with only a ComplexWarning
+        raise ValueError(f"{name}: complex data not supported; expected real numbers")
     try: X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be numeric, an array of shape (n_samples, n_features)") from None
@@ -218,8 +220,10 @@ def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ra
 
 def split_rhat(x):
     """Rank-normalised split R-hat (Vehtari et al., 2021) of draws shaped (chains, draws, ...)."""
-    x = _rank_normalise(np.asarray(x, dtype=float))
+    x = np.asarray(x, dtype=float)
     C, N = x.shape[:2]
+    if N < 4: return np.full(x.shape[2:], np.nan)                     # undefined with fewer than 2 draws a half
+    x = _rank_normalise(x)
     half = N // 2
     x = np.concatenate([x[:, :half], x[:, N - half:]], axis=0)        # 2C chains of `half` draws
     means, var_within = x.mean(1), x.var(1, ddof=1).mean(0)
@@ -233,7 +237,9 @@ def bulk_ess(x):
     the rank-normalised draws shaped (chains, draws, ...)."""
     _import_numpyro()
     from numpyro.diagnostics import effective_sample_size
-    return np.asarray(effective_sample_size(_rank_normalise(np.asarray(x, dtype=float))))
+    x = np.asarray(x, dtype=float)
+    if x.shape[1] < 4: return np.full(x.shape[2:], np.nan)           # undefined for so few draws
+    return np.asarray(effective_sample_size(_rank_normalise(x)))
 
 class HouseholderPPCAResult:
     """Posterior draws of Bayesian PPCA and their diagnostics (returned by :func:`householder_ppca`).
@@ -380,12 +386,13 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     Q = check_int('n_components', n_components, 1)
     if Q > D: raise ValueError(f"n_components must be <= n_features = {D}, got {Q}")
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
-    if not (isinstance(noise_prior_scale, numbers.Real) and noise_prior_scale > 0):
-        raise ValueError(f"noise_prior_scale must be a positive number, got {noise_prior_scale!r}")
-    if radius_concentration is not None and not (isinstance(radius_concentration, numbers.Real)
-                                                 and radius_concentration > 0):
-        raise ValueError("radius_concentration must be None or a positive number, got "
-                         f"{radius_concentration!r}")
+    noise_prior_scale = check_real('noise_prior_scale', noise_prior_scale)
+    if radius_concentration is not None: radius_concentration = check_real('radius_concentration', radius_concentration)
+    target_accept_prob = check_real('target_accept_prob', target_accept_prob)
+    if not target_accept_prob < 1:
+        raise ValueError(f"target_accept_prob: expected a probability in (0, 1), got {target_accept_prob!r}")
+    if not isinstance(dense_mass, (bool, np.bool_)):
+        raise TypeError(f"dense_mass: expected True or False, got {dense_mass!r}")
     rng = check_random_state(random_state)
     stats = sufficient_statistics(X)
     model = _ppca_model(D, Q, stats, parameterisation, reflection, float(noise_prior_scale),

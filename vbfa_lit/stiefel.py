@@ -198,8 +198,11 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
             raise ValueError(f"vectors[{q}] must have length D - {q} = {D - q} in its last axis (D = "
                              f"len(vectors[0])), got shape {v.shape}")
         if not np.all(np.isfinite(v)): raise ValueError(f"vectors[{q}] must be finite")
-        if np.any(np.sum(v * v, axis=-1) == 0):
+        if np.any(np.max(np.abs(v), axis=-1) == 0):
             raise ValueError(f"vectors[{q}] must be nonzero: a zero vector has no Householder reflection")
+    # a reflection depends on the direction of v only: divide by the largest entry, so that norms such as
+    # 1e-300 or 1e300 (whose squares underflow or overflow) give the same U as unit vectors
+    vs = [v / np.max(np.abs(v), axis=-1, keepdims=True) for v in vs]
     batch = np.broadcast_shapes(*(v.shape[:-1] for v in vs))
     if batch == () and reflection == 'mezzadri': return _householder_single(vs)
     return _householder_columns([np.broadcast_to(v, batch + v.shape[-1:]) for v in vs], reflection=reflection)
@@ -348,7 +351,8 @@ def singular_value_logpdf(sigma, D):
     if D < Q: raise ValueError(f"D must be >= Q = sigma.shape[-1] = {Q}, got D={D}")
     ok = np.all(sigma > 0, axis=-1) & np.all(np.diff(sigma, axis=-1) < 0, axis=-1)
     s = np.where(ok[..., None], sigma, np.arange(Q, 0, -1.0))          # placeholders keep the logs finite
-    return np.where(ok, _log_sv_kernel(s, D) + _log_sv_const(D, Q), -np.inf)
+    with np.errstate(over='ignore'):     # sigma^2 / 2 beyond float64: the density underflows, log p = -inf
+        return np.where(ok, _log_sv_kernel(s, D) + _log_sv_const(D, Q), -np.inf)
 
 def _log_sv_const(D, Q): # log c_{D,Q} + Q log 2
     return (Q * Q / 2 * math.log(math.pi) - D * Q / 2 * math.log(2) - special.multigammaln(D / 2, Q)
@@ -358,5 +362,7 @@ def _log_sv_kernel(sigma, D, xp=np): # (..., Q) decreasing positive -> (...): lo
     Q = sigma.shape[-1]
     logp = xp.sum((D - Q) * xp.log(sigma) - sigma**2 / 2, axis=-1)
     for q in range(Q - 1):
-        logp = logp + xp.sum(xp.log(sigma[..., q:q + 1]**2 - sigma[..., q + 1:]**2), axis=-1)
+        # log(s_q^2 - s_j^2) as two logs: the squares of large sigma overflow, their difference need not
+        logp = logp + xp.sum(xp.log(sigma[..., q:q + 1] - sigma[..., q + 1:])
+                             + xp.log(sigma[..., q:q + 1] + sigma[..., q + 1:]), axis=-1)
     return logp
