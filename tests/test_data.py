@@ -478,3 +478,79 @@ def test_one_random_state_rule_across_modules():
     np.testing.assert_array_equal(sample_stiefel(4, 2, random_state=seq), sample_stiefel(4, 2, random_state=np.random.default_rng(3)))
     with pytest.raises(ValueError, match='^random_state'):
         rjmcmc_pca_from_eigenvalues([3.0, 2.0, 1.0], 50, n_sweeps=10, burn_in=5, random_state=-1)
+
+
+# ---------------------------------------------------------------- fetch_file under stress (issue 20, item 7)
+
+def _sha(b): return 'sha256:' + hashlib.sha256(b).hexdigest()
+
+
+def _fetch_in_child(args):
+    home, url, checksum = args
+    try: return data.fetch_file('blob.bin', url, checksum, data_home=home).read_bytes() == b'x' * 200000
+    except Exception as e: return repr(e)
+
+
+def test_processes_starting_from_a_corrupt_cache_all_succeed(tmp_path):
+    # before: 3 of 80 failed with FileNotFoundError (one process deleted the file another was hashing)
+    import multiprocessing as mp
+    payload = b'x' * 200000
+    src = tmp_path / 'src.bin'; src.write_bytes(payload)
+    results = []
+    with mp.get_context('spawn').Pool(4) as pool:
+        for round_ in range(6):
+            home = tmp_path / f'home{round_}'; home.mkdir()
+            (home / 'blob.bin').write_bytes(b'corrupt')
+            results += pool.map(_fetch_in_child, [(str(home), src.as_uri(), _sha(payload))] * 4)
+    assert results == [True] * len(results)
+
+
+class _Slow(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        import time
+        self.send_response(200)
+        if self.path == '/slow': self.end_headers()
+        else: self.end_headers()
+        try:
+            for _ in range(200):                                   # no Content-Length
+                self.wfile.write(b'y' * (1 << 16) if self.path == '/big' else b'y'); self.wfile.flush()
+                if self.path == '/slow': time.sleep(0.1)
+        except (BrokenPipeError, ConnectionResetError): pass
+
+
+@pytest.fixture
+def slow_server():
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Slow)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f'http://127.0.0.1:{srv.server_address[1]}'
+    srv.shutdown()
+
+
+def test_timeout_bounds_the_whole_download(slow_server, tmp_path):
+    # a byte every 0.1 s never trips a per-read timeout; the download as a whole is stopped
+    with pytest.raises(data.DownloadError, match='longer than timeout'):
+        data.fetch_file('f', slow_server + '/slow', _sha(b'z'), data_home=tmp_path, timeout=0.5)
+    assert not any(tmp_path.iterdir()) or not list(tmp_path.glob('**/*.part'))
+
+
+def test_a_known_size_stops_an_oversized_stream(slow_server, tmp_path):
+    with pytest.raises(data.DownloadError, match="more than the file's 1000 bytes"):
+        data.fetch_file('f', slow_server + '/big', _sha(b'z'), data_home=tmp_path, size=1000)
+    assert not list(tmp_path.glob('**/*.part'))
+
+
+@pytest.mark.parametrize('kwargs, name', [
+    (dict(subdir='../../up'), 'subdir'), (dict(subdir='/etc'), 'subdir'), (dict(filename='a/b.txt'), 'filename'),
+    (dict(filename='..'), 'filename'), (dict(timeout=0), 'timeout'), (dict(timeout=-1), 'timeout'),
+    (dict(size=0), 'size')])
+def test_fetch_arguments_named(tmp_path, kwargs, name):
+    args = dict(filename='f.txt', urls='file:///nonexistent', checksum=_sha(b'z'), data_home=tmp_path)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=f'^{name}'):
+        data.fetch_file(args.pop('filename'), args.pop('urls'), args.pop('checksum'), **args)
+    assert not (tmp_path.parent / 'up').exists()
+
+
+def test_package_mirrors_are_https():
+    assert all(u.startswith('https://') for u in data.MNIST_MIRRORS)

@@ -17,6 +17,7 @@ import http.client
 import os
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -617,11 +618,21 @@ class DownloadError(OSError):
 class ChecksumError(DownloadError):
     "A downloaded or cached file does not have the published checksum: it was deleted, never used."
 
-def _digest(path, algorithm): # hex digest of a file, read in 1 MiB blocks
+def _digest(path, algorithm): # hex digest of a file, read in 1 MiB blocks; None when it is not there
     h = hashlib.new(algorithm)
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
+    try:
+        with open(path, 'rb') as f:
+            for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
+    except FileNotFoundError: return None             # another process replaced or removed it meanwhile
     return h.hexdigest()
+
+def _plain_name(name, value): # a file or folder name that stays inside its parent
+    parts = Path(value).parts if value else ()
+    if not isinstance(value, str) or any(p in ('..', '/', '\\') or p.startswith('/') for p in parts) or (
+            name == 'filename' and (len(parts) != 1 or value in ('', '.'))):
+        what = 'a plain file name' if name == 'filename' else "a relative folder without '..'"
+        raise ValueError(f"{name}: expected {what} inside the data home, got {value!r}")
+    return value
 
 def _parse_checksum(checksum): # (algorithm, lower-case hex)
     if not isinstance(checksum, str) or ':' not in checksum:
@@ -633,11 +644,11 @@ def _parse_checksum(checksum): # (algorithm, lower-case hex)
         raise ValueError(f"checksum: expected 'sha256:' and 64 hex digits or 'md5:' and 32, got {checksum!r}")
     return algorithm, hexdigest.lower()
 
-def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=True, timeout=60):
+def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=True, timeout=60, size=None):
     """Return the path of a verified local copy of a data file, downloading it into the cache if needed.
 
-    A cached copy is used only if its checksum matches (a corrupt one is deleted and, if `download`,
-    fetched again). A download is streamed into a temporary file in the cache directory, its checksum
+    A cached copy is used only if its checksum matches (a corrupt one is replaced by a verified download,
+    or deleted when none succeeds). Several processes may fetch the same file at once. A download is streamed into a temporary file in the cache directory, its checksum
     computed on the way, and renamed into place only when it matches: an interrupted or corrupted
     download never leaves a file under the final name. The `urls` (mirrors) are tried in order.
 
@@ -656,7 +667,10 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     download : bool, default True
         False: never touch the network; fail if there is no valid cached copy.
     timeout : float, default 60
-        Seconds to wait for a server.
+        Seconds one download (one mirror) may take in all, not only between two packets.
+    size : int or None, default None
+        The file's size in bytes, when known: a transfer that announces or reaches another size is
+        stopped at once instead of being written in full before its checksum fails.
 
     Returns
     -------
@@ -665,7 +679,8 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     Raises
     ------
     ValueError
-        If `checksum` or `urls` is malformed.
+        If `checksum` or `urls` is malformed, `filename` is not a plain name, `subdir` leaves the data home,
+        or `timeout` or `size` is not positive.
     FileNotFoundError
         If `download` is False and there is no valid cached copy.
     ChecksumError
@@ -686,29 +701,42 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     urls = [urls] if isinstance(urls, str) else list(urls)
     if not urls or not all(isinstance(u, str) and u for u in urls):
         raise ValueError(f"urls: expected a URL or a non-empty list of URLs, got {urls!r}")
-    folder = get_data_home(data_home) / subdir
+    _plain_name('filename', filename); _plain_name('subdir', subdir)
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, Real) or not timeout > 0:
+        raise ValueError(f"timeout: expected seconds > 0, got {timeout!r}")
+    if size is not None: size = check_int('size', size, 1)
+    home = get_data_home(data_home)
+    folder = home / subdir
     target = folder / filename
-    if target.exists():
-        if _digest(target, algorithm) == expected: return target
-        target.unlink()                                  # corrupt or stale: never used
-        if not download:
-            raise ChecksumError(f"{target} did not have the expected {algorithm} checksum and was deleted; "
-                                f"call again with download=True to fetch a fresh copy")
-    elif not download:
-        raise FileNotFoundError(f"{filename} is not in the cache {folder} and download=False; "
-                                f"call with download=True, or put a copy from {urls[0]} there")
+    if not download:
+        found = _digest(target, algorithm)
+        if found == expected: return target
+        if found is None:
+            raise FileNotFoundError(f"{filename} is not in the cache {folder} and download=False; "
+                                    f"call with download=True, or put a copy from {urls[0]} there")
+        target.unlink(missing_ok=True)                   # corrupt or stale: never used
+        raise ChecksumError(f"{target} did not have the expected {algorithm} checksum and was deleted; "
+                            f"call again with download=True to fetch a fresh copy")
+    # a corrupt cached copy is not deleted here: a verified download replaces it atomically (os.replace), so
+    # several processes starting from it never see a missing or half-written file
+    if _digest(target, algorithm) == expected: return target
     folder.mkdir(parents=True, exist_ok=True)
     failures, corrupted = [], []
     for url in urls:
         fd, tmp = tempfile.mkstemp(prefix=f'.{filename}.', suffix='.part', dir=folder)
         try:
-            h = hashlib.new(algorithm)
+            h, deadline = hashlib.new(algorithm), time.monotonic() + timeout
             with os.fdopen(fd, 'wb') as out, urllib.request.urlopen(url, timeout=timeout) as response:
-                size, n = response.headers.get('Content-Length'), 0
-                for block in iter(lambda: response.read(1 << 16), b''):
+                announced, n = response.headers.get('Content-Length'), 0
+                if size is not None and announced is not None and announced.isdigit() and int(announced) != size:
+                    raise OSError(f"the server announces {announced} bytes, the file has {size}")
+                read = getattr(response, 'read1', response.read)   # what has arrived, so the deadline is kept
+                for block in iter(lambda: read(1 << 16), b''):
                     h.update(block); out.write(block); n += len(block)
-            if size is not None and size.isdigit() and n != int(size):
-                raise OSError(f"transfer cut off after {n} of {size} bytes")
+                    if size is not None and n > size: raise OSError(f"more than the file's {size} bytes sent")
+                    if time.monotonic() > deadline: raise OSError(f"download took longer than timeout={timeout} s")
+            if announced is not None and announced.isdigit() and n != int(announced):
+                raise OSError(f"transfer cut off after {n} of {announced} bytes")
             if h.hexdigest() != expected:
                 corrupted.append(f"{url}: {algorithm} {h.hexdigest()}, expected {expected}")
                 continue
@@ -719,6 +747,9 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
             failures.append(f"{url}: {e}")
         finally:
             if os.path.exists(tmp): os.unlink(tmp)
+    found = _digest(target, algorithm)
+    if found == expected: return target                  # another process finished meanwhile
+    if found is not None: target.unlink(missing_ok=True) # a corrupt cached copy is never used
     if corrupted:
         raise ChecksumError(
             f"{filename}: the download had the wrong checksum and was deleted ("
@@ -735,7 +766,6 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
 MNIST_MIRRORS = (  # tried in order; each holds the four gzipped IDX files under these names
     'https://storage.googleapis.com/cvdf-datasets/mnist/',   # tensorflow-datasets' source
     'https://ossci-datasets.s3.amazonaws.com/mnist/',        # torchvision's first mirror
-    'http://yann.lecun.com/exdb/mnist/',                     # the original site (often unavailable)
 )
 MNIST_FILES = {  # file: SHA-256 of the .gz file, from tensorflow-datasets (url_checksums/mnist.txt);
                  # the same files' MD5s in torchvision.datasets.MNIST.resources are in MNIST_MD5
