@@ -146,9 +146,9 @@ def one_blas_thread(func):
     """Decorator: run `func` with BLAS limited to one thread, the caller's setting restored afterwards.
 
     The package's loops make many small products, for which a second BLAS thread only adds waiting (see the
-    linear-algebra page). Applied to every public function that runs such a loop (`VBPCA.fit`, `transform`,
-    `score`, the samplers, the exact posterior, the widget updates); the limit is per call, so the user's own
-    code outside these calls keeps its threads.
+    linear-algebra page). Applied to every public function that runs such a loop (the fit, transform and
+    score methods of `VBPCA`, the samplers, the exact posterior, the widget updates); the limit is per call,
+    so the user's own code outside these calls keeps its threads.
 
     Parameters
     ----------
