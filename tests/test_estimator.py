@@ -593,3 +593,21 @@ def test_package_docstring_example_runs():
     runner = doctest.DocTestRunner()
     runner.run(test)
     assert runner.failures == 0 and runner.tries == 6
+
+
+def test_progress_bar_ends_where_the_fit_converged(capsys):
+    # issue 21: the bar stopped at "85/5000 2%" when the fit converged, which looked like a crash
+    X = np.random.default_rng(0).normal(size=(60, 4)) @ np.diag([3.0, 1.0, 0.3, 0.3])
+    est = VBPCA(progress=True, random_state=0).fit(X)
+    assert est.converged_
+    err = capsys.readouterr().err
+    assert f'(converged): 100%' in err and f'{est.n_iter_}/{est.n_iter_}' in err
+
+
+def test_transform_keeps_the_effective_components_first():
+    X = np.random.default_rng(1).normal(size=(200, 3)) @ np.random.default_rng(2).normal(size=(3, 10))
+    X += 0.1 * np.random.default_rng(3).normal(size=X.shape)
+    est = VBPCA(random_state=0).fit(X)
+    k = est.n_effective_components_
+    assert 0 < k < est.n_components_ and est.effective_components_[:k].all() and not est.effective_components_[k:].any()
+    np.testing.assert_array_equal(est.transform(X)[:, est.effective_components_], est.transform(X)[:, :k])

@@ -410,6 +410,9 @@ class VBPCA:
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
             fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
                            callback, transform=transform, transform_start=s['warmup_sweeps'])
+            if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
+                bar.total = bar.n
+                bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
         q = _ordered_columns(fit.q)
         # log-density of X = log-density of (X - c) / s - |O| log s
         shift = -n_obs * np.log(scale)
@@ -479,7 +482,11 @@ class VBPCA:
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
                  ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
         """Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W),
-        q(mu), q(tau)."""
+        q(mu), q(tau).
+
+        All `n_components_` columns are returned, in decreasing order of explained variance; the columns ARD
+        switched off (`effective_components_` False) come last and hold values near 0. To keep only the
+        effective ones: ``model.transform(X)[:, model.effective_components_]``."""
         self._check_fitted()
         arr = self._check_new(X)
         Z = latent_posterior((arr - self.center_) / self.scale_, self.posterior_)[0]
