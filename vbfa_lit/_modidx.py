@@ -91,6 +91,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'vbfa_lit.estimator.VBPCA.get_feature_names_out': ( 'estimator.html#vbpca.get_feature_names_out',
                                                                                         'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.VBPCA.get_params': ('estimator.html#vbpca.get_params', 'vbfa_lit/estimator.py'),
+                                    'vbfa_lit.estimator.VBPCA.impute': ('estimator.html#vbpca.impute', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.VBPCA.inverse_transform': ( 'estimator.html#vbpca.inverse_transform',
                                                                                     'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.VBPCA.score': ('estimator.html#vbpca.score', 'vbfa_lit/estimator.py'),

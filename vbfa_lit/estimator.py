@@ -492,6 +492,57 @@ class VBPCA:
         Z = latent_posterior((arr - self.center_) / self.scale_, self.posterior_)[0]
         return self._wrap(Z.astype(_out_dtype(X), copy=False), X)
 
+    @one_blas_thread
+    def impute(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
+               return_std:bool=False, # also return the predictive standard deviation of each filled entry
+              ): # X filled (n_samples, n_features); with return_std, also std (n_samples, n_features)
+        """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
+
+        For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed
+        entries, so new rows work as well as the training rows), and its variance under the fitted q is
+        w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], all in X's units. This is
+        the mean-field predictive: the factorised q is narrower than the true posterior, so these error
+        bars tend to be too narrow (lesson 01's variance shrinkage).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on.
+        return_std : bool, default False
+            Also return the predictive standard deviation of each filled entry (0 where observed).
+
+        Returns
+        -------
+        X_filled : ndarray or DataFrame, shape (n_samples, n_features)
+            Float64 (float32 stays float32); a DataFrame with X's columns under ``set_output(transform='pandas')``.
+        std : ndarray or DataFrame, shape (n_samples, n_features)
+            Only with `return_std`.
+
+        Raises
+        ------
+        NotFittedError
+            Before `fit`.
+        ValueError
+            If X has another number of features, infinities, or is not numeric.
+        """
+        self._check_fitted()
+        arr = self._check_new(X)
+        q, missing = self.posterior_, np.isnan(arr)
+        Z, Sx = latent_posterior((arr - self.center_) / self.scale_, q)
+        filled = np.where(missing, self.center_ + self.scale_ * (Z @ q.W.T + q.mu), arr)
+        dtype, names = _out_dtype(X), getattr(self, 'feature_names_in_', None)
+        if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
+        out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
+        if not return_std: return out
+        M, D = q.W.shape
+        Sw = np.broadcast_to(q.Sw, (M, D, D))
+        var = (np.einsum('md,nde,me->nm', q.W, Sx, q.W, optimize=True)
+               + np.einsum('nd,mde,ne->nm', Z, Sw, Z, optimize=True)
+               + Sx.reshape(len(Sx), D * D) @ Sw.reshape(M, D * D).T          # tr(S_x S_w), both symmetric
+               + q.vmu + q.b_tau / np.maximum(q.a_tau - 1, 1e-300))           # E[1/tau] of a Gamma(a, b)
+        std = np.where(missing, self.scale_ * np.sqrt(var), 0.0)
+        return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
+
     def fit_transform(self, X, y=None):
         "`fit(X)` then `transform(X)`."
         return self.fit(X, y).transform(X)
@@ -545,18 +596,19 @@ class VBPCA:
         self._sklearn_output_config = {'transform': transform}
         return self
 
-    def _wrap(self, Z, X): # Z in the configured container, with output feature names (and X's index)
+    def _wrap(self, Z, X, columns=None): # Z in the configured container, with output feature names (and X's index)
         kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
         # scikit-learn's global set_config(transform_output=...)
         if kind == 'default' and 'sklearn' in sys.modules:
             kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
         if kind == 'pandas':
             import pandas as pd
-            return pd.DataFrame(Z, columns=self.get_feature_names_out(),
+            return pd.DataFrame(Z, columns=self.get_feature_names_out() if columns is None else columns,
                                 index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
         if kind == 'polars':
             import polars as pl
-            return pl.DataFrame(Z, schema=list(self.get_feature_names_out()), orient='row')
+            names = self.get_feature_names_out() if columns is None else columns
+            return pl.DataFrame(Z, schema=list(names), orient='row')
         return Z
 
 def _out_dtype(X): # float32 stays float32; everything else gives float64
