@@ -241,10 +241,10 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
     ValueError
         If ``D < 1``, ``Q < 1``, ``Q > D``, `size` holds negative numbers or `reflection` is unknown.
 
-    See Also
-    --------
-    haar_orthogonal : the case ``Q = D``.
-    scipy.stats.ortho_group : Haar matrices on O(D), always ``D x D``.
+    Notes
+    -----
+    `haar_orthogonal` is the case ``Q = D``; scipy.stats.ortho_group draws the same Haar matrices on O(D),
+    always ``D x D``.
 
     Examples
     --------
