@@ -137,6 +137,38 @@ def test_extreme_eigenvalue_scales_and_data_beyond_the_range():
             rjmcmc_pca(X * c, n_sweeps=20, burn_in=10)
 
 
+def test_sharp_priors_exact_posterior_is_finite():
+    "r = 1e4 made the nested integral underflow (F_j = 0, then 0/0) and exact_posterior_q raise an IndexError."
+    g = np.array([9.0, 7.3, 5.2, 2.9, 1.1, 1.0, 0.98, 0.95, 0.9, 0.88])
+    for r in (1e3, 1e4, 1e6):
+        p = exact_posterior_q(g, 500, r=r)
+        assert np.all(np.isfinite(p)) and abs(p.sum() - 1) < 1e-12, (r, p)
+    # with r huge the precisions' prior Gamma(r, tau) pins them together: one component is all the data support
+    assert exact_posterior_q(g, 500, r=1e4)[0] > 0.999
+
+
+@pytest.mark.parametrize('a, b', [((10250.0, 12250.0), (1125.0, 2651.25)),   # 68 s.d. against the ordering
+                                  ((400.0, 500.0), (40.0, 150.0)), ((3.0, 4.0), (1.0, 2.0))])
+def test_ordered_integral_against_mpmath(a, b):
+    "The nested integral over 0 < x_1 < x_2 against 60-digit quadrature, also where the bumps contradict the order."
+    import mpmath as mp
+    from vbfa_lit.rjmcmc import _log_ordered_integral
+    with mp.workdps(60):
+        a1, a2, b1, b2 = map(mp.mpf, (*a, *b))
+        f = lambda x2: x2 ** (a2 - 1) * mp.exp(-b2 * x2) * mp.gammainc(a1, 0, b1 * x2) / b1 ** a1
+        ref = float(mp.log(mp.quad(f, sorted({mp.mpf(0), a2 / b2 / 4, a2 / b2, a1 / b1, 4 * a1 / b1, mp.inf}))))
+    got = _log_ordered_integral(np.array(a), np.array([b]), 8)[0]
+    assert abs(got - ref) < 1e-3, (got, ref)
+
+
+def test_subnormal_eigenvalues_named():
+    g = np.array([3.0, 2.0, 1.0]) * 1e-320
+    with pytest.raises(ValueError, match='eigenvalues: .*normal floating-point range'):
+        rjmcmc_pca_from_eigenvalues(g, 100, n_sweeps=20, burn_in=10)
+    with pytest.raises(ValueError, match='eigenvalues: .*normal floating-point range'):
+        exact_posterior_q(g, 100)
+
+
 GOOD_G = [3.0, 2.0, 1.0]
 BAD_SAMPLER = [  # (kwargs for rjmcmc_pca_from_eigenvalues, exception, the argument the message must name)
     (dict(eigenvalues=[1.0]), ValueError, 'eigenvalues'), (dict(eigenvalues=[1.0, 2.0]), ValueError, 'eigenvalues'),
