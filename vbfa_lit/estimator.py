@@ -20,7 +20,7 @@ from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
-from .validation import check_int, check_random_state, check_real
+from .validation import check_int, check_random_state, check_real, warn_caller
 from .transformations import TRANSFORMATIONS, transform_posterior
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
@@ -330,11 +330,11 @@ class VBPCA:
     def _check_names(self, X): # scikit-learn's rules for the feature names of new data
         names, fitted = feature_names(X), getattr(self, 'feature_names_in_', None)
         if names is None and fitted is not None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with "
-                          "feature names", UserWarning, stacklevel=3)
+            warn_caller(f"X does not have valid feature names, but {type(self).__name__} was fitted with "
+                          "feature names", UserWarning)
         elif names is not None and fitted is None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without feature names",
-                          UserWarning, stacklevel=3)
+            warn_caller(f"X has feature names, but {type(self).__name__} was fitted without feature names",
+                          UserWarning)
         elif names is not None and (len(names) != len(fitted) or np.any(names != fitted)):
             raise ValueError("The feature names should match those that were passed during fit.\n"
                              f"Fitted with: {list(fitted)}\nGot: {list(names)}")
@@ -434,24 +434,24 @@ class VBPCA:
         self.n_effective_components_ = int(self.effective_components_.sum())
         self._warn_degenerate(mask, varies, q, prior)
         if not fit.converged:
-            warnings.warn(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
+            warn_caller(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
                           f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
-                          ConvergenceWarning, stacklevel=2)
+                          ConvergenceWarning)
         return self
 
     def _warn_missing(self, mask):
         "A MissingDataWarning for rows or columns with nothing observed."
         (N, M), empty_rows, empty_cols = mask.shape, int((~mask.any(1)).sum()), int((~mask.any(0)).sum())
         if empty_rows:
-            warnings.warn(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
-                          "variables keep their prior", MissingDataWarning, stacklevel=3)
+            warn_caller(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
+                          "variables keep their prior", MissingDataWarning)
         if empty_cols:
-            warnings.warn(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
-                          "loadings and noise keep their priors", MissingDataWarning, stacklevel=3)
+            warn_caller(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
+                          "loadings and noise keep their priors", MissingDataWarning)
 
     def _warn_degenerate(self, mask, varies, q, prior):
         "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
-        say = lambda msg: warnings.warn(msg, DegenerateDataWarning, stacklevel=4)     # the caller of fit
+        say = lambda msg: warn_caller(msg, DegenerateDataWarning)
         listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
         if not varies:
             say("X: no feature varies (every observed value equals its column's mean): there is nothing for "

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import special
 
 from .linalg import one_blas_thread
-from .validation import check_int, check_random_state
+from .validation import check_int, check_random_state, warn_caller
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
 def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
@@ -560,11 +560,11 @@ def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat o
     if not np.nanmax(rhat, initial=1.0) > 1.1: return
     from .estimator import ConvergenceWarning
     k = int(np.nanargmax(rhat)) + 1
-    warnings.warn(f"rjmcmc: the chains disagree about p(q) (split R-hat of the indicator of q = {k} is "
+    warn_caller(f"rjmcmc: the chains disagree about p(q) (split R-hat of the indicator of q = {k} is "
                   f"{rhat[k - 1]:.3g} > 1.1): they have not converged; run more sweeps or chains. If each chain "
                   "stays at its own q, p(q) has modes that births and deaths (one step in q at a time) cannot "
                   "cross: compare with exact_posterior_q (affordable for d up to about 20)",
-                  ConvergenceWarning, stacklevel=3)
+                  ConvergenceWarning)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
