@@ -95,8 +95,8 @@ X_ok = low_rank(N=20, M=4)[0]
     (np.empty((0, 3)), ValueError, r'^X: found array with 0 sample'),
     (np.empty((5, 0)), ValueError, r'^X: found array with 0 feature'),
     (np.full((4, 3), np.nan), ValueError, r'^X: no observed value'),
-    (sparse.csr_matrix(np.eye(4)), TypeError, r'^X: sparse input is not supported'),
-    (sparse.csr_array(np.eye(4)), TypeError, r'^X: sparse input is not supported'),
+    (sparse.csr_matrix(np.eye(4)), TypeError, r"^X: sparse input needs VBPCA\(missing_values='unstored'\)"),
+    (sparse.csr_array(np.eye(4)), TypeError, r"^X: sparse input needs VBPCA\(missing_values='unstored'\)"),
 ])
 def test_bad_X(X, exc, match):
     with pytest.raises(exc, match=match):
@@ -386,10 +386,11 @@ def test_score_samples_against_scipy(noise, missing):
 # --- parameters, cloning, reproducibility ------------------------------------------------------------------------
 def test_get_params_set_params_round_trip():
     est = VBPCA(4, prior='broad', noise='per_feature', max_iter=77, tol=1e-4, random_state=5, beta=0.1,
-                a_alpha=0.2, b_alpha=0.3, a_tau=0.4, b_tau=0.5, alpha_broad=0.6, effective_tol=0.05, storage='dense')
+                a_alpha=0.2, b_alpha=0.3, a_tau=0.4, b_tau=0.5, alpha_broad=0.6, effective_tol=0.05, storage='dense',
+                missing_values='unstored')
     params = est.get_params()
     assert params == VBPCA(**params).get_params()
-    assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and len(params) == 17
+    assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and len(params) == 18
     assert clone(est).get_params() == params
     other = VBPCA()
     assert other.set_params(**params) is other and other.get_params() == params

@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataWarning', 'NotFittedError', 'feature_names', 'check_data',
-           'data_scale', 'explained_variance', 'latent_posterior', 'predictive_logpdf', 'VBPCA']
+           'data_scale', 'explained_variance', 'latent_posterior', 'predictive_logpdf', 'check_sparse',
+           'sparse_data_scale', 'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
 import numbers
@@ -61,10 +62,11 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
     mask, pandas NA) as NaN, no infinities."""
     if sparse.issparse(X):
-        raise TypeError(f"{name}: sparse input is not supported. In scikit-learn an unstored entry of a "
-                        "sparse matrix is an implicit zero, while VBPCA must know which entries are missing: "
-                        "pass a dense array with NaN at the missing entries (or X.toarray() if the zeros are "
-                        "observed values).")
+        raise TypeError(f"{name}: sparse input needs VBPCA(missing_values='unstored'), under which the "
+                        "unstored entries are the missing ones (an explicit zero is an observed 0). In "
+                        "scikit-learn an unstored entry is an implicit zero, so VBPCA does not guess: with "
+                        "the default missing_values=nan pass a dense array with NaN at the missing entries (or "
+                        "X.toarray() if the zeros are observed values).")
     hidden = None
     # masked = missing, whatever lies beneath
     if isinstance(X, np.ma.MaskedArray):
@@ -149,7 +151,9 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
                       W, # (M, D) loadings
                       psi, # (M,) noise variances
                      )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed
-    """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."""
+    """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised.
+    X may also be CSR whose stored entries are the observed ones (`check_sparse`)."""
+    if sparse.issparse(X): return _predictive_logpdf_sparse(X, mean, W, psi)
     mask = ~np.isnan(X)
     (M, D), N = W.shape, X.shape[0]
     r = np.where(mask, X - mean, 0.0)                                    # residuals, 0 where missing
@@ -160,6 +164,96 @@ def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
     quad = np.sum(r ** 2 / psi, 1) - np.sum(c ** 2, 1)
     logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + mask @ np.log(psi)
     return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
+
+def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, stored entries observed
+    (M, D), N, cols = W.shape, X.shape[0], X.indices
+    rows = np.repeat(np.arange(N), np.diff(X.indptr))
+    r = X.data - mean[cols]                                              # residuals of the stored entries
+    P = sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape)
+    A = np.eye(D) + (P @ (W[:, :, None] * W[:, None, :]).reshape(M, D * D)).reshape(N, D, D)
+    L = np.linalg.cholesky(A)
+    b = sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W
+    c = np.linalg.solve(L, b[:, :, None])[..., 0]
+    quad = np.bincount(rows, r ** 2 / psi[cols], minlength=N) - np.sum(c ** 2, 1)
+    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + np.bincount(rows, np.log(psi)[cols],
+                                                                                    minlength=N)
+    return -0.5 * (np.diff(X.indptr) * LOG2PI + logdet + quad)
+
+# %% ../nbs/04a_estimator.ipynb #sp01cd02
+def check_sparse(X, name:str='X'):
+    """Validate a SciPy sparse matrix whose stored entries are the observed values, without densifying it.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array, shape (n_samples, n_features)
+        Any format (CSR, CSC, COO, LIL, DOK, ...). A stored NaN counts as missing, like an unstored entry;
+        duplicate COO entries are summed, as SciPy does.
+    name : str
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (n_samples, n_features)
+        A float64 copy with sorted indices; explicit zeros kept (observed zeros).
+
+    Raises
+    ------
+    ValueError
+        Complex values, stored infinities, not two dimensions, or an empty axis.
+    TypeError
+        Values that are not numbers.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d sparse matrix (n_samples, n_features), got shape {X.shape}")
+    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+    if X.dtype.kind not in 'biuf': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+    for axis, what in ((1, 'feature'), (0, 'sample')):
+        if X.shape[axis] == 0:
+            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
+                             "required.")
+    X = sparse.csr_matrix(X, dtype=float, copy=True)
+    X.sum_duplicates()
+    n_inf = int(np.isinf(X.data).sum())
+    if n_inf:
+        raise ValueError(f"{name}: contains {n_inf} stored infinite value(s); an unstored entry (or a stored "
+                         "NaN) marks a missing one, +-inf is not allowed")
+    stored_nan = np.isnan(X.data)
+    if stored_nan.any():                                       # missing, like the unstored entries
+        C = X.tocoo()
+        keep = ~np.isnan(C.data)
+        X = sparse.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=X.shape)
+    X.sort_indices()
+    return X
+
+def sparse_data_scale(X, # (n_samples, n_features) CSR, stored entries observed
+                     ): # (center (n_features,), scale: a float, 0 when no feature varies)
+    """`data_scale` of a sparse matrix from its stored values alone: each feature's mean over its observed values
+    and the root mean square of the centred observed values."""
+    M, cols, v = X.shape[1], X.indices, X.data
+    n = np.maximum(np.bincount(cols, minlength=M), 1)
+    big = np.max(np.abs(v), initial=0.0) or 1.0                  # sums of values near 1e308 must not overflow
+    center = np.bincount(cols, v / big, minlength=M) / n * big
+    center += np.bincount(cols, v - center[cols], minlength=M) / n    # the mean to full precision
+    centred = v - center[cols]
+    big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares must neither underflow nor overflow
+    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(v.size, 1)))
+
+def standardise(X, # (n_samples, n_features): ndarray with NaN, or CSR whose stored entries are observed
+                center, # (n_features,)
+                scale:float,
+               ): # (X - center) / scale in the same form; for CSR only the stored entries change
+    "The data in the fitted units, (X - center) / scale; a sparse matrix keeps its pattern."
+    if not sparse.issparse(X): return (X - center) / scale
+    out = X.copy()
+    out.data = (out.data - center[out.indices]) / scale
+    return out
+
+def observed_counts(X, # (n_samples, n_features): ndarray with NaN, or CSR whose stored entries are observed
+                   ): # (per row (n_samples,), per column (n_features,)) numbers of observed values
+    "How many values each sample and each feature has observed."
+    if sparse.issparse(X): return np.diff(X.indptr), np.bincount(X.indices, minlength=X.shape[1])
+    mask = ~np.isnan(X)
+    return mask.sum(1), mask.sum(0)
 
 # %% ../nbs/04a_estimator.ipynb #8fd24f45
 def _check_choice(name, value, choices): # one of choices
@@ -211,7 +305,14 @@ class VBPCA:
     effective_tol : float, default 1e-2
         A column counts as effective if it explains at least this fraction of the total noise variance.
     storage : {'auto', 'dense', 'sparse'}, default 'auto'
-        Storage of the observed-entry mask; 'auto' is sparse (CSR) below 1% observed.
+        Storage of the observed-entry mask of dense input; 'auto' is sparse (CSR) below 1% observed. Sparse
+        input is always stored sparse.
+    missing_values : nan or 'unstored', default nan
+        What marks a missing entry. nan: NaN, a masked entry or pandas' NA in dense input; sparse input is
+        refused (scikit-learn reads an unstored entry as 0). 'unstored': X may also be a SciPy sparse matrix
+        (any format) whose stored entries are the observations (an explicit 0 is an observed 0, a stored NaN
+        is missing); it is never densified, and the fit equals that of the dense form with NaN. `transform`,
+        `score_samples`, `score` and `predict_entries` then accept the same form.
 
     Attributes
     ----------
@@ -278,13 +379,14 @@ class VBPCA:
     def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
-                 storage='auto'):
+                 storage='auto', missing_values=np.nan):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
         self.max_iter, self.tol, self.random_state, self.progress = max_iter, tol, random_state, progress
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
+        self.missing_values = missing_values
 
     # -- scikit-learn's parameter protocol, without importing scikit-learn
     @classmethod
@@ -339,9 +441,19 @@ class VBPCA:
             raise ValueError("The feature names should match those that were passed during fit.\n"
                              f"Fitted with: {list(fitted)}\nGot: {list(names)}")
 
-    def _check_new(self, X, name='X'): # validated (n_samples, n_features_in_) data
+    def _unstored(self): # True when unstored entries of sparse input are the missing ones
+        v = self.missing_values
+        if isinstance(v, str) and v == 'unstored': return True
+        if isinstance(v, float) and np.isnan(v): return False
+        raise ValueError(f"missing_values: expected nan or 'unstored', got {v!r}")
+
+    def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
+        if sparse.issparse(X) and allow_sparse and self._unstored(): return check_sparse(X, name)
+        return check_data(X, name)
+
+    def _check_new(self, X, name='X', allow_sparse=False): # validated (n_samples, n_features_in_) data
         self._check_names(X)
-        arr = check_data(X, name)
+        arr = self._check_input(X, name, allow_sparse)
         if arr.shape[1] != self.n_features_in_:
             raise ValueError(f"{name} has {arr.shape[1]} features, but {type(self).__name__} is expecting "
                              f"{self.n_features_in_} features as input")
@@ -349,6 +461,7 @@ class VBPCA:
 
     def _settings(self, n_features): # the checked hyperparameters
         "Check every hyperparameter; each error names its argument."
+        self._unstored()                                             # missing_values
         s = dict(
             prior=_check_choice('prior', self.prior, ('ard', 'broad')),
             noise=_check_choice('noise', self.noise, ('shared', 'per_feature')),
@@ -380,14 +493,14 @@ class VBPCA:
            ):
         """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self."""
         names = feature_names(X)
-        X = check_data(X)
+        X = self._check_input(X)
         (N, M), s = X.shape, self._settings(X.shape[1])
         if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
-        mask = ~np.isnan(X)
-        n_obs = int(mask.sum())
-        if n_obs == 0: raise ValueError("X: no observed value (every entry is NaN)")
-        self._warn_missing(mask)
-        center, scale = data_scale(X)
+        counts = observed_counts(X)
+        n_obs = int(counts[0].sum())
+        if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
+        self._warn_missing(*counts)
+        center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
         varies = scale > 0
         # nothing varies: no scale to learn from, the data stay as they are
         if not varies: scale = 1.0
@@ -395,9 +508,11 @@ class VBPCA:
             raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
                              "variance) float64 cannot hold; rescale X (the answer does not depend on its "
                              "units)")
-        Y = ((X - center) / scale).T
-        sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
-        data = observed(Y, mask=mask.T, sparse_storage=sparse_storage)
+        Y = standardise(X, center, scale).T
+        if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
+        else:
+            sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
+            data = observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage)
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
@@ -432,16 +547,16 @@ class VBPCA:
         self.alpha_ = w_prior.moments(q)[0]
         self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
         self.n_effective_components_ = int(self.effective_components_.sum())
-        self._warn_degenerate(mask, varies, q, prior)
+        self._warn_degenerate(counts, varies, q, prior)
         if not fit.converged:
             warn_caller(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
                           f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
                           ConvergenceWarning)
         return self
 
-    def _warn_missing(self, mask):
-        "A MissingDataWarning for rows or columns with nothing observed."
-        (N, M), empty_rows, empty_cols = mask.shape, int((~mask.any(1)).sum()), int((~mask.any(0)).sum())
+    def _warn_missing(self, per_row, per_col):
+        "A MissingDataWarning for rows or columns with nothing observed (per_row (N,), per_col (M,) counts)."
+        N, M, empty_rows, empty_cols = len(per_row), len(per_col), int((per_row == 0).sum()), int((per_col == 0).sum())
         if empty_rows:
             warn_caller(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
                           "variables keep their prior", MissingDataWarning)
@@ -449,8 +564,10 @@ class VBPCA:
             warn_caller(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
                           "loadings and noise keep their priors", MissingDataWarning)
 
-    def _warn_degenerate(self, mask, varies, q, prior):
-        "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
+    def _warn_degenerate(self, counts, varies, q, prior):
+        """A DegenerateDataWarning for each way in which the data leave the answer poorly determined (counts: the
+        numbers of observed values per row (N,) and per column (M,))."""
+        (per_row, per_feature), seen = counts, counts[1] > 0
         say = lambda msg: warn_caller(msg, DegenerateDataWarning)
         listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
         if not varies:
@@ -458,20 +575,19 @@ class VBPCA:
                 "components to explain, and n_effective_components_ = 0")
             return
         if self.n_effective_components_ == 0:
-            say(f"VBPCA kept no component: with {mask.shape[0]} samples the data cannot be told apart from "
+            say(f"VBPCA kept no component: with {len(per_row)} samples the data cannot be told apart from "
                 "noise (components_ are near zero; PCA would still report axes, but they are not supported "
                 "by the evidence)")
         # the rate of q(tau) is b_tau + err/2: when the prior's
         # b_tau is a tenth of it or more, the prior sets the noise
-        prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau,
-                                                    (mask.shape[1],)) & mask.any(0))
-        if len(prior_only) and (len(q.b_tau) > 1 or mask.any(0).all()):
+        prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau, seen.shape) & seen)
+        if len(prior_only) and (len(q.b_tau) > 1 or seen.all()):
             what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
             say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its "
                 f"prior (b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
                 + ("n_components = n_features leaves no room for noise" if q.W.shape[1] >= len(q.W) else
                    "constant, duplicated or linearly dependent columns?"))
-        few_rows, per_feature = int(mask.any(1).sum()), mask.sum(0)
+        few_rows = int((per_row > 0).sum())
         scarce = np.flatnonzero((per_feature > 0) & (per_feature < 3))
         if few_rows < 5 or len(scarce):
             detail = (f"{few_rows} samples with observed values" if few_rows < 5 else
@@ -488,9 +604,63 @@ class VBPCA:
         switched off (`effective_components_` False) come last and hold values near 0. To keep only the
         effective ones: ``model.transform(X)[:, model.effective_components_]``."""
         self._check_fitted()
-        arr = self._check_new(X)
-        Z = latent_posterior((arr - self.center_) / self.scale_, self.posterior_)[0]
+        arr = self._check_new(X, allow_sparse=True)
+        Z = latent_posterior(standardise(arr, self.center_, self.scale_), self.posterior_)[0]
         return self._wrap(Z.astype(_out_dtype(X), copy=False), X)
+
+    @one_blas_thread
+    def predict_entries(self, X, rows, cols, return_std:bool=False):
+        """Posterior predictive means (and standard deviations) of chosen entries of X, without densifying it.
+
+        For entry (n, m) the mean is <w_m>^T <x_n> + <mu_m>, q(x_n) computed from row n's observed entries, in
+        X's units: the filled value of `impute`, for the entries you ask for (a recommender's scores of unrated
+        items, say), at the cost of the rows' latent posteriors and O(len(rows) D^2).
+
+        Parameters
+        ----------
+        X : array_like or scipy.sparse matrix, shape (n_samples, n_features)
+            The rows the entries belong to; NaN where missing (or unstored, with
+            ``missing_values='unstored'``).
+        rows, cols : array_like of int, shape (n_entries,)
+            Row and column index of each entry wanted; observed entries may be asked for too (their
+            predictive value, not the observation).
+        return_std : bool, default False
+            Also return the predictive standard deviation of each entry (mean-field; see `impute`).
+
+        Returns
+        -------
+        mean : ndarray, shape (n_entries,)
+        std : ndarray, shape (n_entries,)
+            Only with `return_std`.
+
+        Raises
+        ------
+        NotFittedError
+            Before `fit`.
+        ValueError
+            rows or cols not 1-d, of different lengths, or out of range; X as in `transform`.
+        TypeError
+            rows or cols not integers.
+        """
+        self._check_fitted()
+        arr = self._check_new(X, allow_sparse=True)
+        rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
+        if len(rows) != len(cols):
+            raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+        q = self.posterior_
+        Z, Sx = latent_posterior(standardise(arr, self.center_, self.scale_), q)
+        mean = self.center_[cols] + self.scale_ * (np.einsum('kd,kd->k', Z[rows], q.W[cols]) + q.mu[cols])
+        if not return_std: return mean
+        M, D = q.W.shape
+        Sw = np.broadcast_to(q.Sw, (M, D, D))
+        e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))      # E[1/tau] of a Gamma
+        var = np.empty(len(rows))
+        for k in range(0, len(rows), 4096):                  # (4096, D, D) temporaries at most
+            r, c = rows[k:k + 4096], cols[k:k + 4096]
+            S, w, z = Sx[r if len(Sx) > 1 else np.zeros_like(r)], q.W[c], Z[r]
+            var[k:k + 4096] = (np.einsum('kd,kde,ke->k', w, S, w) + np.einsum('kd,kde,ke->k', z, Sw[c], z)
+                               + np.einsum('kde,ked->k', S, Sw[c]) + q.vmu[c] + e_noise[c])
+        return mean, self.scale_ * np.sqrt(var)
 
     @one_blas_thread
     def impute(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
@@ -565,8 +735,8 @@ class VBPCA:
         """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
         diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed."""
         self._check_fitted()
-        X = self._check_new(X)
-        psi = np.broadcast_to(np.asarray(self.noise_variance_, dtype=float), (self.n_features_in_,))
+        X = self._check_new(X, allow_sparse=True)
+        psi = np.broadcast_to(np.asarray(self.noise_variance_, dtype=float), (self.n_features_in_,)).copy()
         return predictive_logpdf(X, self.mean_, self.components_.T, psi)
 
     @one_blas_thread
@@ -610,6 +780,16 @@ class VBPCA:
             names = self.get_feature_names_out() if columns is None else columns
             return pl.DataFrame(Z, schema=list(names), orient='row')
         return Z
+
+def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
+    a = np.asarray(idx)
+    if a.ndim != 1: raise ValueError(f"{name}: expected a 1-d array of indices, got shape {a.shape}")
+    if a.size and a.dtype.kind not in 'iu':
+        raise TypeError(f"{name}: expected integer indices, got dtype {a.dtype}")
+    a = a.astype(np.int64)
+    if a.size and (a.min() < 0 or a.max() >= size):
+        raise ValueError(f"{name}: indices must lie in [0, {size}), got range [{a.min()}, {a.max()}]")
+    return a
 
 def _out_dtype(X): # float32 stays float32; everything else gives float64
     return np.float32 if getattr(X, 'dtype', None) == np.float32 else np.float64
