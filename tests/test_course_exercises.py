@@ -138,3 +138,13 @@ def test_01_exercise_3_lognormal_mean():
     import sympy as sp
     mu = GaussianFactor(r'\mu')
     with pytest.raises(ValueError, match='not a polynomial'): expectation(sp.exp(mu.vars[0]), [mu])
+
+
+def test_06_exercise_1_prior_on_q_with_and_without_the_factorial():
+    import math
+    from vbfa_lit.rjmcmc import exact_posterior_q
+    g1 = [8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876]
+    np.testing.assert_allclose(exact_posterior_q(g1, 1000, likelihood=False), 0.2, atol=1e-4)   # grid: 4e-5
+    p_un = exact_posterior_q(g1, 1000, likelihood=False, prior='unordered')
+    w = 1 / np.array([math.factorial(q + 1) for q in range(1, 6)])
+    np.testing.assert_allclose(p_un, w / w.sum(), atol=1e-5)     # the quadrature grid: about 2e-6

@@ -6,7 +6,7 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_jump_moves', 'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -935,4 +935,105 @@ def plot_shapes(terms, # sequence of (label, rows, cols) blocks and str operator
         x += w + 0.15
     ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
     ax.axis('off')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #rj0cd001
+def plot_jump_moves(birth, death, ax=None):
+    """The moves of a birth-death sampler between numbers of components: states 1..K as circles, births as arcs
+    above, deaths as arcs below, each labelled with its probability.
+
+    Parameters
+    ----------
+    birth, death : array_like, shape (K + 2,)
+        b_q and d_q indexed by q = 0..K+1 (as `rjmcmc.move_probabilities` returns them for d = K + 1); the states
+        drawn are q = 1..K.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One circle patch per state; the birth and death labels as texts, in order.
+
+    Raises
+    ------
+    ValueError
+        If `birth` and `death` differ in length or hold fewer than 3 values.
+
+    Examples
+    --------
+    >>> ax = plot_jump_moves([0, 1, .5, 0], [0, 0, .5, 1])
+    >>> [t.get_text() for t in ax.texts if t.get_text().startswith('b')]
+    ['b$_1$ = 1']
+    """
+    from matplotlib.patches import Circle, FancyArrowPatch
+    b, d = _as(birth, 1, 'birth'), _as(death, 1, 'death')
+    if b.shape != d.shape or b.size < 3:
+        raise ValueError(f"birth, death: expected equal lengths >= 3, got {b.size} and {d.size}")
+    K = b.size - 2
+    ax = _axes(ax, (1.3 * K + 1, 2.4))
+    for q in range(1, K + 1):
+        ax.add_patch(Circle((q, 0), 0.28, facecolor='white', edgecolor=colour(0), linewidth=1.5))
+        ax.text(q, 0, f'{q}', ha='center', va='center', fontsize=11)
+    for q in range(1, K):
+        for lo, hi, sign, p, name in ((q, q + 1, 1, b[q], f'b$_{q}$'), (q + 1, q, -1, d[q + 1], f'd$_{{{q + 1}}}$')):
+            ax.add_patch(FancyArrowPatch((lo + 0.2 * sign, 0.22 * sign), (hi - 0.2 * sign, 0.22 * sign),
+                                         connectionstyle=f'arc3,rad={-0.45 * sign}', arrowstyle='-|>',
+                                         mutation_scale=12, color=colour(1 if sign > 0 else 2), linewidth=1.2))
+            ax.text((lo + hi) / 2, 0.62 * sign, f'{name} = {p:g}', ha='center', va='center', fontsize=8)
+    ax.set(xlim=(0.4, K + 0.6), ylim=(-0.95, 0.95), aspect='equal')
+    ax.set_xlabel('number of components q (births above, deaths below)')
+    ax.set_yticks([]); ax.set_xticks([]); ax.grid(False)
+    ax.spines[['left', 'bottom', 'top', 'right']].set_visible(False)
+    return ax
+
+def plot_birth_state(x, s, v, ax=None):
+    """What a birth does to ordered precisions: the state 0 < x_1 < ... < x_q < s on one log axis, and below it
+    the state after the birth, with the new precision v placed between x_q and s.
+
+    Parameters
+    ----------
+    x : array_like, shape (q,)
+        The component precisions x_1 < ... < x_q.
+    s : float
+        The noise precision, above x_q.
+    v : float
+        The new precision, x_q < v < s.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Two rows of markers: y = 1 before (q + 1 points), y = 0 after (q + 2 points).
+
+    Raises
+    ------
+    ValueError
+        If the precisions are not positive and increasing, or v does not lie between x_q and s.
+
+    Examples
+    --------
+    >>> ax = plot_birth_state([1.0, 2.0], 5.0, 3.0)
+    >>> [len(l.get_xdata()) for l in ax.lines[:2]]
+    [3, 4]
+    """
+    x = _as(x, 1, 'x')
+    before = np.append(x, float(s))
+    if not (np.all(before > 0) and np.all(np.diff(before) > 0)):
+        raise ValueError("x, s: expected positive precisions 0 < x_1 < ... < x_q < s")
+    if not x[-1] < v < s: raise ValueError(f"v: expected x_q = {x[-1]:g} < v < s = {s:g}, got {v}")
+    after = np.sort(np.append(before, float(v)))
+    ax = _axes(ax, (6, 2.2))
+    q = x.size
+    ax.plot(before, np.ones_like(before), 'o', color=colour(0), ms=7)
+    ax.plot(after, np.zeros_like(after), 'o', color=colour(0), ms=7)
+    ax.plot([v], [0], 'o', color=colour(1), ms=9, zorder=3)
+    ax.axvspan(x[-1], s, ymin=0.05, ymax=0.45, color=colour(1), alpha=0.15, lw=0)
+    labels_before = [f'$x_{j + 1}$' for j in range(q)] + ['$s$']
+    labels_after = [f'$x_{j + 1}$' for j in range(q)] + [f'$v = x_{q + 1}$', '$s$']
+    for xs, y, labels in ((before, 1, labels_before), (after, 0, labels_after)):
+        for xv, lab in zip(xs, labels): ax.annotate(lab, (xv, y), xytext=(0, 9), textcoords='offset points',
+                                                    ha='center', fontsize=9)
+    ax.set_xscale('log')
+    ax.set(ylim=(-0.6, 1.6), yticks=[0, 1], yticklabels=[f'after: q = {q + 1}', f'before: q = {q}'],
+           xlabel='precision (log scale)')
     return ax
