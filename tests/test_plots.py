@@ -156,3 +156,23 @@ def test_ppca_density_orbit_angles_evidence_threshold_shapes():
     ax = plots.plot_shapes([('$Y$', 4, 6, 'M', 'N'), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
     assert [round(p.get_height() / p.get_width(), 3) for p in ax.patches] == [0.667, 2.0, 0.333]
     with pytest.raises(ValueError, match='terms'): plots.plot_shapes([('$Y$', 0, 6)])
+
+
+def test_jump_moves_and_birth_state():
+    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
+    from vbfa_lit.rjmcmc import move_probabilities
+    b, d = move_probabilities(5)
+    ax = plot_jump_moves(b, d)
+    texts = [t.get_text() for t in ax.texts]
+    assert [t for t in texts if t in '1234'] == ['1', '2', '3', '4']            # the states q = 1..d-1
+    assert 'b$_1$ = 1' in texts and 'd$_{4}$ = 1' in texts and 'b$_2$ = 0.5' in texts
+    with pytest.raises(ValueError, match='birth, death'):
+        plot_jump_moves([0, 1, 0], [0, 0])
+    ax = plot_birth_state([0.1, 0.2], 1.0, 0.5)
+    before, after = ax.lines[0].get_xdata(), ax.lines[1].get_xdata()
+    np.testing.assert_allclose(before, [0.1, 0.2, 1.0]); np.testing.assert_allclose(after, [0.1, 0.2, 0.5, 1.0])
+    with pytest.raises(ValueError, match='^v: '):
+        plot_birth_state([0.1, 0.2], 1.0, 0.15)
+    with pytest.raises(ValueError, match='^x, s: '):
+        plot_birth_state([0.2, 0.1], 1.0, 0.5)
+    plt.close('all')
