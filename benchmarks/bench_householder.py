@@ -12,8 +12,9 @@ TARGET_SECONDS = 60.0
 
 
 def nuts(p):
-    from vbfa_lit.householder_ppca import householder_ppca, load_breast_cancer_standardised
-    X, _, _ = load_breast_cancer_standardised()
+    from vbfa_lit.data import load_breast_cancer
+    from vbfa_lit.householder_ppca import householder_ppca
+    X = load_breast_cancer(standardize=True).X
     c0 = time.process_time()
     r = householder_ppca(X, 2, num_warmup=p['warmup'], num_samples=p['samples'], num_chains=p['chains'], random_state=p['seed'],
                          dense_mass=p['dense_mass'],

@@ -2,19 +2,13 @@
 import numpy as np
 
 
-def dataset1(seed, M=50, N=200, n_big=10, big=25.0, missing=0.2):
-    """Luttinen & Ilin's dataset 1 in the papers' orientation, Y (M features, N samples): covariance
-    Q diag(25 x10, 1 x40) Q^T with Q Haar-orthonormal, means ~ N(0, 1), 20% missing at random.
-    Returns (Y_full, Y_with_nan, missing_mask, mean, cov)."""
-    rng = np.random.default_rng(seed)
-    Q, R = np.linalg.qr(rng.standard_normal((M, M)))
-    Q = Q * np.sign(np.diag(R))
-    ev = np.ones(M)
-    ev[:n_big] = big
-    mean = rng.standard_normal(M)
-    Y = mean[:, None] + (Q * np.sqrt(ev)) @ rng.standard_normal((M, N))
-    miss = rng.random((M, N)) < missing
-    return Y, np.where(miss, np.nan, Y), miss, mean, (Q * ev) @ Q.T
+def dataset1(seed, missing=0.2):
+    """Luttinen & Ilin's dataset 1 in the papers' orientation, Y (M = 50 features, N = 200 samples), drawn by its one
+    generator `vbfa_lit.data.make_luttinen_ilin('1')`: covariance U diag(25 x10, 1 x40) U^T with U Haar, means ~ N(0, 1),
+    a `missing` fraction of the entries held out. Returns (Y_full, Y_with_nan, missing_mask, mean, cov)."""
+    from vbfa_lit.data import make_luttinen_ilin
+    d = make_luttinen_ilin('1', missing=missing, random_state=seed)
+    return d.X_full.T, d.X.T, d.test_mask.T, d.mean, d.covariance
 
 
 def dim200(seed):

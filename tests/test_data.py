@@ -554,3 +554,44 @@ def test_fetch_arguments_named(tmp_path, kwargs, name):
 
 def test_package_mirrors_are_https():
     assert all(u.startswith('https://') for u in data.MNIST_MIRRORS)
+
+
+def test_one_table_of_named_spectra():
+    from vbfa_lit.data import (LUTTINEN_ILIN_SPECTRA, MINKA_SPECTRA, SPECTRA, ZHANG_SETS, make_minka_spectrum,
+                               make_zhang_set)
+    assert {f for f, _ in SPECTRA} == {'luttinen_ilin', 'minka', 'zhang'}
+    for fam, view in (('luttinen_ilin', LUTTINEN_ILIN_SPECTRA), ('minka', MINKA_SPECTRA), ('zhang', ZHANG_SETS)):
+        assert all(view[k] is SPECTRA[fam, k] for k in view) and len(view) == sum(f == fam for f, _ in SPECTRA)
+    assert ZHANG_SETS[2][0] == MINKA_SPECTRA[1][0] and ZHANG_SETS[4][0] == MINKA_SPECTRA[2][0]
+    # Zhang's Set 2 and Minka's experiment 1 are one spectrum: the same seed draws the same data
+    np.testing.assert_array_equal(make_zhang_set(2, random_state=5).X, make_minka_spectrum(1, random_state=5).X)
+    with pytest.raises(ValueError, match='set_number'): make_zhang_set([1])
+
+
+def test_sample_covariance_eigenvalues_divisors_and_range():
+    from vbfa_lit.data import sample_covariance_eigenvalues
+    X = np.random.default_rng(0).normal(size=(50, 4)) * [3.0, 2.0, 1.0, 0.5] + 7.0
+    g0, N = sample_covariance_eigenvalues(X)
+    g1, _ = sample_covariance_eigenvalues(X, ddof=1)
+    np.testing.assert_allclose(g0, np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1], rtol=1e-12)
+    np.testing.assert_allclose(g1, np.linalg.eigvalsh(np.cov(X.T))[::-1], rtol=1e-12)
+    assert N == 50
+    for c in (2.0 ** 500, 2.0 ** -500):                                # exact at any power-of-two scale
+        np.testing.assert_array_equal(sample_covariance_eigenvalues(X * c)[0], g0 * c * c)
+    for bad, match in ((X[:, :1], 'at least 2 features'), (X[:1], 'at least 2 samples'), (X * 1e160, 'floating'),
+                       (np.where(np.eye(50, 4) > 0, np.nan, X), 'NaN'), (X + 1j, 'complex'), (X[0], '2-d')):
+        with pytest.raises(ValueError, match=match): sample_covariance_eigenvalues(bad)
+    with pytest.raises(ValueError, match='ddof'): sample_covariance_eigenvalues(X, ddof=2)
+
+
+def test_haar_sampler_is_the_one_behind_the_data():
+    from vbfa_lit.stiefel import haar_orthogonal, sample_stiefel
+    d = make_gaussian_spectrum([3.0, 2.0, 1.0], 10, random_state=4)
+    np.testing.assert_array_equal(d.components, haar_orthogonal(3, method='qr', random_state=4))
+    h = make_householder_example(random_state=2)
+    rng = np.random.default_rng(2); rng.standard_normal((150, 2))       # the latent X is drawn first
+    np.testing.assert_array_equal(h.U, sample_stiefel(5, 2, method='qr', random_state=rng))
+    U = sample_stiefel(6, 3, size=4000, method='qr', random_state=0)
+    np.testing.assert_allclose(np.einsum('...ji,...jk->...ik', U[0:1], U[0:1])[0], np.eye(3), atol=1e-12)
+    assert np.abs(U.mean(0)).max() < 4 * np.sqrt(1 / 6 / 4000)      # Haar: every entry has mean 0, variance 1/6
+    with pytest.raises(ValueError, match='method'): sample_stiefel(3, 2, method='svd')

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from vbfa_lit.householder_ppca import (SufficientStatistics, _log_likelihood, bulk_ess, householder_ppca,
-                                       load_breast_cancer_standardised, ppca_log_likelihood, sample_prior_W,
+                                       ppca_log_likelihood, sample_prior_W,
                                        split_rhat, sufficient_statistics)
 from vbfa_lit.stiefel import _householder_columns, haar_orthogonal, sample_stiefel
 
@@ -204,13 +204,14 @@ def test_missing_numpyro_gives_install_hint(monkeypatch):
 
 
 def test_breast_cancer_loader(monkeypatch):
-    X, names, y = load_breast_cancer_standardised()
-    assert X.shape == (569, 30) and len(names) == 30 and y.shape == (569,)
-    np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
-    np.testing.assert_allclose(X.std(0), 1, atol=1e-12)
+    from vbfa_lit.data import load_breast_cancer          # the one loader (lesson 08 uses it standardised)
+    d = load_breast_cancer(standardize=True)
+    assert d.X.shape == (569, 30) and len(d.feature_names) == 30 and d.target.shape == (569,)
+    np.testing.assert_allclose(d.X.mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(d.X.std(0), 1, atol=1e-12)
     monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
     with pytest.raises(ImportError, match='scikit-learn'):
-        load_breast_cancer_standardised()
+        load_breast_cancer(standardize=True)
 
 
 def test_double_precision_inside_the_call_with_a_large_offset():

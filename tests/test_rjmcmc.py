@@ -436,3 +436,26 @@ def test_result_repr_is_short():
     text = repr(res)
     assert text.startswith('RJMCMCResult(2 chain(s) x 500 kept draws, d = 6, N = 1000') and 'p(q) = {' in text
     assert len(text) < 300 and 'array' not in text
+
+
+def test_callback_sees_every_sweep_and_cancels():
+    from vbfa_lit.rjmcmc import SamplingCancelled, SweepState
+    g = [8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876]
+    seen = []
+    def cb(sweep, state):
+        assert isinstance(state, SweepState) and state.q.shape == (2,) and state.n_sweeps == 300
+        seen.append((sweep, state.q.copy()))
+    res = rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=300, burn_in=100, n_chains=2, random_state=3, callback=cb)
+    ref = rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=300, burn_in=100, n_chains=2, random_state=3)
+    np.testing.assert_array_equal(res.q, ref.q)                       # the callback does not change the draws
+    assert [s for s, _ in seen] == list(range(1, 301))
+    np.testing.assert_array_equal(np.array([q for _, q in seen[100:]]).T, res.q)
+    calls = []
+    with pytest.raises(SamplingCancelled, match='after sweep 5 of 300'):
+        rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=300, burn_in=100, random_state=3,
+                                    callback=lambda sweep, state: calls.append(sweep) or sweep == 5)
+    assert calls == [1, 2, 3, 4, 5]
+    class Stop(Exception): pass
+    def raiser(sweep, state): raise Stop()
+    with pytest.raises(Stop): rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=300, burn_in=100, callback=raiser)
+    with pytest.raises(TypeError, match='callback'): rjmcmc_pca_from_eigenvalues(g, 1000, callback=3)

@@ -7,8 +7,9 @@ import pytest
 
 pytest.importorskip('ipywidgets')
 from vbfa_lit.widgets import (ARDPruningPanel, HouseholderPanel, Panel, RJMCMCPanel, StaticSlider, VBPCAConvergencePanel,
-                              bishop_data, householder_steps, parse_spectrum, parse_stds, rjmcmc_chains, rjmcmc_data,
-                              static_slider, vbpca_data)
+                              householder_steps, parse_spectrum, parse_stds, rjmcmc_chains, rjmcmc_data,
+                              static_slider)
+from vbfa_lit.data import make_bishop_example, make_low_rank
 
 SMALL = dict(N=60, M=6, D=2)
 
@@ -77,8 +78,12 @@ def test_bad_input_is_reported_not_raised():
     assert p.error is None and p.data['W'].shape == (4, 3)
     with pytest.raises(ValueError, match='stds'): parse_stds('1')
     with pytest.raises(ValueError, match='stds'): parse_stds('1, -2')
-    with pytest.raises(ValueError, match='D'): vbpca_data(M=3, D=3)
-    with pytest.raises(ValueError, match='missing'): vbpca_data(missing=0.95)
+    p1 = VBPCAConvergencePanel(debounce=0, N=40, M=4, D=2)
+    p1.controls['D'].value = 4
+    assert p1.error.startswith('D: expected fewer components than features M = 4')
+    p1.controls['D'].value, p1.controls['N'].value, p1.controls['missing'].value = 2, 20, 0.8
+    p1.controls['M'].value = 3
+    assert p1.error.startswith('missing: so many entries missing')      # 20 samples of 3 features, 80% missing
     with pytest.raises(ValueError, match='unknown control'): VBPCAConvergencePanel(debounce=0, K=3)
     with pytest.raises(ValueError, match='debounce'): VBPCAConvergencePanel(debounce=-1)
 
@@ -95,7 +100,7 @@ def test_ard_panel_bishop_default_keeps_four():
     assert len(ax_p.lines) == 9 and [l.get_linestyle() for l in ax_p.lines].count('--') == 5
     np.testing.assert_allclose(sorted(pt.get_height() for pt in ax_s.patches)[::-1], p.data['eigenvalues'])
     # the eigenvalues are those of the data the panel generated
-    T_data = bishop_data(N=100, seed=1999)
+    T_data = make_bishop_example(100, random_state=1999).X
     np.testing.assert_allclose(p.data['eigenvalues'], np.sort(np.linalg.eigvalsh(np.cov(T_data.T, bias=True)))[::-1])
 
 
@@ -160,14 +165,18 @@ def test_householder_panel_samplers():
     p = HouseholderPanel(debounce=0, n=400)
     # numpy's QR without the sign fix: every first column has x_1 <= 0; the Householder sampler is uniform,
     # its mean x_1 within 4 Monte-Carlo standard errors (sd of x_1 on the sphere: 1/sqrt(3)) of 0
-    assert np.all(p.data['qr'][:, 0] <= 0)
+    assert np.all(p.data['qr'][:, 0] <= 0) and p.data['neg_x1']['qr'] == 1.0
     assert abs(p.data['mean_x1']['householder']) < 4 / np.sqrt(3 * 400)
+    assert p.figure.axes[2].get_title() == 'QR without sign fix: 100% with $x_1 < 0$'    # the bias, in the figure
+    # the uniform sampler: about half on each side (binomial sd 0.5 / sqrt(400) = 0.025)
+    assert abs(p.data['neg_x1']['householder'] - 0.5) < 4 * 0.025
     np.testing.assert_allclose(np.linalg.norm(p.data['householder'], axis=1), 1)
     png = p.image.value
     p.controls['sign_fix'].value = True
     assert abs(p.data['mean_x1']['qr']) < 4 / np.sqrt(3 * 400) and p.image.value != png
     ax_step, ax_h, ax_q = p.figure.axes
-    assert ax_q.get_title() == 'numpy QR with sign fix' and ax_h.name == '3d' and ax_step.name == '3d'
+    assert ax_q.get_title() == f"QR with sign fix: {p.data['neg_x1']['qr']:.0%} with $x_1 < 0$"
+    assert abs(p.data['neg_x1']['qr'] - 0.5) < 4 * 0.025 and ax_h.name == '3d' and ax_step.name == '3d'
 
 
 @pytest.mark.parametrize('D', [2, 3, 5])
@@ -313,7 +322,7 @@ def test_ard_panel_compares_p_of_q():
     np.testing.assert_allclose(d['pq_rjmcmc'].sum(), 1, rtol=1e-12)
     np.testing.assert_allclose(d['pq_laplace'].sum(), 1, rtol=1e-12)
     assert d['pq_q'].tolist() == list(range(1, 10)) and d['pq_k'].tolist() == list(range(10))
-    T = bishop_data(N=100, seed=1999)
+    T = make_bishop_example(100, random_state=1999).X
     np.testing.assert_allclose(d['pq_laplace'], laplace_evidence(T).p)
     ax_q = p.figure.axes[3]
     heights = [b.get_height() for b in ax_q.patches]

@@ -11,6 +11,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from .data import sample_covariance_eigenvalues
+
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
     """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
@@ -20,24 +22,20 @@ class Evidence(NamedTuple):
     p: np.ndarray
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N)
-    """Eigenvalues and N from data X (n_samples, d) (unbiased covariance, as scikit-learn's
-    explained_variance_) or from eigenvalues."""
+    """Eigenvalues and N from data X (n_samples, d) or from eigenvalues.
+
+    From X the divisor is N - 1 (`vbfa_lit.data.sample_covariance_eigenvalues` with ddof=1): Minka's formula is
+    used here as scikit-learn's PCA(n_components='mle') uses it, on explained_variance_, and this lesson checks
+    the two agree to 1e-8. The RJMCMC of lesson 06 (`vbfa_lit.rjmcmc.sample_eigenvalues`) takes divisor N, the
+    maximum-likelihood S of its likelihood; the factor N / (N - 1) moves the noise level, not the ranking of k."""
     if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
         raise ValueError("data: complex data not supported; expected real numbers")
     try: a = np.asarray(data, dtype=float)
     except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
     if a.ndim == 2:
-        N, d = a.shape
         if n_samples is not None:
             raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
-        if np.isnan(a).any():
-            raise ValueError("data: contains NaN; the evidence needs complete data; for missing values use "
-                             "vbfa_lit.VBPCA")
-        if not np.all(np.isfinite(a)): raise ValueError("data: contains infinite values")
-        if N < 2: raise ValueError(f"data: expected at least 2 samples (rows), got {N}")
-        if d < 2: raise ValueError(f"data: expected at least 2 features (columns), got {d}")
-        Xc = a - a.mean(0)
-        return np.linalg.eigvalsh(Xc.T @ Xc / (N - 1))[::-1], N
+        return sample_covariance_eigenvalues(a, ddof=1, name='data')
     if a.ndim != 1 or a.size < 2:
         raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
                          f"shape {a.shape}")
@@ -63,7 +61,10 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     ----------
     data : array_like, shape (n_samples, n_features) or (d,)
         Complete data X, whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the
-        mean is estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly.
+        mean is estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly. The divisor is
+        scikit-learn's (``explained_variance_``), so that the result equals its ``PCA(n_components='mle')``;
+        ``vbfa_lit.rjmcmc.sample_eigenvalues`` divides by n_samples instead, the maximum-likelihood covariance
+        of Zhang et al.'s likelihood. Both come from ``vbfa_lit.data.sample_covariance_eigenvalues``.
     n_samples : int or None
         N; only (and then required) with eigenvalues.
 

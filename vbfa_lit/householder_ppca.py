@@ -4,7 +4,7 @@ r"""The Householder parameterisation $\mathbf{W} = \mathbf{U}\operatorname{diag}
 
 # %% auto #0
 __all__ = ['SufficientStatistics', 'sufficient_statistics', 'ppca_log_likelihood', 'split_rhat', 'bulk_ess',
-           'HouseholderPPCAResult', 'householder_ppca', 'sample_prior_W', 'load_breast_cancer_standardised']
+           'HouseholderPPCAResult', 'householder_ppca', 'sample_prior_W']
 
 # %% ../nbs/08_householder_ppca.ipynb #29dd7a2c
 import math
@@ -444,28 +444,3 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
                         radius_concentration=radius_concentration)
     raw = _run_nuts(model, num_samples, num_samples, num_chains, check_random_state(random_state), False)[0]
     return raw['W']
-
-def load_breast_cancer_standardised():
-    """The Wisconsin diagnostic breast-cancer data (569 x 30) from scikit-learn's bundled copy, standardised.
-
-    Returns
-    -------
-    X : ndarray, shape (569, 30)
-        Each feature centred and scaled to unit (population) standard deviation.
-    feature_names : list of str
-    target : ndarray, shape (569,)
-        0 = malignant, 1 = benign.
-
-    Raises
-    ------
-    ImportError
-        If scikit-learn is not installed (``pip install scikit-learn``).
-    """
-    try:
-        from sklearn.datasets import load_breast_cancer
-    except ImportError as e:
-        raise ImportError("the breast-cancer example loads scikit-learn's bundled copy of the data: "
-                          "pip install scikit-learn (included in 'vbfa_lit[dev]')") from e
-    data = load_breast_cancer()
-    X = (data.data - data.data.mean(0)) / data.data.std(0)
-    return X, list(data.feature_names), data.target

@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['conditional_parameters', 'log_gamma_mass', 'truncated_gamma', 'move_probabilities', 'log_birth_ratio',
-           'effective_sample_size', 'QPosterior', 'RJMCMCResult', 'default_eta', 'rjmcmc_pca_from_eigenvalues',
-           'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q', 'exact_posterior_mean']
+           'effective_sample_size', 'QPosterior', 'RJMCMCResult', 'default_eta', 'SweepState', 'SamplingCancelled',
+           'rjmcmc_pca_from_eigenvalues', 'sample_eigenvalues', 'rjmcmc_pca', 'exact_posterior_q',
+           'exact_posterior_mean']
 
 # %% ../nbs/06_rjmcmc.ipynb #54b1f560
 import warnings
@@ -15,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
 from .validation import check_int, check_random_state, warn_caller
 
@@ -427,8 +429,18 @@ def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
     unit = _unit(g)                                                # mean(g) itself may overflow near 1e308
     return 1.2 / float(np.mean(g / unit)) / unit
 
+class SweepState(NamedTuple):
+    "What the `callback` of `rjmcmc_pca_from_eigenvalues` is shown after each sweep (copies, in the data's units)."
+    q: np.ndarray      # (n_chains,) int: each chain's number of components
+    tau: np.ndarray    # (n_chains,) each chain's tau
+    n_sweeps: int      # the sweeps the run will make in all
+    burn_in: int       # the first burn_in sweeps are not kept
+
+class SamplingCancelled(Exception):
+    "Raised by `rjmcmc_pca_from_eigenvalues` when its `callback` returns True: the run stops, nothing is returned."
+
 def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
-         include_z=True, ordered=True): # the sampler proper
+         include_z=True, ordered=True, callback=None): # the sampler proper
     # work in units where g is of order one: g / unit, eta unit, precisions unit x, tau / unit for a power of
     # two `unit`, so every draw equals the one in the data's units (no rounding changes) and any scale works
     unit = _unit(g)
@@ -461,6 +473,8 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
             _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
             if t >= burn_in:
                 out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
+            if callback is not None and callback(t + 1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
+                raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t + 1} of {n_sweeps}")
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -468,7 +482,7 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
 @one_blas_thread
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
                                 eta=None, n_chains=1, random_state=None, progress=False, likelihood=True,
-                                prior='ordered'):
+                                prior='ordered', callback=None):
     """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
 
     The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
@@ -495,6 +509,11 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
         Show a tqdm progress bar over sweeps.
+    callback : callable or None
+        ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
+        a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
+        Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. The
+        widgets use it for progress, a trace of q over every sweep, and to stop a superseded run.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
     prior : {'ordered', 'unordered'}
@@ -514,6 +533,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     ValueError
         Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
         burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior, complex eigenvalues.
+    SamplingCancelled
+        If `callback` returns True.
 
     Notes
     -----
@@ -550,7 +571,9 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
     rng = check_random_state(random_state)
     n = float(n_samples) if likelihood else 0.0
-    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
+    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, callback=callback)
     res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
     _warn_if_chains_disagree(res)
     return res
@@ -567,38 +590,29 @@ def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat o
                   ConvergenceWarning)
 
 def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
-    """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
+    """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N.
+
+    The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
+    maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
+    evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
+    through different conventions, and each is stated where it is used."""
     X = _check_real('X', X)
-    try: X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError): raise TypeError("X: expected a 2-d array of numbers") from None
-    if X.ndim != 2:
-        raise ValueError(f"X: expected a 2-d array (n_samples, n_features), got {X.ndim} dimension(s)")
-    N, d = X.shape
-    if np.isnan(X).any():
-        raise ValueError("X: contains NaN; the sampler needs complete data (its likelihood is a function of "
-                         "the eigenvalues of S); for missing values use vbfa_lit.VBPCA")
-    if not np.all(np.isfinite(X)): raise ValueError("X: contains infinite values")
-    if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got {N}")
-    if d < 2: raise ValueError(f"X: expected at least 2 features (columns), got {d}")
-    Xc = X - X.mean(0)
-    spread = np.abs(Xc).max(0)
+    g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
+    X = np.asarray(X, dtype=float)
+    spread = np.ptp(X, axis=0)
     if np.any(spread == 0):
         raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
                          "needs every eigenvalue g_j > 0 (drop constant columns)")
-    root = _unit(spread.max())                                     # a power of two: X / root is exact
-    Xc = Xc / root
-    g = np.linalg.eigvalsh(Xc.T @ Xc / N)[::-1]
+    d = g.size
     if g[-1] <= 1e-12 * g[0]:
         why = (f"n_samples = {N} <= n_features = {d}" if N <= d else
                "columns are collinear, e.g. duplicated or a sum of others")
         raise ValueError(f"X: the sample covariance is singular ({why}); the likelihood needs every "
                          f"eigenvalue g_j > 0 (smallest / largest eigenvalue: {max(g[-1], 0) / g[0]:.1e})")
-    with np.errstate(over='ignore', under='ignore'):
-        scaled = g * root * root
-    if not (np.all(np.isfinite(scaled)) and scaled[-1] >= np.finfo(float).tiny):
-        raise ValueError(f"X: its variances (about 2^{np.log2(g[0]) + 2 * np.log2(root):.0f}) lie outside the "
-                         "floating-point range; rescale X (the posterior of q does not depend on the units)")
-    return scaled, N
+    if not g[-1] >= np.finfo(float).tiny:
+        raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
+                         "rescale X (the posterior of q does not depend on the units)")
+    return g, N
 
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
                progress=False, prior='ordered'):

@@ -208,7 +208,7 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     return _householder_columns([np.broadcast_to(v, batch + v.shape[-1:]) for v in vs], reflection=reflection)
 
 # %% ../nbs/07_stiefel.ipynb #207ab34e
-def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri'):
+def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri', method='householder'):
     r"""Uniform (Haar) random points of the Stiefel manifold ``V_{Q,D} = {U in R^{D x Q} : U^T U = I}``.
 
     Mezzadri's Householder construction: ``Q`` Gaussian vectors of lengths ``D, D-1, ..., D-Q+1``
@@ -227,6 +227,11 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
         Source of randomness (a RandomState supplies a seed for a new Generator).
     reflection : {'mezzadri', 'swap'}, optional
         The reflection of :func:`householder_matrix`; the distribution is the same.
+    method : {'householder', 'qr'}, optional
+        ``'householder'``: the construction above. ``'qr'``: the Q factor of a ``D x Q`` Gaussian matrix
+        with the signs of ``diag(R)`` moved into its columns (Mezzadri's sign fix): the same law, from
+        ``D Q`` normal draws instead of ``D Q - Q (Q - 1) / 2``. The seeded data sets of
+        ``vbfa_lit.data`` draw their orientations this way, so their numbers stay those of the lessons.
 
     Returns
     -------
@@ -239,7 +244,8 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
     TypeError
         If `D`, `Q` or the entries of `size` are not integers, or `random_state` has the wrong type.
     ValueError
-        If ``D < 1``, ``Q < 1``, ``Q > D``, `size` holds negative numbers or `reflection` is unknown.
+        If ``D < 1``, ``Q < 1``, ``Q > D``, `size` holds negative numbers, or `reflection` or `method` is
+        unknown.
 
     Notes
     -----
@@ -263,13 +269,18 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri')
     if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")
     size, rng = _check_size(size), check_random_state(random_state)
     _check_reflection(reflection)
+    if method not in ('householder', 'qr'):
+        raise ValueError(f"method must be 'householder' or 'qr', got {method!r}")
+    if method == 'qr':                                 # Mezzadri's sign fix: diag(R) > 0
+        U, R = np.linalg.qr(rng.standard_normal(size + (D, Q)))
+        return U * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
     z = rng.standard_normal(size + (D * Q - Q * (Q - 1) // 2,))
     ends = np.cumsum([D - q for q in range(Q)])
     vs = [z[..., e - (D - q):e] for q, e in enumerate(ends)]
     if size == () and reflection == 'mezzadri': return _householder_single(vs)
     return _householder_columns(vs, reflection=reflection)
 
-def haar_orthogonal(D, *, size=None, random_state=None):
+def haar_orthogonal(D, *, size=None, random_state=None, method='householder'):
     r"""Haar-distributed random orthogonal matrices on O(D) (Mezzadri's Householder construction).
 
     Parameters
@@ -280,6 +291,9 @@ def haar_orthogonal(D, *, size=None, random_state=None):
         Batch shape; ``None`` returns one matrix.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
         Source of randomness.
+    method : {'householder', 'qr'}, optional
+        As :func:`sample_stiefel`: Householder reflections, or QR of a Gaussian matrix with the sign fix.
+        The package's one Haar sampler: every random orientation in ``vbfa_lit`` is drawn here.
 
     Returns
     -------
@@ -301,7 +315,7 @@ def haar_orthogonal(D, *, size=None, random_state=None):
     ----------
     F. Mezzadri (2007), Notices of the AMS 54(5), Thm 2.
     """
-    return sample_stiefel(check_int('D', D, 1), D, size=size, random_state=random_state)
+    return sample_stiefel(check_int('D', D, 1), D, size=size, random_state=random_state, method=method)
 
 # %% ../nbs/07_stiefel.ipynb #b6847dc7
 def singular_value_logpdf(sigma, D):
