@@ -14,7 +14,17 @@ from scipy import special
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
     """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
-    p(k | D) (uniform prior on k)."""
+    p(k | D) (uniform prior on k).
+
+    Attributes
+    ----------
+    k : np.ndarray
+        Ndarray of shape (d,): the numbers of components 0, ..., d-1.
+    log_evidence : np.ndarray
+        Ndarray of shape (d,): log p(D | k), the Laplace evidence of each k.
+    p : np.ndarray
+        Ndarray of shape (d,): p(k | D) under a uniform prior on k.
+    """
     k: np.ndarray
     log_evidence: np.ndarray
     p: np.ndarray
