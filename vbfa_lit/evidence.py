@@ -18,12 +18,12 @@ class Evidence(NamedTuple):
 
     Attributes
     ----------
-    k : np.ndarray
-        Ndarray of shape (d,): the numbers of components 0, ..., d-1.
-    log_evidence : np.ndarray
-        Ndarray of shape (d,): log p(D | k), the Laplace evidence of each k.
-    p : np.ndarray
-        Ndarray of shape (d,): p(k | D) under a uniform prior on k.
+    k : ndarray of shape (d,)
+        The numbers of components 0, ..., d-1.
+    log_evidence : ndarray of shape (d,)
+        Log p(D | k), the Laplace evidence of each k.
+    p : ndarray of shape (d,)
+        P(k | D) under a uniform prior on k.
     """
     k: np.ndarray
     log_evidence: np.ndarray

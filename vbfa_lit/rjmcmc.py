@@ -396,14 +396,14 @@ class QPosterior(NamedTuple):
 
     Attributes
     ----------
-    q : np.ndarray
-        Ndarray of shape (d-1,): the numbers of components 1, ..., d-1.
-    p : np.ndarray
-        Ndarray of shape (d-1,): p(q | D) estimated from the draws.
-    se : np.ndarray
-        Ndarray of shape (d-1,): Monte-Carlo standard errors of p.
-    ess : np.ndarray
-        Ndarray of shape (d-1,): effective sample sizes used for se.
+    q : ndarray of shape (d-1,)
+        The numbers of components 1, ..., d-1.
+    p : ndarray of shape (d-1,)
+        P(q | D) estimated from the draws.
+    se : ndarray of shape (d-1,)
+        Monte-Carlo standard errors of p.
+    ess : ndarray of shape (d-1,)
+        Effective sample sizes used for se.
     """
     q: np.ndarray
     p: np.ndarray
@@ -415,28 +415,22 @@ class QPosterior(NamedTuple):
 class RJMCMCResult:
     """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`).
 
-    Attributes: `q` (n_chains, n_kept) int, the number of components; `l` (n_chains, n_kept, d-1) the
-    principal variances l_1 > ... > l_q (NaN beyond q); `sigma2` and `tau` (n_chains, n_kept); `birth_rate`,
-    `death_rate` (n_chains,) accepted / proposed births and deaths over all sweeps (burn-in included);
-    `eigenvalues` (d,) the g_j used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters; `prior` 'ordered'
-    or 'unordered' (see `rjmcmc_pca_from_eigenvalues`).
-
     Attributes
     ----------
-    q : np.ndarray
-        Int ndarray of shape (n_chains, n_kept): the number of components of each kept draw.
-    l : np.ndarray
-        Ndarray of shape (n_chains, n_kept, d-1): the principal variances l_1 > ... > l_q (NaN beyond q).
-    sigma2 : np.ndarray
-        Ndarray of shape (n_chains, n_kept): the noise variance sigma^2.
-    tau : np.ndarray
-        Ndarray of shape (n_chains, n_kept): the rate of the prior of the precisions.
-    birth_rate : np.ndarray
-        Ndarray of shape (n_chains,): accepted / proposed births over all sweeps (burn-in included).
-    death_rate : np.ndarray
-        Ndarray of shape (n_chains,): accepted / proposed deaths over all sweeps (burn-in included).
-    eigenvalues : np.ndarray
-        Ndarray of shape (d,): the sample eigenvalues g_j used.
+    q : int ndarray of shape (n_chains, n_kept)
+        The number of components of each kept draw.
+    l : ndarray of shape (n_chains, n_kept, d-1)
+        The principal variances l_1 > ... > l_q (NaN beyond q).
+    sigma2 : ndarray of shape (n_chains, n_kept)
+        The noise variance sigma^2.
+    tau : ndarray of shape (n_chains, n_kept)
+        The rate of the prior of the precisions.
+    birth_rate : ndarray of shape (n_chains,)
+        Accepted / proposed births over all sweeps (burn-in included).
+    death_rate : ndarray of shape (n_chains,)
+        Accepted / proposed deaths over all sweeps (burn-in included).
+    eigenvalues : ndarray of shape (d,)
+        The sample eigenvalues g_j used.
     n_samples : int
         Number of samples N.
     r : float

@@ -248,7 +248,8 @@ def gamma_readoff(log_density, factor: GammaFactor):
 
     Returns
     -------
-    ndarray of shape (shape, rate)
+    tuple of sympy.Expr
+        (shape, rate).
     """
     poly, _ = _as_polynomial(log_density, [factor])
     allowed = {(0, 0), (1, 0), (0, 1)}
