@@ -19,6 +19,7 @@ cells and `nbdev_export()` cells are not executed; they keep their saved outputs
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import re
@@ -167,13 +168,25 @@ def nbdev_process(root: Path, exec_dir: Path, jobs: int) -> Path:
 
 # ---------------------------------------------------------------- 3. conversion + API reference page
 
-def published_urls(root: Path, lib_path: str) -> tuple[str, ...]:
-    "Where nbdev points symbol links (`doc_host` + `doc_baseurl` in `_modidx.py`), to make them local."
+def api_targets(root: Path, lib_path: str) -> dict[str, str | None]:
+    """nbdev's symbol anchors (`notation.html#gamma_kl`, from `_modidx.py`) -> the id autodoc gives the name's entry on
+    `api.html` (`vbfa_lit.notation.gamma_kl`), or None where the API page documents no such entry: a private name, a
+    name outside its module's `__all__`, a method without a docstring."""
+    import importlib
+    if str(root) not in sys.path: sys.path.insert(0, str(root))
     ns = {}
     exec((root / lib_path / '_modidx.py').read_text(encoding='utf-8'), ns)
-    st = ns.get('d', {}).get('settings', {})
-    host, base = st.get('doc_host', '').rstrip('/'), st.get('doc_baseurl', '').strip('/')
-    return (f'{host}/{base}' if base else host,) if host else ()
+    out = {}
+    for mod, syms in ns['d']['syms'].items():
+        try: m = importlib.import_module(mod)
+        except ImportError: m = None
+        for full, (url, _) in syms.items():
+            parts = full[len(mod) + 1:].split('.')
+            obj = m if m is not None and parts[0] in getattr(m, '__all__', ()) else None
+            for part in parts:
+                obj = None if obj is None or part.startswith('_') else getattr(obj, part, None)
+            out[url] = full if obj is not None and inspect.getdoc(obj) else None
+    return out
 
 
 def lib_modules(root: Path, lib_path: str) -> list[str]:
@@ -203,13 +216,15 @@ def api_markdown(pkg: str, modules: list[str], lessons: dict[str, str], pages: l
     "The API reference page: one autodoc section per module, linked to its lesson."
     by_nb = {p['notebook']: p for p in pages}
     out = ['# API reference', '',
-           f'Every public module of `{pkg}`, documented from the docstrings and the parameter '
-           'comments of the exported functions. The lesson that writes each module shows the '
+           f'Every public module of `{pkg}`, one section each, from the numpydoc docstrings that `help()` shows. '
+           'The lessons link here where they first use a name; the page that writes each module shows the '
            'derivation and the checks.']
     for m in modules:
         out += ['', f'## `{m}`', '']
         lesson = by_nb.get(lessons.get(m.split('.', 1)[-1], ''))
-        if lesson: out += [f"Written in the lesson [{lesson['title']}]({lesson['page']}.html).", '']
+        if lesson:
+            where = 'appendix page' if lesson.get('appendix') else 'lesson'
+            out += [f"Written in the {where} [{lesson['title']}]({lesson['page']}.html).", '']
         out += ['```{eval-rst}', f'.. automodule:: {m}', '   :members:', '```']
     return '\n'.join(out) + '\n'
 
@@ -342,8 +357,7 @@ def main(argv=None) -> int:
         with step('nbdev processing -> _proc/'):
             proc = nbdev_process(root, exec_dir, jobs)
         with step('convert _proc/ -> _build/sphinx_src/'):
-            pages = proc2sphinx.convert_tree(proc, src, extra_docs=['api'],
-                                             site_urls=published_urls(root, lib_path))
+            pages = proc2sphinx.convert_tree(proc, src, extra_docs=['api'], api=api_targets(root, lib_path))
             pkg = Path(lib_path).name
             api = api_markdown(pkg, lib_modules(root, lib_path), module_lessons(nbs), pages)
             (src / 'api.md').write_text(api, encoding='utf-8')

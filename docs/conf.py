@@ -4,7 +4,6 @@ Built by `docs/build_site.py` with `-c docs` from the generated sources in `_bui
 (converted from nbdev's `_proc/`). Everything the pages load is served from `_site/` itself:
 MathJax 3 comes from sphinx-mathjax-offline, the theme bundles its own CSS/JS and fonts.
 """
-import inspect
 import os
 import re
 import sys
@@ -69,7 +68,8 @@ html_last_updated_fmt = None
 html_show_sourcelink = False
 html_copy_source = False
 
-# autodoc: members in `__all__` order as nbdev writes them; docments comments become fields
+# autodoc + napoleon: members in `__all__` order as nbdev writes them; every public docstring is numpydoc
+# (tests/test_docstrings.py), so the API page and help() show the same text
 autodoc_member_order = 'bysource'
 autodoc_typehints = 'signature'
 autodoc_default_options = {'members': True, 'undoc-members': False}
@@ -78,48 +78,31 @@ napoleon_numpy_docstring = True
 napoleon_use_ivar = True        # attributes as fields of their class, not as separate targets
 
 
-def _rst_inline(s: str) -> str:
-    "A docments comment as reST: `code` becomes a literal, other markup characters are escaped."
-    parts = re.split(r'(`[^`]+`)', s)
-    return ''.join(f'`{p}`' if p.startswith('`') and p.endswith('`') and len(p) > 1
-                   else re.sub(r'([\\*_|])', r'\\\1', p) for p in parts)
-
-
 def _strip_nbdev_docs_line(app, what, name, obj, options, lines):
     "nbdev's module docstrings end with `Docs: <published URL>`; the site is that documentation."
     if what == 'module':
         lines[:] = [l for l in lines if not re.match(r'^\s*Docs:\s*https?://', l)]
 
 
-_NUMPYDOC_SECTION = re.compile(r'^\s*(Parameters|Returns|Yields)\n\s*-{3,}\s*$', re.M)
-
-
-def _docments_fields(app, what, name, obj, options, lines):
-    "Append the docments-style parameter comments (`x, # comment`) as :param: fields, unless numpydoc sections say it."
-    if what not in ('function', 'method', 'class') or not callable(obj): return
-    if _NUMPYDOC_SECTION.search(inspect.getdoc(obj) or ''): return      # napoleon renders those; no second copy
-    try:
-        from fastcore.docments import docments
-        d = docments(obj.__init__ if inspect.isclass(obj) else obj)
-    except Exception:
-        return
-    fields = []
-    for k, v in d.items():
-        if not v: continue
-        v = ' '.join(str(v).split())
-        if k == 'return': fields.append(f':returns: {_rst_inline(v)}')
-        else: fields.append(f':param {k}: {_rst_inline(v)}')
-    if fields:
-        if lines and lines[-1].strip(): lines.append('')
-        lines.extend(fields)
-
-
 _DOLLAR_MATH = re.compile(r'(?<![\\$])\$([^$\n]+?)\$(?!\$)')
 
 
 def _dollar_math(app, what, name, obj, options, lines):
-    "Docstrings write math as $...$ (markdown, as the lessons do); reST needs the math role."
-    lines[:] = [_DOLLAR_MATH.sub(lambda m: ':math:`' + m.group(1) + '`', l) for l in lines]
+    "Module docstrings (nbdev copies each notebook's description) write math as $...$; reST needs the math role."
+    if what == 'module': lines[:] = [_DOLLAR_MATH.sub(lambda m: ':math:`' + m.group(1) + '`', l) for l in lines]
+
+
+_TRAILING_UNDERSCORE = re.compile(r'(?<=\w)_(?=[^\w`]|$)')
+
+
+def _plain_underscores(app, what, name, obj, options, lines):
+    "Docstrings are plain text: `n_components_` or '05_' is a name, not a reST reference (code spans stay)."
+    doctest = False                                        # `>>>` blocks are literal: left alone
+    for i, l in enumerate(lines):
+        doctest = l.lstrip().startswith('>>>') or (doctest and bool(l.strip()))
+        if not doctest:
+            lines[i] = ''.join(p if p.startswith('`') else _TRAILING_UNDERSCORE.sub(r'\\_', p)
+                               for p in re.split(r'(``.*?``|`[^`]*`)', l))
 
 
 def _skip_namedtuple_aliases(app, what, name, obj, skip, options):
@@ -130,8 +113,8 @@ def _skip_namedtuple_aliases(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect('autodoc-process-docstring', _dollar_math)
+    app.connect('autodoc-process-docstring', _plain_underscores)
     app.connect('autodoc-skip-member', _skip_namedtuple_aliases)
-    app.connect('autodoc-process-docstring', _docments_fields)
     app.connect('autodoc-process-docstring', _strip_nbdev_docs_line)
     # sphinx-mathjax-offline only copies files on `build-finished` but does not declare itself
     # parallel-safe, which is a warning (an error under -W) with `-j 2`.

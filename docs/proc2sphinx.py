@@ -1,16 +1,20 @@
 """Turn nbdev's processed notebooks (`_proc/`) into a Sphinx/myst-nb source tree.
 
 nbdev prepares notebooks for Quarto. Sphinx + myst-nb reading them as-is loses the page titles
-(they live in a raw YAML front-matter cell), shows the `#|` directive lines, and docutils crashes
-on the `---` that starts every `show_doc` output. The pure functions below fix exactly that:
+(they live in a raw YAML front-matter cell), shows the `#|` directive lines, and prints nbdev's
+`show_doc` blocks (signatures and numpydoc sections) in the middle of the lessons. The pure
+functions below fix exactly that:
 
 - raw front matter -> a markdown cell with the page title (H1) and the description;
 - `#| echo: false` -> the `remove-input` cell tag (also `output: false`, `include: false`);
 - every remaining leading `#|` line is stripped from code cells;
-- `show_doc` markdown loses its leading `---` and Quarto link attributes `{target="_blank" ...}`;
-- links to other notebooks (`00_notation.ipynb`, `notation.html#x`, nbdev's doc links to the
-  published site) point at the renamed local pages;
-- each page is named by its `output-file` (`00_notation.ipynb` -> `notation.ipynb`).
+- a run of `show_doc` cells -> one line linking each name to its entry on the API reference page
+  (`api.html`, written by autodoc + napoleon from the same numpydoc docstrings `help()` shows);
+- links to other notebooks (`00_notation.ipynb`) and nbdev's symbol links (`/notation.html#gamma_kl`)
+  point at the renamed local pages and at the API entries; a link to a name the API page does not
+  document (a private helper) becomes plain code;
+- each page is named by its `output-file` (`00_notation.ipynb` -> `notation.ipynb`), and the pages
+  are ordered by `LESSONS` then `APPENDIX` (the one list the sidebar, "Next" and the index follow).
 
 Notebooks are handled as plain JSON dicts (nbformat 4), so every function is easy to test.
 """
@@ -24,9 +28,32 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-__all__ = ['parse_front_matter', 'title_markdown', 'split_directives', 'directive_tags',
-           'clean_show_doc_markdown', 'numpydoc_markdown', 'escape_angles', 'signature_comments', 'rewrite_links', 'page_name', 'page_sort_key',
-           'convert_notebook', 'convert_tree', 'toctree_markdown']
+__all__ = ['LESSONS', 'APPENDIX', 'page_order', 'parse_front_matter', 'title_markdown', 'split_directives',
+           'directive_tags', 'rewrite_links', 'page_name', 'show_doc_name', 'convert_notebook', 'convert_tree',
+           'toctree_markdown']
+
+# The reading path, by notebook stem (a notebook is matched by the part before its first `_`, so `04b` finds
+# `04b_imputation.ipynb` whatever follows; names that do not exist yet are skipped). The lessons come first, then
+# the engineering notebooks as an appendix; a notebook in neither list goes to the end of the appendix.
+LESSONS = ['index', '00_notation', '01_symbolic', '01c_from_pca', '02_vbpca', '03_ard', '04_transformations',
+           '04a_estimator', '04b_imputation', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel',
+           '08_householder_ppca', '98_references']
+APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '06b_rjmcmc_fast', '09_widgets',
+            '10_benchmarks', '99_package']
+
+
+def _key(stem: str) -> str: return stem.split('_', 1)[0]
+
+
+def page_order(stems) -> tuple[list[str], list[str]]:
+    "Split notebook `stems` into (lessons, appendix), each in reading order (see `LESSONS`, `APPENDIX`)."
+    stems = list(stems)
+    by_key = {}
+    for s in sorted(stems): by_key.setdefault(_key(s), s)
+    pick = lambda names: [by_key.pop(_key(n)) for n in names if _key(n) in by_key]
+    lessons, appendix = pick(LESSONS), pick(APPENDIX)
+    return lessons, appendix + sorted(by_key.values())
+
 
 _FM_RE = re.compile(r'^\s*---\s*\n(.*?)\n\s*---\s*$', re.S)
 _DIRECTIVE_RE = re.compile(r'^\s*#\|\s?(.*)$')
@@ -92,200 +119,40 @@ def directive_tags(dirs: dict) -> list[str]:
     return tags
 
 
-# `[text](url){target="_blank" style="..."}` -> `[text](url)`: Quarto attributes after a link.
-_LINK_ATTR_RE = re.compile(r'(\]\([^()\s]*(?:\([^()]*\))?[^()\s]*\))\{[^{}\n]*\}')
-
-
-# nbdev's `[source](<git_url>/blob/...)` line of a show_doc output (after the Quarto attributes are dropped)
-_SOURCE_LINK_RE = re.compile(r'^[ \t]*\[source\]\([^)]*\)(\{[^}\n]*\})?[ \t]*\n?', re.M)
-
-
-# show_doc of a NamedTuple defined in a lesson shows `def Name(*args, **kwargs)`: its fields are what a reader needs.
-_ARGS_KWARGS_RE = re.compile(r'```python\ndef (\w+)\(\n\s*\*args, \*\*kwargs\n\):\n```')
-
-
-def find_class(name: str):
-    "The class `name` exported by some module of the package, or None."
-    import importlib, pkgutil
-    try: import vbfa_lit
-    except ImportError: return None
-    for m in pkgutil.iter_modules(vbfa_lit.__path__):
-        try: mod = importlib.import_module(f'vbfa_lit.{m.name}')
-        except ImportError: continue
-        cls = getattr(mod, name, None)
-        if isinstance(cls, type): return cls
-    return None
-
-
-def namedtuple_block(cls) -> str:
-    "A `class Name(NamedTuple):` code block with the fields as they are written in the source, comments included."
-    import inspect
-    try: body = inspect.getsource(cls).splitlines()[1:]
-    except (OSError, TypeError): body = []
-    fields = [line.strip() for line in body if re.match(r'\s+\w+\s*:', line)]
-    if not fields: fields = [f'{f}: {getattr(t, "__name__", t)}' for f, t in cls.__annotations__.items()]
-    return '```python\nclass ' + cls.__name__ + '(NamedTuple):\n' + '\n'.join('    ' + f for f in fields) + '\n```'
-
-
-def namedtuple_fields(md: str, lookup=find_class) -> str:
-    """Replace show_doc's `def Name(*args, **kwargs)` of a class without its own signature (a NamedTuple, an exception,
-    a dict subclass) by what the class is: a NamedTuple's fields, otherwise `class Name(Base)`."""
-    def sub(m):
-        cls = lookup(m.group(1))
-        if cls is None: return m.group(0)
-        if issubclass(cls, tuple) and hasattr(cls, '_fields'): return namedtuple_block(cls)
-        bases = ', '.join(b.__name__ for b in cls.__bases__ if b is not object)
-        return '```python\nclass ' + cls.__name__ + (f'({bases})' if bases else '') + '\n```'
-    return _ARGS_KWARGS_RE.sub(sub, md)
-
-
-_NUMPYDOC_RE = re.compile(r'^(Parameters|Returns)[ \t]*\n[ \t]*-{3,}[ \t]*$', re.M)
-
-
-def _wrap_default(line: str, width: int = 100) -> list[str]:
-    "A long `name:type=(a, b, ...)` parameter line broken after the commas of its default, aligned under it."
-    if len(line) <= width or '=(' not in line: return [line]
-    start = line.index('=(') + 2
-    parts = re.split(r'(?<=,) (?=[\'"])', line[start:])
-    if len(parts) < 2: return [line]
-    return [line[:start] + parts[0]] + [' ' * start + p for p in parts[1:]]
-
-
-def numpydoc_signature(md: str) -> str:
-    """For a docstring with numpydoc sections, the signature without nbdev's docments comments (the Parameters and
-    Returns sections below say the same, in full), long tuple defaults broken after their commas."""
-    if not _NUMPYDOC_RE.search(md): return md
-    out, in_sig, after_close, done = [], False, False, False
-    for line in md.split('\n'):
-        if line.startswith('```') and not done:
-            if in_sig: done = True
-            in_sig = line.strip() == '```python' and not in_sig
-            out.append(line); continue
-        if in_sig:
-            if after_close: continue                                       # the return comment's continuation
-            if line.lstrip().startswith('#'): continue                       # a wrapped parameter comment
-            if re.match(r'^\)\s*(->[^#]*)?:', line): after_close = True
-            code = re.sub(r'\s+#.*$', '', line)
-            out += _wrap_default(code); continue
-        out.append(line)
-    return '\n'.join(out)
-
-
-def clean_show_doc_markdown(md: str) -> str:
-    "Drop the leading `---` rule and the Quarto link attributes from `show_doc` markdown; numpydoc sections as markdown."
-    md = re.sub(r'\A\s*---[ \t]*\n\s*', '', md)
-    md = md.replace('__main__.', '')            # classes defined in the lesson itself: their public name only
-    md = _SOURCE_LINK_RE.sub('', md)            # the code is in the cell above; the project has no public repository
-    return numpydoc_markdown(sphinx_roles(numpydoc_signature(signature_comments(_LINK_ATTR_RE.sub(r'\1', md)))))
-
-
-def signature_comments(md: str) -> str:
-    "nbdev wraps a long return comment of a show_doc signature onto lines without `#`: put the `#` back."
-    out, in_sig, after_close = [], False, False
-    for line in md.split('\n'):
-        if line.startswith('```'):
-            in_sig, after_close = line.strip() == '```python' and not in_sig, False
-        elif in_sig and after_close and line.strip() and not line.lstrip().startswith('#'):
-            line = '# ' + line
-        elif in_sig and re.match(r'^\)\s*(->.*)?:', line):
-            after_close = True
-        out.append(line)
-    return '\n'.join(out)
-
-
-_SECTIONS = ('Parameters', 'Other Parameters', 'Returns', 'Yields', 'Raises', 'Warns', 'Attributes', 'Examples',
-             'References', 'See Also', 'Notes')
-_ENTRY_SECTIONS = ('Parameters', 'Other Parameters', 'Returns', 'Yields', 'Raises', 'Warns', 'Attributes')
-_HTML_TAGS = {'a', 'b', 'i', 'em', 'strong', 'code', 'pre', 'br', 'p', 'div', 'span', 'table', 'tr', 'td', 'th',
-              'thead', 'tbody', 'img', 'sup', 'sub', 'details', 'summary', 'hr', 'ul', 'ol', 'li', 'small'}
-
-
-def escape_angles(text: str) -> str:
-    "Escape `<` that would open an unknown HTML tag (`<tau>`, `<x^2>`): markdown would swallow it. Code spans stay."
-    parts = re.split(r'(``.*?``|`[^`]*`)', text)
-    esc = lambda p: re.sub(r'<(?!/?(?:%s)\b)' % '|'.join(_HTML_TAGS), r'\\<', p)
-    return ''.join(p if p.startswith('`') else esc(p) for p in parts)
-
-
-_ROLE = r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc):'
-_ROLE_RE = re.compile(_ROLE + r'`~?([^`]+)`')
-_LINKED_ROLE_RE = re.compile(_ROLE + r'(\[`[^`]+`\]\([^()\s]*\))')      # nbdev linked it: :func:[`x`](/p.html#x)
-_MATH_ROLE_RE = re.compile(r':math:`([^`]+)`')
-
-
-def sphinx_roles(md: str) -> str:
-    "Sphinx roles in docstrings as markdown: :func:`name` -> `name`, :math:`x` -> $x$ (the lesson pages are not reST)."
-    return _MATH_ROLE_RE.sub(r'$\1$', _ROLE_RE.sub(r'`\1`', _LINKED_ROLE_RE.sub(r'\1', md)))
-
-
-def numpydoc_markdown(md: str) -> str:
-    """numpydoc sections (`Parameters` over a dashed rule, ...) as markdown a reader can scan: a bold heading, one
-    bullet per entry (name, type, description), doctest examples as a code block. Prose outside code keeps its
-    angle brackets. Fenced code blocks (the signature) are left alone."""
-    lines, out, section, i, fence = md.split('\n'), [], None, 0, False
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith('```'):
-            fence = not fence; out.append(line); i += 1; continue
-        if fence: out.append(line); i += 1; continue
-        if (line.strip() in _SECTIONS and i + 1 < len(lines) and re.fullmatch(r'-{3,}', lines[i + 1].strip())):
-            section = line.strip()
-            out += ['', f'**{section}**', '']
-            i += 2
-            continue
-        if section in _ENTRY_SECTIONS and line.strip() and not line.startswith(' '):
-            name, _, typ = line.partition(' : ')
-            desc, i = [], i + 1
-            while i < len(lines) and lines[i].startswith(' '):
-                desc.append(lines[i].strip()); i += 1
-            entry = f"- **`{name.strip()}`**" + (f" ({escape_angles(typ.strip())})" if typ.strip() else '')
-            out.append(entry + (': ' + escape_angles(' '.join(desc)) if desc else ''))
-            continue
-        if section == 'Examples' and line.startswith('>>>'):
-            block = []
-            while i < len(lines) and lines[i].strip(): block.append(lines[i]); i += 1
-            out += ['```pycon', *block, '```']
-            continue
-        out.append(escape_angles(line))
-        i += 1
-    return '\n'.join(out)
-
-
-_LINK_RE = re.compile(r'(\]\()([^()\s#]*)(#[^()\s]*)?(\))')
-# nbdev links a name inside a double-backtick span (``elbo``), leaving `[`elbo`](/vbpca.html#elbo)` as literal code
-_LINK_IN_CODE_RE = re.compile(r'`(\[`[A-Za-z0-9_.]+`\]\([^()\s]*\))`')
-# nbdev's doc link to a private name ([`_tril_inv`](/linalg.html#_tril_inv)): the site documents public names only
-_PRIVATE_DOC_LINK_RE = re.compile(r'\[(`_[A-Za-z0-9_.]*`)\]\([^()\s]*#_[A-Za-z0-9_.]*\)')
+# a markdown link `[text](url#anchor)`, optionally with Quarto attributes `{target="_blank" ...}` after it
+_LINK_RE = re.compile(r'\[([^\[\]]*)\]\(([^()\s#]*)(#[^()\s]*)?\)(\{[^{}\n]*\})?')
 
 
 def _make_id(anchor: str) -> str:
-    "The HTML id docutils gives a heading or show_doc rubric (`gamma_kl` -> `gamma-kl`)."
+    "The HTML id docutils gives a heading (`The_Gamma` -> `the-gamma`)."
     from docutils.nodes import make_id
     return make_id(anchor)
 
 
-def rewrite_links(md: str, pages: dict[str, str], site_urls: tuple[str, ...] = ()) -> str:
+def rewrite_links(md: str, pages: dict[str, str], api: dict[str, str | None] | None = None) -> str:
     """Point markdown links at the pages of the built site.
 
-    `pages` maps both notebook stems (`00_notation`) and output stems (`notation`) to the page
-    name (`notation`). `[x](00_notation.ipynb#a_b)`, `[x](notation.html#a_b)`, `[x](/notation.html)`
-    and nbdev's doc links under one of `site_urls` (`https://host/pkg/notation.html#a_b`) become
-    `[x](notation.html#a-b)`: a plain relative URL (conf.py sets `myst_all_links_external`) with
-    the anchor as docutils writes ids. nbdev's doc links to private names (`_helper`), which no page
-    documents, become plain code. Other links are left alone.
+    `pages` maps both notebook stems (`00_notation`) and output stems (`notation`) to the page name.
+    `api` maps nbdev's symbol anchors (`notation.html#gamma_kl`) to the id of the entry on `api.html`
+    (`vbfa_lit.notation.gamma_kl`), or to None for a name the API page does not document. So
+    `[x](00_notation.ipynb#a_b)` -> `[x](notation.html#a-b)`, `[`f`](/notation.html#f)` ->
+    `[`f`](api.html#vbfa_lit.notation.f)`, `[`_h`](/linalg.html#_h)` -> `` `_h` ``; Quarto
+    attributes after a link are dropped; other links are left alone.
     """
-    md = _PRIVATE_DOC_LINK_RE.sub(r'\1', md)
-    md = _LINK_IN_CODE_RE.sub(r'\1', md)
+    api = api or {}
     def sub(m):
-        url, anchor = m.group(2), m.group(3) or ''
-        for base in site_urls:
-            if base and url.startswith(base.rstrip('/') + '/'): url = url[len(base.rstrip('/')) + 1:]; break
-        if not url and anchor: return f'{m.group(1)}#{_make_id(anchor[1:])}{m.group(4)}'
+        text, url, anchor = m.group(1), m.group(2), m.group(3) or ''
         if re.match(r'^[a-z][a-z0-9+.-]*:', url, re.I): return m.group(0)
         p = PurePosixPath(url.lstrip('/'))
+        if not url and anchor: return f'[{text}](#{_make_id(anchor[1:])})'
+        if f'{p.name}{anchor}' in api:
+            target = api[f'{p.name}{anchor}']
+            return f'[{text}](api.html#{target})' if target else text
         if p.suffix not in ('.ipynb', '.html', '.md') or p.stem not in pages: return m.group(0)
         anchor = f'#{_make_id(anchor[1:])}' if len(anchor) > 1 else ''
-        return f'{m.group(1)}{pages[p.stem]}.html{anchor}{m.group(4)}'
+        return f'[{text}]({pages[p.stem]}.html{anchor})'
+    # nbdev links a name inside a double-backtick span (``elbo``), leaving `[`elbo`](/vbpca.html#elbo)` as code
+    md = re.sub(r'`(\[`[\w.]+`\]\([^()\s]*\))`', r'\1', md)
     return _LINK_RE.sub(sub, md)
 
 
@@ -295,50 +162,56 @@ def page_name(nb_path: str | Path, fm: dict | None) -> str:
     return PurePosixPath(str(out)).stem if out else Path(nb_path).stem
 
 
-def page_sort_key(nb_stem: str) -> tuple:
-    "Navigation order: `index` first, then notebook names sorted (00_, 01_, 02_, 03_, 03a_, ...)."
-    return (nb_stem != 'index', nb_stem)
+def show_doc_name(cell: dict) -> str | None:
+    "The name a `show_doc(name)` code cell documents (`VBPCA.fit`), or None for any other cell."
+    if cell.get('cell_type') != 'code': return None
+    m = re.fullmatch(r'\s*show_doc\(\s*([\w.]+)[^()]*\)\s*', split_directives(_src(cell))[1])
+    return m.group(1) if m else None
 
 
-def _is_show_doc_output(out: dict) -> bool:
-    md = out.get('data', {}).get('text/markdown')
-    return md is not None and _src({'source': md}).lstrip().startswith('---')
-
-
-def convert_notebook(nb: dict, pages: dict[str, str], site_urls: tuple[str, ...] = ()) -> dict:
-    "A copy of processed notebook `nb` that Sphinx/myst-nb renders like nbdev's Quarto site."
+def convert_notebook(nb: dict, pages: dict[str, str], api: dict[str, str | None] | None = None,
+                     page: str = '') -> dict:
+    """A copy of processed notebook `nb` that Sphinx/myst-nb renders like nbdev's Quarto site, with each run of
+    `show_doc` cells replaced by one line of links to the API reference (`page` is the notebook's own page,
+    `notation`, where nbdev anchors its names)."""
     nb = copy.deepcopy(nb)
     contents = _n_sections(nb) >= 3
-    cells = []
+    cells, names = [], []
+    def flush():
+        if names:
+            links = ', '.join(rewrite_links(f'[`{n}`](/{page}.html#{n.lower()})', pages, api) for n in names)
+            cells.append({'cell_type': 'markdown', 'metadata': {}, 'source': f'*API reference:* {links}'})
+            names.clear()
     for cell in nb.get('cells', []):
         src = _src(cell)
+        name = show_doc_name(cell)
+        if name: names.append(name); continue
+        flush()
         if cell['cell_type'] == 'raw':
             fm = parse_front_matter(src)
             if fm is not None:
                 cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {}, 'source': title_markdown(fm, contents)})
                 continue
         if cell['cell_type'] == 'markdown':
-            cell['source'] = rewrite_links(src, pages, site_urls)
+            cell['source'] = rewrite_links(src, pages, api)
         if cell['cell_type'] == 'code':
             dirs, body = split_directives(src)
             cell['source'] = body
             tags = cell.setdefault('metadata', {}).setdefault('tags', [])
             tags.extend(t for t in directive_tags(dirs) if t not in tags)
             if not tags: del cell['metadata']['tags']
-            for out in cell.get('outputs', []):
-                if _is_show_doc_output(out):
-                    md = namedtuple_fields(clean_show_doc_markdown(_src({'source': out['data']['text/markdown']})))
-                    out['data']['text/markdown'] = rewrite_links(md, pages, site_urls)
         cells.append(cell)
+    flush()
     if nb.get('nbformat', 4) == 4 and nb.get('nbformat_minor', 0) >= 5:  # ids are required
         for i, c in enumerate(cells): c.setdefault('id', f'cell-{i}')
     nb['cells'] = cells
     return nb
 
 
-def toctree_markdown(docs: list[str]) -> str:
-    "A hidden MyST toctree listing `docs` in order (the book theme shows it as the left navigation)."
-    return '```{toctree}\n:hidden:\n:maxdepth: 1\n\n' + '\n'.join(docs) + '\n```'
+def toctree_markdown(docs: list[str], caption: str = '') -> str:
+    "A hidden MyST toctree listing `docs` in order (the book theme shows it, under `caption`, as the left navigation)."
+    return ('```{toctree}\n:hidden:\n:maxdepth: 1\n' + (f':caption: {caption}\n' if caption else '')
+            + '\n' + '\n'.join(docs) + '\n```')
 
 
 def _front_matter(nb: dict) -> dict | None:
@@ -352,42 +225,42 @@ def _front_matter(nb: dict) -> dict | None:
 _SKIP_ASSETS = {'_quarto.yml', 'nbdev.yml', 'styles.css', 'sidebar.yml', '_brand.yml'}
 
 
-def convert_tree(proc: Path, dest: Path, extra_docs: list[str] = (), site_urls: tuple[str, ...] = ()) -> list[dict]:
+def convert_tree(proc: Path, dest: Path, extra_docs: list[str] = (), api: dict[str, str | None] | None = None
+                 ) -> list[dict]:
     """Convert every notebook in `proc` into `dest` and copy the other assets (images, data).
 
-    The `index` page gets a hidden toctree of all pages (in notebook-name order) followed by
-    `extra_docs` (e.g. the API reference). Returns one dict per page in navigation order:
-    `{'notebook': '00_notation', 'page': 'notation', 'title': 'Notation'}`. Links under one of
-    `site_urls` (the published site, where nbdev points symbol links) become local links.
+    The `index` page gets two hidden toctrees: the lessons, then the appendix followed by `extra_docs`
+    (e.g. the API reference), in the order of `page_order`. Returns one dict per page in that order:
+    `{'notebook': '00_notation', 'page': 'notation', 'title': 'Notation', 'appendix': False}`.
+    `api` maps nbdev's symbol anchors to API-page ids (see `rewrite_links`).
     """
     proc, dest = Path(proc), Path(dest)
     if dest.exists(): shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    nbs = sorted((p for p in proc.rglob('*.ipynb') if not any(s.startswith('.') for s in p.parts)),
-                 key=lambda p: page_sort_key(p.relative_to(proc).with_suffix('').as_posix()))
+    found = {p.stem: p for p in proc.glob('*.ipynb')}
+    lessons, appendix = page_order(found)
+    if 'index' not in lessons: raise ValueError(f'no notebook in {proc} produces the index page')
+    nbs = [found[s] for s in lessons + appendix]
     loaded = {p: json.loads(p.read_text(encoding='utf-8')) for p in nbs}
     fms = {p: _front_matter(nb) or {} for p, nb in loaded.items()}
-    names = {p: (p.relative_to(proc).parent / page_name(p, fms[p])).as_posix() for p in nbs}
+    names = {p: page_name(p, fms[p]) for p in nbs}
     seen = list(names.values())
     dupes = sorted({n for n in seen if seen.count(n) > 1})
     if dupes: raise ValueError(f'two notebooks map to the same page name(s): {dupes}')
-    if 'index' not in seen: raise ValueError(f'no notebook in {proc} produces the index page')
     pages = {}
-    for p in nbs: pages[p.stem] = pages[PurePosixPath(names[p]).name] = PurePosixPath(names[p]).name
+    for p in nbs: pages[p.stem] = pages[names[p]] = names[p]
     for p in nbs:
-        nb = convert_notebook(loaded[p], pages, site_urls)
+        nb = convert_notebook(loaded[p], pages, api, page=names[p])
         if names[p] == 'index':
-            toc = [names[q] for q in nbs if names[q] != 'index'] + list(extra_docs)
-            nb['cells'].append({'cell_type': 'markdown', 'id': 'page-toctree', 'metadata': {},
-                               'source': toctree_markdown(toc)})
-        out = dest / f'{names[p]}.ipynb'
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
+            nb['cells'].append({'cell_type': 'markdown', 'id': 'page-toctree', 'metadata': {}, 'source':
+                                toctree_markdown([names[found[s]] for s in lessons[1:]], 'Lessons') + '\n\n'
+                                + toctree_markdown([names[found[s]] for s in appendix] + list(extra_docs), 'Appendix')})
+        (dest / f'{names[p]}.ipynb').write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
     for f in proc.rglob('*'):
         r = f.relative_to(proc)
         if (f.is_dir() or f.suffix == '.ipynb' or f.name in _SKIP_ASSETS
                 or any(s.startswith('.') for s in r.parts)): continue
         (dest / r).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, dest / r)
-    return [{'notebook': p.relative_to(proc).with_suffix('').as_posix(), 'page': names[p],
-             'title': str(fms[p].get('title') or names[p])} for p in nbs]
+    return [{'notebook': p.stem, 'page': names[p], 'title': str(fms[p].get('title') or names[p]),
+             'appendix': p.stem in appendix} for p in nbs]

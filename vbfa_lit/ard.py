@@ -14,34 +14,96 @@ from .notation import _moments, _kl
 from .vbpca import Posterior, _sum_ww
 
 # %% ../nbs/03_ard.ipynb #b07f8fa7
-def update_alpha(W, # (M, D) means of q(w_m)
-                 Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
-                 a_alpha:float, # prior shape
-                 b_alpha:float, # prior rate
-                ): # (shape (D,), rate (D,))
-    "q(alpha_d) = G(a_alpha + M/2, b_alpha + sum_m <w_md^2> / 2)."
+def update_alpha(W, Sw, a_alpha: float, b_alpha: float):
+    """q(alpha_d) = G(a_alpha + M/2, b_alpha + sum_m <w_md^2> / 2).
+
+    Parameters
+    ----------
+    W : ndarray of shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray of shape (M, D, D) or (1, D, D)
+        Covariances of q(w_m).
+    a_alpha : float
+        Prior shape.
+    b_alpha : float
+        Prior rate.
+
+    Returns
+    -------
+    tuple of ndarray
+        (shape (D,), rate (D,)).
+    """
     M, D = W.shape
     return np.full(D, a_alpha + M / 2), b_alpha + _sum_ww(W, Sw) / 2
 
 class ARD(NamedTuple):
-    "The ARD prior on the columns of W: a Gamma factor q(alpha_d) per column (Bishop, 1999)."
+    """The ARD prior on the columns of W: a Gamma factor q(alpha_d) per column (Bishop, 1999).
+
+    Attributes
+    ----------
+    a_alpha : float, default 1e-5
+        Shape of p(alpha_d).
+    b_alpha : float, default 1e-5
+        Rate of p(alpha_d).
+    """
     a_alpha: float = 1e-5 # shape of p(alpha_d)
     b_alpha: float = 1e-5 # rate of p(alpha_d)
-    def moments(self, q:Posterior): # (<alpha>, <log alpha>), each (D,)
-        "Moments of q(alpha) (unchecked: the parameters come from `update`)."
+    def moments(self, q: Posterior):
+        """Moments of q(alpha) (unchecked: the parameters come from `update`).
+
+        Parameters
+        ----------
+        q : Posterior
+            The mean-field posterior (`Posterior`): means and covariances of every factor.
+
+        Returns
+        -------
+        tuple of ndarray
+            (<alpha>, <log alpha>), each (D,).
+        """
         return _moments(q.a_alpha, q.b_alpha)
-    def update(self, q:Posterior)->Posterior:
-        "Replace q(alpha) by its update given q(W)."
+    def update(self, q: Posterior) -> Posterior:
+        """Replace q(alpha) by its update given q(W).
+
+        Parameters
+        ----------
+        q : Posterior
+            The mean-field posterior (`Posterior`); its q(W) gives the update of q(alpha).
+
+        Returns
+        -------
+        Posterior
+        """
         a, b = update_alpha(q.W, q.Sw, self.a_alpha, self.b_alpha)
         return q._replace(a_alpha=a, b_alpha=b)
-    def kl(self, q:Posterior)->float:
-        "KL(q(alpha) || p(alpha))."
+    def kl(self, q: Posterior) -> float:
+        """KL(q(alpha) || p(alpha)).
+
+        Parameters
+        ----------
+        q : Posterior
+            The mean-field posterior (`Posterior`), whose q(alpha) is compared with p(alpha).
+
+        Returns
+        -------
+        float
+        """
         return float(np.sum(_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha)))
 
-def effective_components(q:Posterior,
-                         tol:float=1e-2, # fraction of the noise variance a column must explain to count
-                        ): # (D,) bool
+def effective_components(q: Posterior, tol: float = 1e-2):
     """Columns that ARD keeps: sum_m <w_md^2> >= tol * sum_m 1/<tau_m> (the variance a column explains vs the
-    noise's)."""
+    noise's).
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`) after a fit.
+    tol : float, default 1e-2
+        Fraction of the noise variance a column must explain to count.
+
+    Returns
+    -------
+    bool ndarray of shape (D,)
+    """
     noise = np.sum(np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)))
     return _sum_ww(q.W, q.Sw) >= tol * noise

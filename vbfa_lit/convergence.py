@@ -25,86 +25,207 @@ from .transformations import transform_posterior
 from .plots import plot_elbo
 
 # %% ../nbs/05_convergence.ipynb #117b3e72
-def luttinen_ilin_dataset(eigenvalues, # (M,) positive eigenvalues of the covariance
-                          n_samples:int, # N, the number of samples
-                          missing:float=0.2, # fraction of the M N entries held out as the test set
-                          rng=None, # None, an int seed or a numpy Generator
-                         ): # (Y_train (M, N), NaN at the test entries; Y_full (M, N); test mask (M, N) bool)
+def luttinen_ilin_dataset(eigenvalues, n_samples: int, missing: float = 0.2, rng=None):
     """`vbfa_lit.data.make_gaussian_spectrum` in the papers' orientation (features x samples): Gaussian data with
-    covariance U diag(eigenvalues) U^T (U Haar), means ~ N(0, 1), a random `missing` fraction held out."""
+    covariance U diag(eigenvalues) U^T (U Haar), means ~ N(0, 1), a random `missing` fraction held out.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (M,)
+        Positive eigenvalues of the covariance.
+    n_samples : int
+        N, the number of samples.
+    missing : float, default 0.2
+        Fraction of the M N entries held out as the test set.
+    rng : default None
+        None, an int seed or a numpy Generator.
+
+    Returns
+    -------
+    tuple of ndarray
+        (Y_train (M, N), NaN at the test entries; Y_full (M, N); test mask (M, N) bool).
+    """
     d = make_gaussian_spectrum(eigenvalues, n_samples, missing=missing, random_state=rng)
     return d.X.T, d.X_full.T, d.test_mask.T
 
-def paper_dataset(name:str, # '1', '2', '3' (M = 50, N = 200) or '200' (M = 200, N = 2000)
-                  rng=None, # default: the seed int(name), so every run sees the same data
-                  missing:float=0.2,
-                 ): # as `luttinen_ilin_dataset`
-    "`vbfa_lit.data.make_luttinen_ilin` (the one generator of these data sets) in the papers' orientation."
+def paper_dataset(name: str, rng=None, missing: float = 0.2):
+    """`vbfa_lit.data.make_luttinen_ilin` (the one generator of these data sets) in the papers' orientation.
+
+    Parameters
+    ----------
+    name : str
+        '1', '2', '3' (M = 50, N = 200) or '200' (M = 200, N = 2000).
+    rng : default None
+        Default: the seed int(name), so every run sees the same data.
+    missing : float, default 0.2
+        Fraction of the entries hidden at random (missing in the training data).
+
+    Returns
+    -------
+    tuple of ndarray
+        As `luttinen_ilin_dataset`.
+    """
     if name not in LUTTINEN_ILIN_SPECTRA:
         raise ValueError(f"name: expected one of {list(LUTTINEN_ILIN_SPECTRA)}, got {name!r}")
     d = make_luttinen_ilin(name, missing=missing, random_state=int(name) if rng is None else rng)
     return d.X.T, d.X_full.T, d.test_mask.T
 
 # %% ../nbs/05_convergence.ipynb #f325034c
-def iterations_to(history, # (T,) learning curve: the bound after each sweep
-                  target:float, # the value to reach
-                 ): # the first sweep t (1-based) with history[t-1] >= target, or None if it never does
-    "First sweep at which a learning curve reaches `target`."
+def iterations_to(history, target: float):
+    """First sweep at which a learning curve reaches `target`.
+
+    Parameters
+    ----------
+    history : ndarray of shape (T,)
+        Learning curve: the bound after each sweep.
+    target : float
+        The value to reach.
+
+    Returns
+    -------
+    int or None
+        The first sweep t (1-based) with history[t-1] >= target, or None if it never does.
+    """
     h = np.asarray(history, dtype=float)
     hit = np.flatnonzero(h >= target)
     return int(hit[0]) + 1 if hit.size else None
 
-def paper_criterion(history, # (T,) learning curve
-                    rtol:float=1e-3, # relative difference to the converged value
-                    converged:float=None, # the converged bound; default the last value of `history`
-                   ): # first sweep within rtol of the converged bound, or None
-    "Luttinen & Ilin's convergence point: the relative difference to the converged bound falls below `rtol`."
+def paper_criterion(history, rtol: float = 1e-3, converged: float = None):
+    """Luttinen & Ilin's convergence point: the relative difference to the converged bound falls below `rtol`.
+
+    Parameters
+    ----------
+    history : ndarray of shape (T,)
+        Learning curve.
+    rtol : float, default 1e-3
+        Relative difference to the converged value.
+    converged : float, default None
+        The converged bound; default the last value of `history`.
+
+    Returns
+    -------
+    int or None
+        First sweep within rtol of the converged bound, or None.
+    """
     h = np.asarray(history, dtype=float)
     if h.size == 0: return None
     L = h[-1] if converged is None else float(converged)
     return iterations_to(h, L - rtol * abs(L))
 
-def nat_criterion(history, # (T,) learning curve
-                  best:float, # the best bound of all runs on the same data and model
-                  nats:float=1.0, # how close to `best`
-                 ): # first sweep within `nats` of `best`, or None
-    "First sweep at which a run comes within `nats` of the best bound."
+def nat_criterion(history, best: float, nats: float = 1.0):
+    """First sweep at which a run comes within `nats` of the best bound.
+
+    Parameters
+    ----------
+    history : ndarray of shape (T,)
+        Learning curve.
+    best : float
+        The best bound of all runs on the same data and model.
+    nats : float, default 1.0
+        How close to `best`.
+
+    Returns
+    -------
+    int or None
+        First sweep within `nats` of `best`, or None.
+    """
     return iterations_to(history, best - nats)
 
 # %% ../nbs/05_convergence.ipynb #5e8ac9fa
 class Run(NamedTuple):
-    "The per-sweep record of one fit."
+    """The per-sweep record of one fit.
+
+    Attributes
+    ----------
+    bound : ndarray of shape (T,)
+        The lower bound after each sweep (transformations run between sweeps).
+    rmse_train : ndarray of shape (T,)
+        RMSE over the observed (training) entries.
+    rmse_test : ndarray of shape (T,)
+        RMSE over the held-out entries.
+    seconds : ndarray of shape (T,)
+        Wall time from the start of the fit to the end of each sweep (no bookkeeping).
+    converged : bool
+        The relative change of the bound fell below tol before max_iter.
+    """
     bound: np.ndarray # (T,) the lower bound after each sweep (transformations run between sweeps)
     rmse_train: np.ndarray # (T,) RMSE over the observed (training) entries
     rmse_test: np.ndarray # (T,) RMSE over the held-out entries
     seconds: np.ndarray # (T,) wall time from the start of the fit to the end of each sweep (no bookkeeping)
     converged: bool # the relative change of the bound fell below tol before max_iter
 
-def rmse(Y, # (M, N) true values
-         R, # (M, N) reconstruction
-         mask, # (M, N) bool, the entries to score
-        )->float:
-    "Root mean squared error over the masked entries."
+def rmse(Y, R, mask) -> float:
+    """Root mean squared error over the masked entries.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        True values.
+    R : ndarray of shape (M, N)
+        Reconstruction.
+    mask : bool ndarray of shape (M, N)
+        The entries to score.
+
+    Returns
+    -------
+    float
+    """
     return float(np.sqrt(np.mean((Y - R)[mask] ** 2)))
 
-def make_prior(name:str, # 'ARD' (hierarchical prior) or 'broad' (alpha_d fixed to 1e-3)
-              )->Prior:
-    "The two priors on W of Luttinen & Ilin's Fig. 2; every other hyperparameter 1e-5."
+def make_prior(name: str) -> Prior:
+    """The two priors on W of Luttinen & Ilin's Fig. 2; every other hyperparameter 1e-5.
+
+    Parameters
+    ----------
+    name : str
+        'ARD' (hierarchical prior) or 'broad' (alpha_d fixed to 1e-3).
+
+    Returns
+    -------
+    Prior
+    """
     if name == 'ARD': return Prior(w=ARD())
     if name == 'broad': return Prior(w=FixedAlpha(1e-3))
     raise ValueError(f"prior: expected 'ARD' or 'broad', got {name!r}")
 
-def run_config(Y_train, # (M, N) training data, NaN at missing entries
-               Y_full, # (M, N) complete data
-               test, # (M, N) bool, the held-out entries
-               D:int, # number of latent components
-               prior:Prior,
-               transform:bool=True, # translate and rotate after every sweep
-               seed:int=0, # seed of the random initialisation of W
-               max_iter:int=1000,
-               tol:float=1e-8, # stop when the relative change of the bound per sweep is below tol
-              )->Run:
-    "Fit one configuration with `fit_vbfa` and record bound, RMSEs and time after every sweep."
+def run_config(
+    Y_train,
+    Y_full,
+    test,
+    D: int,
+    prior: Prior,
+    transform: bool = True,
+    seed: int = 0,
+    max_iter: int = 1000,
+    tol: float = 1e-8,
+) -> Run:
+    """Fit one configuration with `fit_vbfa` and record bound, RMSEs and time after every sweep.
+
+    Parameters
+    ----------
+    Y_train : ndarray of shape (M, N)
+        Training data, NaN at missing entries.
+    Y_full : ndarray of shape (M, N)
+        Complete data.
+    test : bool ndarray of shape (M, N)
+        The held-out entries.
+    D : int
+        Number of latent components.
+    prior : Prior
+        The priors of the model (`Prior`).
+    transform : bool, default True
+        Translate and rotate after every sweep.
+    seed : int, default 0
+        Seed of the random initialisation of W.
+    max_iter : int, default 1000
+        Maximum number of sweeps.
+    tol : float, default 1e-8
+        Stop when the relative change of the bound per sweep is below tol.
+
+    Returns
+    -------
+    Run
+    """
     data, train = observed(Y_train), ~np.isnan(Y_train)
     bound, tr, te, secs, overhead = [], [], [], [], [0.0]
     def record(it, q, L):
@@ -122,7 +243,23 @@ def run_config(Y_train, # (M, N) training data, NaN at missing entries
 
 # %% ../nbs/05_convergence.ipynb #08308bc6
 class Config(NamedTuple):
-    "One run of the experiment."
+    """One run of the experiment.
+
+    Attributes
+    ----------
+    dataset : str
+        A key of `vbfa_lit.data.LUTTINEN_ILIN_SPECTRA`.
+    prior : str
+        'ARD' or 'broad'.
+    D : int
+        Number of latent components.
+    seed : int
+        Initialisation seed.
+    transform : bool
+        Translate and rotate after every sweep.
+    max_iter : int
+        Cap on the number of sweeps.
+    """
     dataset: str # a key of vbfa_lit.data.LUTTINEN_ILIN_SPECTRA
     prior: str # 'ARD' or 'broad'
     D: int # number of latent components
@@ -130,27 +267,64 @@ class Config(NamedTuple):
     transform: bool # translate and rotate after every sweep
     max_iter: int # cap on the number of sweeps
 
-def run_one(c:Config, tol:float=1e-8)->Run:
-    "Run one configuration on its dataset."
+def run_one(c: Config, tol: float = 1e-8) -> Run:
+    """Run one configuration on its dataset.
+
+    Parameters
+    ----------
+    c : Config
+        The configuration to run (`Config`).
+    tol : float, default 1e-8
+        Relative change of the bound below which a fit has converged.
+
+    Returns
+    -------
+    Run
+    """
     return run_config(*paper_dataset(c.dataset), c.D, make_prior(c.prior), c.transform, c.seed,
                       c.max_iter, tol)
 
-def run_grid(configs, # list of Config
-             workers:int=1, # worker processes (1: run here)
-             tol:float=1e-8,
-            )->list: # Run for each configuration, in order
-    "Run every configuration."
+def run_grid(configs, workers: int = 1, tol: float = 1e-8) -> list:
+    """Run every configuration.
+
+    Parameters
+    ----------
+    configs
+        List of Config.
+    workers : int, default 1
+        Worker processes (1: run here).
+    tol : float, default 1e-8
+        Relative change of the bound below which a fit has converged.
+
+    Returns
+    -------
+    list
+        Run for each configuration, in order.
+    """
     if workers <= 1: return [run_one(c, tol) for c in configs]
     with ProcessPoolExecutor(workers) as ex: return list(ex.map(run_one, configs, [tol] * len(configs)))
 
 def _key(c): return (c['dataset'], c['prior'], c['D']) if isinstance(c, dict) else (c.dataset, c.prior, c.D)
 
-def summarize(configs, # list of Config
-              runs, # list of Run, as from run_grid
-              rtol:float=1e-3, # the paper's relative tolerance
-              nats:float=1.0, # distance to the best bound
-             )->list: # one dict per run: config, best bound, sweeps and seconds to both criteria (None: not reached)
-    "Convergence points of every run; the best bound is over all runs with the same dataset, prior and D."
+def summarize(configs, runs, rtol: float = 1e-3, nats: float = 1.0) -> list:
+    """Convergence points of every run; the best bound is over all runs with the same dataset, prior and D.
+
+    Parameters
+    ----------
+    configs
+        List of Config.
+    runs
+        List of Run, as from run_grid.
+    rtol : float, default 1e-3
+        The paper's relative tolerance.
+    nats : float, default 1.0
+        Distance to the best bound.
+
+    Returns
+    -------
+    list
+        One dict per run: config, best bound, sweeps and seconds to both criteria (None: not reached).
+    """
     best = {}
     for c, r in zip(configs, runs): best[_key(c)] = max(best.get(_key(c), -np.inf), r.bound.max())
     rows = []
@@ -171,10 +345,25 @@ def _point(r, m): # (value, cut off?) of measure m for one summary row
     if r['converged']: return np.inf, False              # settled below the target: never reaches it
     return float(r['sweeps' if m.startswith('it') else 'total_seconds']), True   # cut off: a lower bound
 
-def speedup(rows, # from `summarize`
-            dataset:str, prior:str, D:int,
-           )->dict: # {measure: (median with, median without, ratio, flag)}; flag '>', '?' or ''
-    "Median convergence points with and without the transformations, and their ratios (flags: see the lesson)."
+def speedup(rows, dataset: str, prior: str, D: int) -> dict:
+    """Median convergence points with and without the transformations, and their ratios (flags: see the lesson).
+
+    Parameters
+    ----------
+    rows
+        From `summarize`.
+    dataset : str
+        Name of the data set, as in `Config.dataset`.
+    prior : str
+        Name of the prior, as in `Config.prior`.
+    D : int
+        Number of latent components of the configurations compared.
+
+    Returns
+    -------
+    dict
+        {measure: (median with, median without, ratio, flag)}; flag '>', '?' or ''.
+    """
     sel = [r for r in rows if _key(r) == (dataset, prior, D)]
     if not sel: raise ValueError(f"no runs for dataset {dataset!r}, prior {prior!r}, D = {D}")
     out = {}
@@ -192,13 +381,26 @@ def speedup(rows, # from `summarize`
     return out
 
 # %% ../nbs/05_convergence.ipynb #982c956b
-def plot_fig2(rows, # from `summarize`
-              measure:str='s_paper', # one of MEASURES
-              datasets=None, # default: those in rows
-              axes=None, # grid of Axes (len(datasets), 2); a new figure when None
-             ): # the figure
+def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
     """Convergence time against D with (black dotted, grey band) and without (red) the transformations
-    (Luttinen & Ilin, Fig. 2)."""
+    (Luttinen & Ilin, Fig. 2).
+
+    Parameters
+    ----------
+    rows
+        From `summarize`.
+    measure : str, default 's_paper'
+        One of MEASURES.
+    datasets : default None
+        Default: those in rows.
+    axes : default None
+        Grid of Axes (len(datasets), 2); a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     datasets = datasets or sorted({r['dataset'] for r in rows}, key=int)
     priors = ['ARD', 'broad']
     if axes is None:
@@ -236,11 +438,22 @@ def plot_fig2(rows, # from `summarize`
     fig.tight_layout()
     return fig
 
-def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train, rmse_test}
-              title:str='', # suptitle
-             ): # the figure
+def plot_fig3(curves, title: str = ''):
     """VB cost, training RMSE and test RMSE per sweep, dotted with and solid without the transformations
-    (Luttinen & Ilin, Fig. 3)."""
+    (Luttinen & Ilin, Fig. 3).
+
+    Parameters
+    ----------
+    curves
+        {(prior, transform): Run or dict with bound, rmse_train, rmse_test}.
+    title : str, default ''
+        Suptitle.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     get = lambda r, k: np.asarray(r[k] if isinstance(r, dict) else getattr(r, k), dtype=float)
     priors = [p for p in ('ARD', 'broad') if any(k[0] == p for k in curves)]
     fig, axes = plt.subplots(3, len(priors), figsize=(4.2 * len(priors), 7), squeeze=False)
@@ -262,8 +475,20 @@ def plot_fig3(curves, # {(prior, transform): Run or dict with bound, rmse_train,
     return fig
 
 # %% ../nbs/05_convergence.ipynb #e8789741
-def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50))->list:
-    "The configurations of the full reproduction (smaller than the paper's: see the lesson)."
+def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50)) -> list:
+    """The configurations of the full reproduction (smaller than the paper's: see the lesson).
+
+    Parameters
+    ----------
+    seeds : default range(3)
+        The random seeds; one data set and fit per seed.
+    Ds : default (2, 5, 10, 20, 30, 50)
+        The latent dimensions D to fit.
+
+    Returns
+    -------
+    list
+    """
     grid = [Config(ds, pr, D, s, tr, 400 if tr else 800)
             for ds in ('1', '2', '3') for pr in ('ARD', 'broad') for D in Ds
             for s in seeds for tr in (True, False)]
@@ -275,13 +500,26 @@ def _curve(r:Run, step:int=1)->dict:
     keys = ('bound', 'rmse_train', 'rmse_test', 'seconds')
     return {k: np.round(getattr(r, k)[::step], 6).tolist() for k in keys}
 
-def reproduce(configs, # list of Config, e.g. full_grid()
-              out_dir, # where the figures and numbers go, e.g. nbs/figures
-              workers:int=2, # worker processes
-              prefix:str='05_', # file name prefix
-             )->list: # the summary rows
+def reproduce(configs, out_dir, workers: int = 2, prefix: str = '05_') -> list:
     """Run the grid; save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, and the numbers as CSV and
-    JSON."""
+    JSON.
+
+    Parameters
+    ----------
+    configs
+        List of Config, e.g. full_grid().
+    out_dir
+        Where the figures and numbers go, e.g. nbs/figures.
+    workers : int, default 2
+        Worker processes.
+    prefix : str, default '05_'
+        File name prefix.
+
+    Returns
+    -------
+    list
+        The summary rows.
+    """
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     load_start, t0 = os.getloadavg(), time.perf_counter()
     runs = run_grid(configs, workers)

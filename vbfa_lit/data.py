@@ -39,6 +39,7 @@ class Bunch(dict):
 
     Examples
     --------
+    >>> import numpy as np
     >>> b = Bunch(X=np.zeros((2, 3)), name='demo')
     >>> b.X.shape, b['name']
     ((2, 3), 'demo')
@@ -125,6 +126,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
 
     Examples
     --------
+    >>> import numpy as np
     >>> d = make_gaussian_spectrum([4.0, 1.0, 1.0], 500, random_state=0)
     >>> d.X.shape, bool(np.isnan(d.X).any())
     ((500, 3), False)
@@ -265,7 +267,7 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
     Returns
     -------
     Bunch
-        As :func:`make_gaussian_spectrum` (``X`` with NaN at the held-out entries, ``X_full``,
+        As ``make_gaussian_spectrum`` (``X`` with NaN at the held-out entries, ``X_full``,
         ``test_mask``, ``eigenvalues``, ``components``, ``mean``, ``covariance``), plus ``name``.
         The paper's Y (M x N, features by samples) is ``X.T``.
 
@@ -281,6 +283,7 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> d = make_luttinen_ilin('2', random_state=2)
     >>> d.X.shape, round(float(np.isnan(d.X).mean()), 2)
     ((200, 50), 0.2)
@@ -653,11 +656,11 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
                  noise_std=noise_std)
 
 # %% ../nbs/01b_data.ipynb #3a48d01c
-def get_data_home(data_home=None): # Path of the cache directory (not created)
-    """The directory where downloaded data sets are cached.
+def get_data_home(data_home=None):
+    r"""The directory where downloaded data sets are cached.
 
     The first that applies: the `data_home` argument; the environment variable ``VBFA_LIT_DATA``; the
-    platform's cache location: ``%LOCALAPPDATA%\\vbfa_lit\\Cache`` on Windows,
+    platform's cache location: ``%LOCALAPPDATA%\vbfa_lit\Cache`` on Windows,
     ``~/Library/Caches/vbfa_lit`` on macOS, ``$XDG_CACHE_HOME/vbfa_lit`` (when set to an absolute path)
     or ``~/.cache/vbfa_lit`` elsewhere.
 
@@ -672,6 +675,7 @@ def get_data_home(data_home=None): # Path of the cache directory (not created)
 
     Examples
     --------
+    >>> from pathlib import Path
     >>> isinstance(get_data_home('/tmp/somewhere'), Path)
     True
     """
@@ -739,7 +743,7 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     subdir : str, default ''
         Subdirectory of the cache directory.
     data_home : str, os.PathLike or None
-        Cache directory; None: :func:`get_data_home`.
+        Cache directory; None: ``get_data_home``.
     download : bool, default True
         False: never touch the network; fail if there is no valid cached copy.
     timeout : float, default 60
@@ -767,6 +771,7 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
 
     Examples
     --------
+    >>> from pathlib import Path
     >>> import tempfile
     >>> src = Path(tempfile.mkdtemp()) / 'hello.txt'; _ = src.write_bytes(b'hello')
     >>> sha = 'sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824'
@@ -857,8 +862,18 @@ MNIST_MD5 = {
     't10k-labels-idx1-ubyte.gz': 'md5:ec29112dd5afa0611ce80d1b7f02629c',
 }
 
-def read_idx(path): # ndarray with the file's shape and dtype
+def read_idx(path):
     """Read a (gzipped) IDX file, the format of the MNIST files: magic 0, 0, type code, rank; big-endian sizes; data.
+
+    Parameters
+    ----------
+    path
+        Path of the IDX file, gzip-compressed or not.
+
+    Returns
+    -------
+    ndarray
+        Ndarray with the file's shape and dtype.
 
     Raises
     ------
@@ -888,7 +903,7 @@ def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_M
     subset : {'train', 'test'}, default 'train'
         60,000 training or 10,000 test images.
     data_home : str, os.PathLike or None
-        Cache directory (see :func:`get_data_home`); files go to its ``mnist/`` subdirectory.
+        Cache directory (see ``get_data_home``); files go to its ``mnist/`` subdirectory.
     download : bool, default True
         False: use the cache only.
     mirrors : sequence of str
@@ -904,7 +919,7 @@ def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_M
     ValueError
         If `subset` is not 'train' or 'test', or a file is not valid IDX.
     FileNotFoundError, DownloadError, ChecksumError
-        As :func:`fetch_file` (offline with no cached copy, or a file with the wrong checksum).
+        As ``fetch_file`` (offline with no cached copy, or a file with the wrong checksum).
 
     Notes
     -----
@@ -947,7 +962,7 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         Used only when `shuffle`.
     data_home, download, mirrors
-        As :func:`load_mnist`.
+        As ``load_mnist``.
 
     Returns
     -------
@@ -960,7 +975,7 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
     ValueError
         If `digit` is not 0-9, or `n` < 1 or larger than the number of images of the digit.
     FileNotFoundError, DownloadError, ChecksumError
-        As :func:`load_mnist`.
+        As ``load_mnist``.
 
     References
     ----------
@@ -994,7 +1009,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     Parameters
     ----------
     data_home : str, os.PathLike or None
-        Cache directory (see :func:`get_data_home`); the zip goes to its ``movielens/`` subdirectory.
+        Cache directory (see ``get_data_home``); the zip goes to its ``movielens/`` subdirectory.
     download : bool, default True
         False: use the cache only.
     urls : sequence of str
@@ -1016,7 +1031,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     ValueError
         If ``ml-100k/u.data`` is missing from the archive, malformed, or rates a (user, movie) pair twice.
     FileNotFoundError, DownloadError, ChecksumError
-        As :func:`fetch_file`.
+        As ``fetch_file``.
 
     Notes
     -----

@@ -42,9 +42,19 @@ class NotFittedError(ValueError, AttributeError):
 def _is_na(v): # True for pandas' NA, without importing pandas
     return type(v).__name__ == 'NAType'
 
-def feature_names(X, # array-like; a DataFrame's column names become the feature names
-                 ): # (n_features,) object array of str, or None
-    "The column names of a DataFrame if they are all strings, None if none is (scikit-learn's rule)."
+def feature_names(X):
+    """The column names of a DataFrame if they are all strings, None if none is (scikit-learn's rule).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        A DataFrame's column names become the feature names.
+
+    Returns
+    -------
+    ndarray of shape (n_features,) or None
+        Object array of str, or None.
+    """
     columns = getattr(X, 'columns', None)
     if columns is None or sparse.issparse(X): return None
     names = np.asarray(list(columns), dtype=object)
@@ -56,11 +66,22 @@ def feature_names(X, # array-like; a DataFrame's column names become the feature
                         "column name types. Convert them all to str (X.columns = X.columns.astype(str)).")
     return None
 
-def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-               name:str='X', # the argument's name, used in error messages
-              )->np.ndarray: # float64 (n_samples, n_features), NaN where missing; a copy if converted
+def check_data(X, name: str = 'X') -> np.ndarray:
     """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
-    mask, pandas NA) as NaN, no infinities."""
+    mask, pandas NA) as NaN, no infinities.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        NaN, a masked entry or pandas' NA where missing.
+    name : str, default 'X'
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+        float64, NaN where missing; a copy if converted.
+    """
     if sparse.issparse(X):
         raise TypeError(f"{name}: sparse input needs VBPCA(missing_values='unstored'), under which the "
                         "unstored entries are the missing ones (an explicit zero is an observed 0). In "
@@ -110,10 +131,20 @@ def check_data(X, # array-like (n_samples, n_features): NaN, a masked entry or p
     return arr
 
 # %% ../nbs/04a_estimator.ipynb #2aed8018
-def data_scale(X, # (n_samples, n_features), NaN where missing
-              ): # (center (n_features,), scale: a float, 0 when no feature varies)
+def data_scale(X):
     """Each feature's mean over its observed values, and one scale for all features: the root mean square of
-    the centred observed values."""
+    the centred observed values.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        NaN where missing.
+
+    Returns
+    -------
+    tuple
+        (center (n_features,), scale: a float, 0 when no feature varies).
+    """
     mask = ~np.isnan(X)
     n = np.maximum(mask.sum(0), 1)
     # sums of values near 1e308 must not overflow
@@ -127,32 +158,67 @@ def data_scale(X, # (n_samples, n_features), NaN where missing
     return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(mask.sum(), 1)))
 
 # %% ../nbs/04a_estimator.ipynb #0e155405
-def explained_variance(W, # (M, D) loadings, in the data's units
-                       psi, # (M,) noise variances
-                      ): # (explained variances (D,), ratios (D,))
+def explained_variance(W, psi):
     """The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi)
-    u_k, and its share of the total tr(W W^T) + sum(psi)."""
+    u_k, and its share of the total tr(W W^T) + sum(psi).
+
+    Parameters
+    ----------
+    W : ndarray of shape (M, D)
+        Loadings, in the data's units.
+    psi : ndarray of shape (M,)
+        Noise variances.
+
+    Returns
+    -------
+    tuple of ndarray
+        (explained variances (D,), ratios (D,)).
+    """
     U, s, _ = np.linalg.svd(W, full_matrices=False)
     ev = s ** 2 + (U ** 2).T @ psi
     return ev, ev / (np.sum(s ** 2) + np.sum(psi))
 
 # %% ../nbs/04a_estimator.ipynb #2a4e13fd
-def latent_posterior(X, # (n_samples, M) new samples, NaN where missing
-                     q:Posterior, # a fitted posterior over M features and D components
-                    ): # means (n_samples, D), covariances (n_samples, D, D) or (1, D, D) with nothing missing
-    "The q(x_n) update for new rows, given the fitted q(W), q(mu), q(tau)."
+def latent_posterior(X, q: Posterior):
+    """The q(x_n) update for new rows, given the fitted q(W), q(mu), q(tau).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, M)
+        New samples, NaN where missing.
+    q : Posterior
+        A fitted posterior over M features and D components.
+
+    Returns
+    -------
+    tuple of ndarray
+        Means (n_samples, D), covariances (n_samples, D, D) or (1, D, D) with nothing missing.
+    """
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
 
 # %% ../nbs/04a_estimator.ipynb #aad01034
-def predictive_logpdf(X, # (n_samples, M) rows to score, NaN where missing
-                      mean, # (M,) mean of the predictive Gaussian
-                      W, # (M, D) loadings
-                      psi, # (M,) noise variances
-                     )->np.ndarray: # (n_samples,) log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed
+def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
     """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised.
-    X may also be CSR whose stored entries are the observed ones (`check_sparse`)."""
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, M), or CSR
+        Rows to score, NaN where missing; or a CSR matrix whose stored entries are the observed ones
+        (`check_sparse`).
+    mean : ndarray of shape (M,)
+        Mean of the predictive Gaussian.
+    W : ndarray of shape (M, D)
+        Loadings.
+    psi : ndarray of shape (M,)
+        Noise variances.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed.
+    """
     if sparse.issparse(X): return _predictive_logpdf_sparse(X, mean, W, psi)
     mask = ~np.isnan(X)
     (M, D), N = W.shape, X.shape[0]
@@ -392,12 +458,28 @@ class VBPCA:
     @classmethod
     def _get_param_names(cls): return sorted(p for p in signature(cls.__init__).parameters if p != 'self')
 
-    def get_params(self, deep:bool=True)->dict:
-        "The hyperparameters, by name."
+    def get_params(self, deep: bool = True) -> dict:
+        """The hyperparameters, by name.
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Ignored (VBPCA has no nested estimators); kept for scikit-learn.
+
+        Returns
+        -------
+        dict
+        """
         return {name: getattr(self, name) for name in self._get_param_names()}
 
     def set_params(self, **params):
-        "Set hyperparameters by name; they are checked by the next `fit`."
+        """Set hyperparameters by name; they are checked by the next `fit`.
+
+        Parameters
+        ----------
+        **params
+            Hyperparameters by name, as in the constructor.
+        """
         valid = self._get_param_names()
         for name, value in params.items():
             if name not in valid:
@@ -488,10 +570,16 @@ class VBPCA:
         return s
 
     @one_blas_thread
-    def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-            y=None, # ignored
-           ):
-        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self."""
+    def fit(self, X, y=None):
+        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            NaN, a masked entry or pandas' NA where missing.
+        y : default None
+            Ignored.
+        """
         names = feature_names(X)
         X = self._check_input(X)
         (N, M), s = X.shape, self._settings(X.shape[1])
@@ -595,14 +683,24 @@ class VBPCA:
             say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
 
     @one_blas_thread
-    def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-                 ): # (n_samples, n_components_) posterior means <x_n>; keeps float32; honours set_output
+    def transform(self, X):
         """Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W),
         q(mu), q(tau).
 
         All `n_components_` columns are returned, in decreasing order of explained variance; the columns ARD
         switched off (`effective_components_` False) come last and hold values near 0. To keep only the
-        effective ones: ``model.transform(X)[:, model.effective_components_]``."""
+        effective ones: ``model.transform(X)[:, model.effective_components_]``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            NaN, a masked entry or pandas' NA where missing.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+            Posterior means <x_n>; keeps float32; honours set_output.
+        """
         self._check_fitted()
         arr = self._check_new(X, allow_sparse=True)
         Z = latent_posterior(standardise(arr, self.center_, self.scale_), self.posterior_)[0]
@@ -714,13 +812,31 @@ class VBPCA:
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
     def fit_transform(self, X, y=None):
-        "`fit(X)` then `transform(X)`."
+        """`fit(X)` then `transform(X)`.
+
+        Parameters
+        ----------
+        X
+            The data, NaN for missing entries.
+        y : default None
+            Ignored; kept for scikit-learn pipelines.
+        """
         return self.fit(X, y).transform(X)
 
     @one_blas_thread
-    def inverse_transform(self, Z, # (n_samples, n_components_) latent values
-                         )->np.ndarray: # (n_samples, n_features) Z <W>^T + <mu>, in the units of X
-        "Map latent values back to data space: ``Z @ components_ + mean_`` (no noise)."
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise).
+
+        Parameters
+        ----------
+        Z : ndarray of shape (n_samples, n_components_)
+            Latent values.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            Z <W>^T + <mu>, in the units of X.
+        """
         self._check_fitted()
         arr = check_data(Z, 'Z')
         if arr.shape[1] != self.n_components_:
@@ -730,23 +846,56 @@ class VBPCA:
         return (arr @ self.components_ + self.mean_).astype(_out_dtype(Z), copy=False)
 
     @one_blas_thread
-    def score_samples(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-                     )->np.ndarray: # (n_samples,) log densities in nats, in the units of X
+    def score_samples(self, X) -> np.ndarray:
         """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
-        diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed."""
+        diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            NaN, a masked entry or pandas' NA where missing.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Log densities in nats, in the units of X.
+        """
         self._check_fitted()
         X = self._check_new(X, allow_sparse=True)
         psi = np.broadcast_to(np.asarray(self.noise_variance_, dtype=float), (self.n_features_in_,)).copy()
         return predictive_logpdf(X, self.mean_, self.components_.T, psi)
 
     @one_blas_thread
-    def score(self, X, y=None)->float:
-        "Mean of `score_samples(X)`: the average log predictive density of a row's observed entries."
+    def score(self, X, y=None) -> float:
+        """Mean of `score_samples(X)`: the average log predictive density of a row's observed entries.
+
+        Parameters
+        ----------
+        X
+            The data, NaN for missing entries.
+        y : default None
+            Ignored; kept for scikit-learn pipelines.
+
+        Returns
+        -------
+        float
+        """
         return float(np.mean(self.score_samples(X)))
 
     # -- scikit-learn's transformer conventions: output feature names and pandas output
-    def get_feature_names_out(self, input_features=None)->np.ndarray: # (n_components_,) object array of str
-        "Names of the output columns of `transform`: 'vbpca0', 'vbpca1', ..."
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of the output columns of `transform`: 'vbpca0', 'vbpca1', ...
+
+        Parameters
+        ----------
+        input_features : default None
+            Ignored (the output names are 'vbpca0', 'vbpca1', ...); kept for scikit-learn.
+
+        Returns
+        -------
+        ndarray of shape (n_components_,)
+            Object array of str.
+        """
         self._check_fitted()
         if input_features is not None:
             given, fitted = np.asarray(input_features, dtype=object), getattr(self, 'feature_names_in_', None)
@@ -760,7 +909,13 @@ class VBPCA:
 
     def set_output(self, *, transform=None):
         """Choose what `transform` and `fit_transform` return: 'default' (NumPy), 'pandas', 'polars', or None
-        (unchanged)."""
+        (unchanged).
+
+        Parameters
+        ----------
+        transform : default None
+            'pandas' for DataFrame outputs, 'default' for NumPy arrays, None to leave the setting unchanged.
+        """
         if transform is None: return self
         _check_choice('transform', transform, ('default', 'pandas', 'polars'))
         self._sklearn_output_config = {'transform': transform}

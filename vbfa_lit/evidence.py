@@ -16,7 +16,17 @@ from .data import sample_covariance_eigenvalues
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
     """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
-    p(k | D) (uniform prior on k)."""
+    p(k | D) (uniform prior on k).
+
+    Attributes
+    ----------
+    k : ndarray of shape (d,)
+        The numbers of components 0, ..., d-1.
+    log_evidence : ndarray of shape (d,)
+        Log p(D | k), the Laplace evidence of each k.
+    p : ndarray of shape (d,)
+        P(k | D) under a uniform prior on k.
+    """
     k: np.ndarray
     log_evidence: np.ndarray
     p: np.ndarray

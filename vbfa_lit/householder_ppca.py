@@ -19,7 +19,17 @@ from .validation import check_int, check_random_state, check_real
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
-    "What the PPCA likelihood needs from the data: the sample size, the mean and the (biased) covariance."
+    """What the PPCA likelihood needs from the data: the sample size, the mean and the (biased) covariance.
+
+    Attributes
+    ----------
+    n : int
+        Number of samples N.
+    mean : ndarray of shape (D,)
+        Sample mean.
+    cov : ndarray of shape (D, D)
+        Scatter matrix / N.
+    """
     n: int             # number of samples N
     mean: np.ndarray   # (D,) sample mean
     cov: np.ndarray    # (D, D) scatter matrix / N
@@ -90,17 +100,17 @@ def _log_likelihood(W, # (..., D, Q) loadings
     return -stats.n / 2 * (D * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
 
 def ppca_log_likelihood(X, W, noise_std, mu):
-    r"""Log likelihood of PPCA, :math:`\sum_n \log\mathcal N(x_n \mid \mu, WW^\top + s^2 I)`, from sufficient
+    r"""Log likelihood of PPCA, sum_n log N(x_n | mu, W W^T + s^2 I), from sufficient
     statistics.
 
-    Uses :math:`\log|C| = (D-Q)\log s^2 + \log|W^\top W + s^2 I|` and Woodbury,
-    :math:`C^{-1} = (I - W(W^\top W + s^2 I)^{-1}W^\top)/s^2`: one evaluation costs :math:`O(D^2 Q)`
+    Uses log|C| = (D - Q) log s^2 + log|W^T W + s^2 I| and Woodbury,
+    C^-1 = (I - W (W^T W + s^2 I)^-1 W^T) / s^2: one evaluation costs O(D^2 Q)
     once the mean and covariance of `X` are known.
 
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features), or SufficientStatistics
-        Data (complete) or their :func:`sufficient_statistics`.
+        Data (complete) or their ``sufficient_statistics``.
     W : array_like, shape (..., D, Q)
         Loadings.
     noise_std : array_like, shape (...)
@@ -115,10 +125,11 @@ def ppca_log_likelihood(X, W, noise_std, mu):
     Raises
     ------
     ValueError
-        For bad data (see :func:`sufficient_statistics`), mismatched shapes or ``noise_std <= 0``.
+        For bad data (see ``sufficient_statistics``), mismatched shapes or ``noise_std <= 0``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> ll = ppca_log_likelihood(X, np.ones((3, 1)), 1.0, np.zeros(3))
     """
@@ -219,7 +230,13 @@ def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ra
     return z.reshape(x.shape)
 
 def split_rhat(x):
-    """Rank-normalised split R-hat (Vehtari et al., 2021) of draws shaped (chains, draws, ...)."""
+    """Rank-normalised split R-hat (Vehtari et al., 2021) of draws shaped (chains, draws, ...).
+
+    Parameters
+    ----------
+    x : ndarray of shape (chains, draws, ...)
+        The draws.
+    """
     x = np.asarray(x, dtype=float)
     C, N = x.shape[:2]
     if N < 4: return np.full(x.shape[2:], np.nan)                     # undefined with fewer than 2 draws a half
@@ -234,7 +251,13 @@ def split_rhat(x):
 
 def bulk_ess(x):
     """Bulk effective sample size: the ESS (Geyer's initial monotone sequence, NumPyro's estimator) of
-    the rank-normalised draws shaped (chains, draws, ...)."""
+    the rank-normalised draws shaped (chains, draws, ...).
+
+    Parameters
+    ----------
+    x : ndarray of shape (chains, draws, ...)
+        The draws.
+    """
     _import_numpyro()
     from numpyro.diagnostics import effective_sample_size
     x = np.asarray(x, dtype=float)
@@ -242,7 +265,7 @@ def bulk_ess(x):
     return np.asarray(effective_sample_size(_rank_normalise(x)))
 
 class HouseholderPPCAResult:
-    """Posterior draws of Bayesian PPCA and their diagnostics (returned by :func:`householder_ppca`).
+    """Posterior draws of Bayesian PPCA and their diagnostics (returned by ``householder_ppca``).
 
     Attributes
     ----------
@@ -312,11 +335,11 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     r"""Bayesian PPCA by NUTS (NumPyro), with the rotation ambiguity removed by the Householder
     parameterisation.
 
-    The model (Nirwan & Bertschinger, 2019): :math:`x_n \sim \mathcal N(\mu, WW^\top + s^2 I)` with
-    :math:`W = U\,\mathrm{diag}(\sigma)`, :math:`U` uniform on the Stiefel manifold (Householder vectors
-    :math:`v_q \sim \mathcal N(0, I)`), :math:`\sigma_1 > \dots > \sigma_Q` with the density of the ordered
-    singular values of a Gaussian matrix, so that :math:`W` has the same prior as iid :math:`\mathcal N(0, 1)`
-    entries; a flat prior on :math:`\mu`, :math:`s \sim` half-normal(`noise_prior_scale`). The likelihood
+    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I) with
+    W = U diag(sigma), U uniform on the Stiefel manifold (Householder vectors
+    v_q ~ N(0, I)), sigma_1 > ... > sigma_Q with the density of the ordered
+    singular values of a Gaussian matrix, so that W has the same prior as iid N(0, 1)
+    entries; a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
     is evaluated from the mean and covariance of `X` (cost independent of the number of samples).
     The sign of each column of ``U`` is not identified (the likelihood and the prior are symmetric
     under ``u_q -> -u_q``); each draw's columns are flipped to point along the classical principal axes.
@@ -324,7 +347,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-        Complete data (no NaN: use :class:`vbfa_lit.VBPCA` for missing values). The prior on W assumes
+        Complete data (no NaN: use ``vbfa_lit.VBPCA`` for missing values). The prior on W assumes
         unit-scale data: standardise the features first.
     n_components : int
         Q, ``1 <= Q <= n_features``.
@@ -337,7 +360,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     parameterisation : {'householder', 'standard'}
         ``'standard'`` samples W with iid N(0, 1) entries directly (the rotation wanders; for comparison).
     reflection : {'swap', 'mezzadri'}
-        The Householder reflection (:func:`vbfa_lit.stiefel.householder_matrix`); ``'mezzadri'`` is the
+        The Householder reflection (``vbfa_lit.stiefel.householder_matrix``); ``'mezzadri'`` is the
         slides' signed one, which jumps across ``v_1 = 0`` and lets chains stick.
     noise_prior_scale : float
         Scale of the half-normal prior on the noise standard deviation.
@@ -370,6 +393,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
 
     Examples
     --------
+    >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(100, 4))
     >>> res = householder_ppca(X, 1, num_warmup=200, num_samples=200, num_chains=2,
     ...                        random_state=0)  # doctest: +SKIP
@@ -425,7 +449,7 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
         Draws per chain (after as many warm-up iterations) and chains.
     random_state : None, int, Generator or RandomState
     parameterisation, reflection, radius_concentration
-        As :func:`householder_ppca`.
+        As ``householder_ppca``.
 
     Returns
     -------
@@ -435,7 +459,7 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
     Raises
     ------
     ImportError, ValueError, TypeError
-        As :func:`householder_ppca`.
+        As ``householder_ppca``.
     """
     D, Q = check_int('D', D, 1), check_int('Q', Q, 1)
     if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")

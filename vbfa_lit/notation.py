@@ -27,32 +27,80 @@ def _expected_log_pdf(a0, b0, mean, mean_log):
 def _entropy(a, b): return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
 def _kl(a, b, a0, b0): return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 
-def gamma_moments(a, # shape parameter(s) of q, > 0, any array shape
-                  b, # rate parameter(s) of q, > 0, broadcastable with `a`
-                 ): # (<theta>, <log theta>), each of the broadcast shape
-    "Mean and mean logarithm of a Gamma(shape `a`, rate `b`) distribution."
+def gamma_moments(a, b):
+    """Mean and mean logarithm of a Gamma(shape `a`, rate `b`) distribution.
+
+    Parameters
+    ----------
+    a
+        Shape parameter(s) of q, > 0, any array shape.
+    b
+        Rate parameter(s) of q, > 0, broadcastable with `a`.
+
+    Returns
+    -------
+    tuple of ndarray
+        (<theta>, <log theta>), each of the broadcast shape.
+    """
     return _moments(*_check_gamma(a, b))
 
-def gamma_expected_log_pdf(a0, # prior shape, > 0
-                           b0, # prior rate, > 0
-                           mean, # <theta> under q
-                           mean_log, # <log theta> under q
-                          ): # <log G(theta | a0, b0)> under q, broadcast shape
-    "Expected log density of a Gamma(a0, b0) prior under any q with the given moments."
+def gamma_expected_log_pdf(a0, b0, mean, mean_log):
+    """Expected log density of a Gamma(a0, b0) prior under any q with the given moments.
+
+    Parameters
+    ----------
+    a0
+        Prior shape, > 0.
+    b0
+        Prior rate, > 0.
+    mean
+        <theta> under q.
+    mean_log
+        <log theta> under q.
+
+    Returns
+    -------
+    ndarray or float
+        <log G(theta | a0, b0)> under q, broadcast shape.
+    """
     return _expected_log_pdf(*_check_gamma(a0, b0, ('a0', 'b0')), mean, mean_log)
 
-def gamma_entropy(a, # shape of q, > 0
-                  b, # rate of q, > 0
-                 ): # H[q], broadcast shape
-    "Entropy of Gamma(shape `a`, rate `b`)."
+def gamma_entropy(a, b):
+    """Entropy of Gamma(shape `a`, rate `b`).
+
+    Parameters
+    ----------
+    a
+        Shape of q, > 0.
+    b
+        Rate of q, > 0.
+
+    Returns
+    -------
+    ndarray or float
+        H[q], broadcast shape.
+    """
     return _entropy(*_check_gamma(a, b))
 
-def gamma_kl(a, # shape of q, > 0
-             b, # rate of q, > 0
-             a0, # shape of p, > 0
-             b0, # rate of p, > 0
-            ): # KL(q || p) >= 0, broadcast shape
-    "KL divergence KL(Gamma(a, b) || Gamma(a0, b0)) = -H[q] - <log p>_q."
+def gamma_kl(a, b, a0, b0):
+    """KL divergence KL(Gamma(a, b) || Gamma(a0, b0)) = -H[q] - <log p>_q.
+
+    Parameters
+    ----------
+    a
+        Shape of q, > 0.
+    b
+        Rate of q, > 0.
+    a0
+        Shape of p, > 0.
+    b0
+        Rate of p, > 0.
+
+    Returns
+    -------
+    ndarray or float
+        KL(q || p) >= 0, broadcast shape.
+    """
     return _kl(*_check_gamma(a, b), *_check_gamma(a0, b0, ('a0', 'b0')))
 
 # %% ../nbs/00_notation.ipynb #455f5164
@@ -61,26 +109,60 @@ def _cholesky(S, name):
     except np.linalg.LinAlgError as e:
         raise ValueError(f"`{name}` must be symmetric positive definite") from e
 
-def gaussian_second_moment(mean, # (..., D) posterior means
-                           cov, # (..., D, D) posterior covariances
-                          ): # (..., D, D) <x x^T> = cov + mean mean^T
-    "Second moment of a batch of Gaussians."
+def gaussian_second_moment(mean, cov):
+    """Second moment of a batch of Gaussians.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (..., D)
+        Posterior means.
+    cov : ndarray of shape (..., D, D)
+        Posterior covariances.
+
+    Returns
+    -------
+    ndarray of shape (..., D, D)
+        <x x^T> = cov + mean mean^T.
+    """
     mean = np.asarray(mean, dtype=float)
     return cov + mean[..., :, None] * mean[..., None, :]
 
-def gaussian_entropy(cov, # (..., D, D) covariance(s), symmetric positive definite
-                    ): # (...) entropies
-    "Entropy of N(m, cov), which does not depend on the mean."
+def gaussian_entropy(cov):
+    """Entropy of N(m, cov), which does not depend on the mean.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (..., D, D)
+        covariance(s), symmetric positive definite.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        Entropies.
+    """
     L = _cholesky(np.asarray(cov, dtype=float), 'cov')
     D = L.shape[-1]
     return 0.5 * D * (1 + np.log(2 * np.pi)) + np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
 
-def gaussian_expected_log_pdf(mean, # (..., D) mean of q
-                              cov, # (..., D, D) covariance of q
-                              mean0, # (..., D) mean of the density p
-                              cov0, # (..., D, D) covariance of p, symmetric positive definite
-                             ): # (...) <log N(x | mean0, cov0)> under q
-    "Expected log density of N(mean0, cov0) under q = N(mean, cov)."
+def gaussian_expected_log_pdf(mean, cov, mean0, cov0):
+    """Expected log density of N(mean0, cov0) under q = N(mean, cov).
+
+    Parameters
+    ----------
+    mean : ndarray of shape (..., D)
+        Mean of q.
+    cov : ndarray of shape (..., D, D)
+        Covariance of q.
+    mean0 : ndarray of shape (..., D)
+        Mean of the density p.
+    cov0 : ndarray of shape (..., D, D)
+        Covariance of p, symmetric positive definite.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        <log N(x | mean0, cov0)> under q.
+    """
     L0 = _cholesky(np.asarray(cov0, dtype=float), 'cov0')
     D = L0.shape[-1]
     diff = np.asarray(mean, dtype=float) - mean0
@@ -90,10 +172,23 @@ def gaussian_expected_log_pdf(mean, # (..., D) mean of q
     logdet0 = 2 * np.log(np.diagonal(L0, axis1=-2, axis2=-1)).sum(-1)
     return -0.5 * (D * np.log(2 * np.pi) + logdet0 + quad)
 
-def gaussian_kl(mean, # (..., D) mean of q
-                cov, # (..., D, D) covariance of q
-                mean0, # (..., D) mean of p
-                cov0, # (..., D, D) covariance of p
-               ): # (...) KL(q || p) >= 0
-    "KL divergence between two (batches of) Gaussians."
+def gaussian_kl(mean, cov, mean0, cov0):
+    """KL divergence between two (batches of) Gaussians.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (..., D)
+        Mean of q.
+    cov : ndarray of shape (..., D, D)
+        Covariance of q.
+    mean0 : ndarray of shape (..., D)
+        Mean of p.
+    cov0 : ndarray of shape (..., D, D)
+        Covariance of p.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        KL(q || p) >= 0.
+    """
     return -gaussian_entropy(cov) - gaussian_expected_log_pdf(mean, cov, mean0, cov0)

@@ -17,8 +17,18 @@ from matplotlib.patches import Ellipse
 OKABE_ITO = ('#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000')
 LINESTYLES = ('-', '--', '-.', ':')
 
-def colour(i:int)->str:
-    "The i-th colour of the course's palette (Okabe-Ito, cycling)."
+def colour(i: int) -> str:
+    """The i-th colour of the course's palette (Okabe-Ito, cycling).
+
+    Parameters
+    ----------
+    i : int
+        Index into the palette; cycles past its end.
+
+    Returns
+    -------
+    str
+    """
     return OKABE_ITO[i % len(OKABE_ITO)]
 
 def _axes(ax, figsize, projection=None):
@@ -39,14 +49,15 @@ def _as(x, ndim, name):
     return a
 
 # %% ../nbs/01a_plots.ipynb #8d82247b
-def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
-           ax=None, # matplotlib Axes; a new figure when None
-           max_weight:float=None, # magnitude drawn as a full cell; default the largest magnitude in W
-           title:str=None,
-           xlabel:str='column $d$', # axis labels; None or '' for none
-           ylabel:str='row $m$',
-           key:bool=True, # draw the sign key (white positive, black negative) beside the diagram
-          ): # the Axes
+def hinton(
+    W,
+    ax=None,
+    max_weight: float = None,
+    title: str = None,
+    xlabel: str = 'column $d$',
+    ylabel: str = 'row $m$',
+    key: bool = True,
+):
     """Hinton diagram: one square per entry, its area proportional to the magnitude, white positive, black negative.
 
     Parameters
@@ -108,12 +119,7 @@ def hinton(W, # (M, D) matrix to draw, e.g. a loading matrix
     return ax
 
 # %% ../nbs/01a_plots.ipynb #ff5198f7
-def plot_elbo(history, # sequence of lower-bound values, one per sweep
-              ax=None, # matplotlib Axes; a new figure when None
-              label:str=None,
-              relative_to:float=None, # plot best - L (log scale) instead of L, with best = this value
-              **kwargs, # passed to `ax.plot`
-             ): # the Axes
+def plot_elbo(history, ax=None, label: str = None, relative_to: float = None, **kwargs):
     """Learning curve of the lower bound; with `relative_to`, the gap to the best bound on a log axis.
 
     Parameters
@@ -151,10 +157,7 @@ def plot_elbo(history, # sequence of lower-bound values, one per sweep
     if label: ax.legend(frameon=False)
     return ax
 
-def plot_learning_curves(histories:dict, # {label: (T_k,) lower bounds per sweep}, one entry per run
-                         axes=None, # two Axes (bound, gap); a new figure with both when None
-                         best:float=None, # the best bound L*; default the largest value over all runs
-                        ): # the two Axes
+def plot_learning_curves(histories: dict, axes=None, best: float = None):
     """Several runs overlaid: the bound per sweep, and its distance to the best bound on a log scale.
 
     Parameters
@@ -200,10 +203,7 @@ def plot_learning_curves(histories:dict, # {label: (T_k,) lower bounds per sweep
     return ax_l, ax_g
 
 # %% ../nbs/01a_plots.ipynb #f943ed57
-def plot_pruning(inv_alpha, # (T, D) 1/<alpha_d> after each of T sweeps
-                 ax=None, # matplotlib Axes; a new figure when None
-                 kept=None, # (D,) bool: columns that survive, drawn solid (others dashed); default all solid
-                ): # the Axes
+def plot_pruning(inv_alpha, ax=None, kept=None):
     """The ARD pruning picture: the prior variance 1/<alpha_d> of every column of W, sweep by sweep, on a log axis.
 
     Parameters
@@ -248,12 +248,13 @@ def plot_pruning(inv_alpha, # (T, D) 1/<alpha_d> after each of T sweeps
         ax.legend(frameon=False, fontsize='small')
     return ax
 
-def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; drawn decreasing)
-                  ax=None, # matplotlib Axes; a new figure when None
-                  n_keep:int=None, # draw the first n_keep bars in the first colour, the rest in grey
-                  log:bool=False, # log-scale the vertical axis
-                  ylabel:str='eigenvalue (squared data units)',
-                 ): # the Axes
+def plot_spectrum(
+    values,
+    ax=None,
+    n_keep: int = None,
+    log: bool = False,
+    ylabel: str = 'eigenvalue (squared data units)',
+):
     """Scree plot: the values in decreasing order as bars, the first `n_keep` highlighted.
 
     Parameters
@@ -279,7 +280,7 @@ def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; 
     Examples
     --------
     >>> ax = plot_spectrum([1.0, 4.0, 2.0])
-    >>> [p.get_height() for p in ax.patches]
+    >>> [float(p.get_height()) for p in ax.patches]
     [4.0, 2.0, 1.0]
     """
     v = np.sort(_as(values, 1, 'values'))[::-1]
@@ -293,11 +294,7 @@ def plot_spectrum(values, # (K,) eigenvalues or explained variances (any order; 
     return ax
 
 # %% ../nbs/01a_plots.ipynb #1fbf9b7e
-def plot_trace(q, # (T,) or (chains, T) integer states, e.g. the number of components per iteration
-               ax=None, # matplotlib Axes; a new figure when None
-               burn_in:int=0, # shade the first burn_in iterations
-               ylabel:str='number of components q',
-              ): # the Axes
+def plot_trace(q, ax=None, burn_in: int = 0, ylabel: str = 'number of components q'):
     """Trace of a discrete chain (one step line per chain), with the burn-in shaded.
 
     Parameters
@@ -339,13 +336,7 @@ def plot_trace(q, # (T,) or (chains, T) integer states, e.g. the number of compo
     if len(q) > 1 or burn_in: ax.legend(frameon=False, fontsize='small')
     return ax
 
-def plot_posterior_bars(values, # (K,) the values of the discrete variable, e.g. q = 1..K
-                        probs, # (K,) estimated probabilities
-                        errors=None, # (K,) standard errors (Monte Carlo), drawn as error bars
-                        exact=None, # (K,) exact probabilities, drawn as markers
-                        ax=None, # matplotlib Axes; a new figure when None
-                        xlabel:str='number of components q',
-                       ): # the Axes
+def plot_posterior_bars(values, probs, errors=None, exact=None, ax=None, xlabel: str = 'number of components q'):
     """Bar chart of a discrete posterior with error bars, and the exact posterior as markers when known.
 
     Parameters
@@ -372,7 +363,7 @@ def plot_posterior_bars(values, # (K,) the values of the discrete variable, e.g.
     Examples
     --------
     >>> ax = plot_posterior_bars([1, 2, 3], [0.2, 0.7, 0.1], errors=[0.02, 0.03, 0.01])
-    >>> [round(p.get_height(), 2) for p in ax.patches]
+    >>> [round(float(p.get_height()), 2) for p in ax.patches]
     [0.2, 0.7, 0.1]
     """
     x, p = _as(values, 1, 'values'), _as(probs, 1, 'probs')
@@ -392,10 +383,7 @@ def plot_posterior_bars(values, # (K,) the values of the discrete variable, e.g.
     return ax
 
 # %% ../nbs/01a_plots.ipynb #1b965f5e
-def plot_sphere(samples, # (n, 3) points on the unit sphere, or a dict {label: (n_k, 3)} to compare sets
-                ax=None, # a 3-d matplotlib Axes; a new figure when None
-                s:float=6, # marker size
-               ): # the 3-d Axes
+def plot_sphere(samples, ax=None, s: float = 6):
     """Points on the unit sphere in 3-D, over a light wireframe of the sphere; several sets in different colours.
 
     Parameters
@@ -417,6 +405,7 @@ def plot_sphere(samples, # (n, 3) points on the unit sphere, or a dict {label: (
 
     Examples
     --------
+    >>> import numpy as np
     >>> ax = plot_sphere(np.eye(3))
     >>> len(ax.collections) >= 1
     True
@@ -437,13 +426,7 @@ def plot_sphere(samples, # (n, 3) points on the unit sphere, or a dict {label: (
     if not None in sets: ax.legend(frameon=False, fontsize='small', loc='upper left')
     return ax
 
-def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is the d-th principal axis
-                        mu=(0.0, 0.0), # (2,) the mean, where the arrows start
-                        Sw=None, # (2, D, D) or (1, D, D) covariances of q(w_m): ellipses at the arrow tips
-                        X=None, # (N, 2) data drawn as points behind the axes
-                        ax=None, # matplotlib Axes; a new figure when None
-                        n_std:float=2.0, # half-width of the ellipses in posterior standard deviations
-                       ): # the Axes
+def plot_principal_axes(W, mu=(0.0, 0.0), Sw=None, X=None, ax=None, n_std: float = 2.0):
     """Data in two dimensions, each column of <W> as an arrow from mu, with its posterior uncertainty as an ellipse.
 
     Under the mean-field posterior the rows w_1, w_2 of W are independent, so the tip of arrow d has covariance
@@ -470,6 +453,7 @@ def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is
 
     Examples
     --------
+    >>> import numpy as np
     >>> ax = plot_principal_axes(np.array([[2.0, 0.0], [0.0, 0.5]]))
     >>> len(ax.patches)
     2
@@ -504,12 +488,7 @@ def plot_principal_axes(W, # (2, D) posterior means of the loadings: column d is
     return ax
 
 # %% ../nbs/01a_plots.ipynb #c1a7e0d2
-def plot_curves(x, # (K,) the parameter values
-                curves:dict, # {label: (K,) values}, one line each
-                ax=None, # matplotlib Axes; a new figure when None
-                marks:dict=None, # {label: (x, y)} reference points drawn as black markers
-                xlabel:str='parameter', ylabel:str='value',
-               ): # the Axes
+def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'parameter', ylabel: str = 'value'):
     """Lines of one or more quantities against a parameter, with optional reference points.
 
     Parameters
@@ -552,12 +531,7 @@ def plot_curves(x, # (K,) the parameter values
     return ax
 
 # %% ../nbs/01a_plots.ipynb #gm0cd001
-def plot_graphical_model(nodes:dict, # {name: (x, y, label, kind)}, kind 'latent', 'observed' or 'fixed'
-                         edges, # [(parent, child), ...] names of `nodes`
-                         plates=(), # [(label, (x0, y0, x1, y1)), ...] boxes, label drawn in the lower right
-                         ax=None, # matplotlib Axes; a new figure when None
-                         radius:float=0.32, # radius of a random variable's circle, in data units
-                        ): # the Axes
+def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float = 0.32):
     """A directed graphical model: circles for random variables (grey when observed), dots for fixed parameters,
     arrows from parent to child, and plates around repeated variables.
 
@@ -634,13 +608,7 @@ def _shrunk(a, b, ra, rb):
     return tuple(a + ra * u), tuple(b - rb * u)
 
 # %% ../nbs/01a_plots.ipynb #pd0cd001
-def plot_ppca_density(X, # (N, 2) data, one sample per row
-                      W, # (2, 1) or (2,) loading vector
-                      sigma2:float, # noise variance
-                      mean=None, # (2,) centre; default the data's mean
-                      ax=None, # matplotlib Axes; a new figure when None
-                      label:str='PPCA', # legend entry of the contours
-                     ): # the Axes
+def plot_ppca_density(X, W, sigma2: float, mean=None, ax=None, label: str = 'PPCA'):
     """Two-dimensional data, the loading vector as an arrow from the mean, and the 1- and 2-sd contours of
     C = w w^T + sigma2 I.
 
@@ -693,10 +661,7 @@ def plot_ppca_density(X, # (N, 2) data, one sample per row
     return ax
 
 # %% ../nbs/01a_plots.ipynb #ro0cd001
-def plot_rotation_orbit(W, # (M, 2) loading matrix with two columns
-                        angles=(0.0, 0.7, 1.4, 2.1), # rotation angles (radians) whose rows are marked
-                        ax=None, # matplotlib Axes; a new figure when None
-                       ): # the Axes
+def plot_rotation_orbit(W, angles=(0.0, 0.7, 1.4, 2.1), ax=None):
     """The rows of W R(theta) in the plane: each row's circle (the whole orbit) and the rows at a few angles.
 
     Parameters
@@ -741,10 +706,7 @@ def plot_rotation_orbit(W, # (M, 2) loading matrix with two columns
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sa0cd001
-def plot_subspace_angles(sizes, # (K,) sample sizes N
-                         angles:dict, # {label: (K,) largest principal angle in degrees}
-                         ax=None, # matplotlib Axes; a new figure when None
-                        ): # the Axes
+def plot_subspace_angles(sizes, angles: dict, ax=None):
     """The largest principal angle between an estimated and a reference subspace against the sample size.
 
     Parameters
@@ -785,11 +747,7 @@ def plot_subspace_angles(sizes, # (K,) sample sizes N
     return ax
 
 # %% ../nbs/01a_plots.ipynb #ae0cd001
-def plot_ard_evidence(alpha, # (K,) grid of precisions alpha > 0, drawn on a log axis
-                      curves:dict, # {label: (K,) log evidence relative to alpha = infinity, nats}
-                      best:dict=None, # {label: alpha at the maximum (np.inf: switched off)}
-                      ax=None, # matplotlib Axes; a new figure when None
-                     ): # the Axes
+def plot_ard_evidence(alpha, curves: dict, best: dict = None, ax=None):
     """Log evidence of one column against its prior precision alpha, one curve per data set, with the maxima marked.
 
     Parameters
@@ -839,11 +797,7 @@ def plot_ard_evidence(alpha, # (K,) grid of precisions alpha > 0, drawn on a log
     ax.legend(frameon=False, fontsize=8)
     return ax
 
-def plot_ard_threshold(ratio, # (K,) projected variance over the noise threshold
-                       prior_variance, # (K,) best prior variance 1/alpha, in units of the threshold
-                       points=None, # optional (ratio, prior variance) pairs reached by iterating VB updates
-                       ax=None, # matplotlib Axes; a new figure when None
-                      ): # the Axes
+def plot_ard_threshold(ratio, prior_variance, points=None, ax=None):
     """The best prior variance of a column against its projected variance: zero below the noise threshold, a
     straight line above it.
 
@@ -887,10 +841,7 @@ def plot_ard_threshold(ratio, # (K,) projected variance over the noise threshold
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sh0cd001
-def plot_shapes(terms, # sequence of (label, rows, cols) blocks and str operators such as '=', '+', ''
-                ax=None, # matplotlib Axes; a new figure when None
-                unit:float=0.25, # data units per row or column
-               ): # the Axes
+def plot_shapes(terms, ax=None, unit: float = 0.25):
     """A matrix equation drawn to scale: one rectangle per (label, rows, cols) term, operators between them.
 
     Parameters

@@ -31,7 +31,19 @@ def _check_rotation(R, D):
 
 # %% ../nbs/01c_from_pca.ipynb #a6ebb61e
 class PPCAFit(NamedTuple):
-    "The maximum-likelihood probabilistic PCA of some data (Tipping & Bishop, 1999)."
+    """The maximum-likelihood probabilistic PCA of some data (Tipping & Bishop, 1999).
+
+    Attributes
+    ----------
+    W : ndarray of shape (M, D)
+        Loading matrix U_D (diag(lambda_1..D) - sigma2 I)^(1/2) R.
+    sigma2 : float
+        Noise variance: the mean of the M - D discarded eigenvalues of S.
+    mean : ndarray of shape (M,)
+        The sample mean, mu_ML.
+    eigenvalues : ndarray of shape (M,)
+        Eigenvalues of S (divisor N), decreasing.
+    """
     W: np.ndarray            # (M, D) loading matrix U_D (diag(lambda_1..D) - sigma2 I)^(1/2) R
     sigma2: float            # noise variance: the mean of the M - D discarded eigenvalues of S
     mean: np.ndarray         # (M,) the sample mean, mu_ML

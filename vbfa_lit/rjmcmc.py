@@ -21,13 +21,27 @@ from .linalg import one_blas_thread
 from .validation import check_int, check_random_state, warn_caller
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
-def conditional_parameters(q:int, # current number of components, 1 <= q <= d-1
-                           tau, # (...) the hyperparameter tau (any shape; broadcast)
-                           g:np.ndarray, # (d,) eigenvalues g_1 >= ... >= g_d of S
-                           n:float, # N, the number of samples (0: likelihood off)
-                           r:float, # shape of the Gamma prior on every precision
-                          ): # (shape (q+1,), rate (..., q+1)) of 1/l_1, ..., 1/l_q, 1/sigma^2
-    "Shapes and rates of the (untruncated) full conditionals of the precisions 1/l_1, ..., 1/l_q, 1/sigma^2."
+def conditional_parameters(q: int, tau, g: np.ndarray, n: float, r: float):
+    """Shapes and rates of the (untruncated) full conditionals of the precisions 1/l_1, ..., 1/l_q, 1/sigma^2.
+
+    Parameters
+    ----------
+    q : int
+        Current number of components, 1 <= q <= d-1.
+    tau : ndarray of shape (...)
+        The hyperparameter tau (any shape; broadcast).
+    g : ndarray of shape (d,)
+        Eigenvalues g_1 >= ... >= g_d of S.
+    n : float
+        N, the number of samples (0: likelihood off).
+    r : float
+        Shape of the Gamma prior on every precision.
+
+    Returns
+    -------
+    tuple of ndarray
+        (shape (q+1,), rate (..., q+1)) of 1/l_1, ..., 1/l_q, 1/sigma^2.
+    """
     d = g.size
     shape = np.concatenate([np.full(q, r + n / 2), [r + n * (d - q) / 2]])
     rate = np.asarray(tau, float)[..., None] + n / 2 * np.concatenate([g[:q], [g[q:].sum()]])
@@ -71,10 +85,25 @@ def _log_gamma_q_cf(a, z):
     return np.log(h) - z + a * np.log(z) - special.gammaln(a)
 
 
-def log_gamma_mass(a, lo, hi): # log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast
+def log_gamma_mass(a, lo, hi):
     """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the
     regularised incomplete gamma functions on the side of the median the interval lies on, log-space series
-    (lower tail) or continued fraction (upper tail) where they underflow."""
+    (lower tail) or continued fraction (upper tail) where they underflow.
+
+    Parameters
+    ----------
+    a
+        Shape of the Gamma(a, 1) distribution, > 0.
+    lo
+        Lower end of the interval.
+    hi
+        Upper end of the interval.
+
+    Returns
+    -------
+    ndarray
+        Log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast.
+    """
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
@@ -189,6 +218,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
 
     Examples
     --------
+    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)  # P(Z > 800) ~ 1e-342 underflows in float64
     >>> bool(800 <= x <= 810)
@@ -202,7 +232,13 @@ def truncated_gamma(shape, rate, lower, upper, rng):
 
 # %% ../nbs/06_rjmcmc.ipynb #c904bfdf
 def move_probabilities(d):
-    "b_q and d_q for q = 0..d (index q): 1/2 each inside, b_1 = d_{d-1} = 1 at the ends, 0 outside {1..d-1}."
+    """b_q and d_q for q = 0..d (index q): 1/2 each inside, b_1 = d_{d-1} = 1 at the ends, 0 outside {1..d-1}.
+
+    Parameters
+    ----------
+    d
+        Dimension of the data; q runs over 0..d.
+    """
     q = np.arange(d + 1)
     b = np.where((q >= 1) & (q < d - 1), np.where(q == 1, 1.0, 0.5), 0.0)
     dd = np.where((q > 1) & (q <= d - 1), np.where(q == d - 1, 1.0, 0.5), 0.0)
@@ -218,7 +254,35 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordere
     leaves out the factor q+2 = (q+2)!/(q+1)! of the ordered prior (the 'unordered' variant, see
     `rjmcmc_pca_from_eigenvalues`).
     Arguments are arrays over chains (q an int array, 1-based count); g (d,); b, dd (d+1,) from
-    `move_probabilities`."""
+    `move_probabilities`.
+
+    Parameters
+    ----------
+    v : ndarray of shape (n_chains,)
+        The proposed precision 1/l_{q+1}.
+    x_prev : ndarray of shape (n_chains,)
+        The precision 1/l_q of the last kept component.
+    s : ndarray of shape (n_chains,)
+        The noise precision 1/sigma^2.
+    q : int ndarray of shape (n_chains,)
+        The current numbers of components (1-based count).
+    tau : ndarray of shape (n_chains,)
+        The rate of the Gamma(r, tau) prior of the precisions.
+    g : ndarray of shape (d,)
+        The sample eigenvalues g_j.
+    n
+        Number of samples N.
+    r
+        Shape of the Gamma(r, tau) prior of the precisions.
+    b : ndarray of shape (d+1,)
+        Birth probabilities b_q from `move_probabilities`.
+    dd : ndarray of shape (d+1,)
+        Death probabilities d_q from `move_probabilities`.
+    include_z : default True
+        Include the normalising constant Z of the truncated prior (False: one reading of the paper, for comparison only).
+    ordered : default True
+        Include the factor q+2 of the ordered prior (False: the 'unordered' variant).
+    """
     log_z = log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     gq = g[q]                                              # g_{q+1} in 1-based numbering
     return (n / 2 * (np.log(v / s) + gq * (s - v)) + (np.log(q + 2) if ordered else 0.0) + log_z
@@ -301,7 +365,13 @@ def effective_sample_size(x):
 
     Autocorrelations from the FFT, combined across chains with the between-chain variance and truncated by
     Geyer's initial monotone sequence (Stan's estimator, as in `numpyro.diagnostics.effective_sample_size`).
-    NaN for a constant series."""
+    NaN for a constant series.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_chains, n_draws)
+        Draws of a scalar.
+    """
     x = np.asarray(x, float)
     if x.ndim == 1: x = x[None]
     C, K = x.shape
@@ -324,7 +394,19 @@ def effective_sample_size(x):
 
 # %% ../nbs/06_rjmcmc.ipynb #fca2a080
 class QPosterior(NamedTuple):
-    """p(q | D) estimated from the draws: q (values 1..d-1), p, its Monte-Carlo standard error se, and the ess used."""
+    """p(q | D) estimated from the draws: q (values 1..d-1), p, its Monte-Carlo standard error se, and the ess used.
+
+    Attributes
+    ----------
+    q : ndarray of shape (d-1,)
+        The numbers of components 1, ..., d-1.
+    p : ndarray of shape (d-1,)
+        P(q | D) estimated from the draws.
+    se : ndarray of shape (d-1,)
+        Monte-Carlo standard errors of p.
+    ess : ndarray of shape (d-1,)
+        Effective sample sizes used for se.
+    """
     q: np.ndarray
     p: np.ndarray
     se: np.ndarray
@@ -335,11 +417,33 @@ class QPosterior(NamedTuple):
 class RJMCMCResult:
     """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`).
 
-    Attributes: `q` (n_chains, n_kept) int, the number of components; `l` (n_chains, n_kept, d-1) the
-    principal variances l_1 > ... > l_q (NaN beyond q); `sigma2` and `tau` (n_chains, n_kept); `birth_rate`,
-    `death_rate` (n_chains,) accepted / proposed births and deaths over all sweeps (burn-in included);
-    `eigenvalues` (d,) the g_j used; `n_samples` N; `r`, `alpha`, `eta` the hyperparameters; `prior` 'ordered'
-    or 'unordered' (see `rjmcmc_pca_from_eigenvalues`)."""
+    Attributes
+    ----------
+    q : int ndarray of shape (n_chains, n_kept)
+        The number of components of each kept draw.
+    l : ndarray of shape (n_chains, n_kept, d-1)
+        The principal variances l_1 > ... > l_q (NaN beyond q).
+    sigma2 : ndarray of shape (n_chains, n_kept)
+        The noise variance sigma^2.
+    tau : ndarray of shape (n_chains, n_kept)
+        The rate of the prior of the precisions.
+    birth_rate : ndarray of shape (n_chains,)
+        Accepted / proposed births over all sweeps (burn-in included).
+    death_rate : ndarray of shape (n_chains,)
+        Accepted / proposed deaths over all sweeps (burn-in included).
+    eigenvalues : ndarray of shape (d,)
+        The sample eigenvalues g_j used.
+    n_samples : int
+        Number of samples N.
+    r : float
+        Hyperparameter r (shape of the prior of the precisions).
+    alpha : float
+        Hyperparameter alpha (shape of the prior of tau).
+    eta : float
+        Hyperparameter eta (rate of the prior of tau).
+    prior : str, default 'ordered'
+        'ordered' or 'unordered' (see `rjmcmc_pca_from_eigenvalues`).
+    """
     q: np.ndarray
     l: np.ndarray
     sigma2: np.ndarray
@@ -363,9 +467,15 @@ class RJMCMCResult:
                 f"N = {self.n_samples}, r = {self.r:g}, alpha = {self.alpha:g}, eta = {self.eta:.4g}, "
                 f"prior = {self.prior!r}; p(q) = {{{visited}}})")
 
-    def split_rhat_q(self)->np.ndarray: # (d-1,) split R-hat of the indicator of each q; NaN where never visited
+    def split_rhat_q(self) -> np.ndarray:
         """Split R-hat (Gelman et al.) of the indicator of each q = 1..d-1, over the chains' halves: about 1 when
-        the chains agree on p(q); above 1.1 (inf when chains never leave different values) when they do not."""
+        the chains agree on p(q); above 1.1 (inf when chains never leave different values) when they do not.
+
+        Returns
+        -------
+        ndarray of shape (d-1,)
+            Split R-hat of the indicator of each q; NaN where never visited.
+        """
         C, K = self.q.shape
         h = K // 2
         out = np.full(len(self.eigenvalues) - 1, np.nan)
@@ -393,9 +503,20 @@ class RJMCMCResult:
                 se[i] = np.sqrt(p[i] * (1 - p[i]) / ess[i])
         return QPosterior(qs, p, se, ess)
 
-    def posterior_mean(self, q:int)->tuple: # ((q,) means of l_1..l_q, mean of sigma^2)
+    def posterior_mean(self, q: int) -> tuple:
         """Posterior means of (l_1, ..., l_q) and of sigma^2 given q, pooled over chains (Zhang et al.'s Table
-        1 columns)."""
+        1 columns).
+
+        Parameters
+        ----------
+        q : int
+            The number of components to condition on, 1 <= q < d.
+
+        Returns
+        -------
+        tuple
+            ((q,) means of l_1..l_q, mean of sigma^2).
+        """
         keep = self.q == q
         if not keep.any(): raise ValueError(f"q: the chains never visited q = {q}")
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
@@ -423,9 +544,18 @@ def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
         raise ValueError("eigenvalues: expected them sorted in decreasing order g_1 >= ... >= g_d")
     return g
 
-def default_eta(g:np.ndarray, # (d,) eigenvalues of the sample covariance
-               )->float:
-    "The paper's eta = 1.2 / V, with V = mean(g) = tr(S) / d, the data's average variance (see `rjmcmc_pca`)."
+def default_eta(g: np.ndarray) -> float:
+    """The paper's eta = 1.2 / V, with V = mean(g) = tr(S) / d, the data's average variance (see `rjmcmc_pca`).
+
+    Parameters
+    ----------
+    g : ndarray of shape (d,)
+        Eigenvalues of the sample covariance.
+
+    Returns
+    -------
+    float
+    """
     unit = _unit(g)                                                # mean(g) itself may overflow near 1e308
     return 1.2 / float(np.mean(g / unit)) / unit
 
@@ -589,13 +719,26 @@ def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat o
                   "cross: compare with exact_posterior_q (affordable for d up to about 20)",
                   ConvergenceWarning)
 
-def sample_eigenvalues(X)->tuple: # (g (d,) decreasing, N)
+def sample_eigenvalues(X) -> tuple:
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, d)
+        The data.
+
+    Returns
+    -------
+    tuple
+        (g (d,) decreasing, N).
+
+    Notes
+    -----
     The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
     maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
     evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
-    through different conventions, and each is stated where it is used."""
+    through different conventions, and each is stated where it is used.
+    """
     X = _check_real('X', X)
     g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
     X = np.asarray(X, dtype=float)
@@ -644,6 +787,7 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
 
     Examples
     --------
+    >>> import numpy as np
     >>> rng = np.random.default_rng(1)
     >>> X = rng.normal(size=(500, 5)) * np.array([3.0, 2.0, 1.0, 1.0, 1.0])
     >>> res = rjmcmc_pca(X, n_sweeps=3000, burn_in=1000, n_chains=2, random_state=0)

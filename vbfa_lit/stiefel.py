@@ -32,8 +32,8 @@ def _check_size(size)->tuple:
 def householder_matrix(v, *, reflection='mezzadri'):
     r"""The Householder reflection that Mezzadri's construction applies for the vector `v`.
 
-    ``reflection='mezzadri'`` (the slides' convention): :math:`\tilde H_n(v) = -\mathrm{sgn}(v_1)(I - 2uu^T)`
-    with ``u`` along ``v + sgn(v_1) ||v|| e_1``. ``reflection='swap'``: :math:`I - 2ww^T` with ``w`` along
+    ``reflection='mezzadri'`` (the slides' convention): ``H_n(v) = -sgn(v_1) (I - 2 u u^T)``
+    with ``u`` along ``v + sgn(v_1) ||v|| e_1``. ``reflection='swap'``: ``I - 2 w w^T`` with ``w`` along
     ``e_1 - v / ||v||``, the reflection that exchanges ``e_1`` and ``v / ||v||``; it depends continuously on
     ``v`` except on the ray ``v = c e_1``, ``c > 0`` (the signed one jumps across the hyperplane ``v_1 = 0``
     when ``n >= 3``).
@@ -58,6 +58,7 @@ def householder_matrix(v, *, reflection='mezzadri'):
 
     Examples
     --------
+    >>> import numpy as np
     >>> np.round(householder_matrix([3.0, 4.0]) @ [3.0, 4.0], 12)
     array([5., 0.])
 
@@ -152,7 +153,7 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     r"""The point of the Stiefel manifold that Householder vectors define (Mezzadri's map).
 
     ``U = H_D(v_D) H_{D-1}(v_{D-1}) ... H_{D-Q+1}(v_{D-Q+1}) [e_1, ..., e_Q]`` where ``H_n`` applies
-    :func:`householder_matrix` to the last ``n`` coordinates. Only the directions of the vectors
+    ``householder_matrix`` to the last ``n`` coordinates. Only the directions of the vectors
     matter. With ``v_n`` iid standard normal, ``U`` is uniform on the Stiefel manifold; with ``Q = D``
     (the last vector of length 1 is a random sign) it is Haar-distributed on O(D). The cost is of order
     ``D Q**2`` per matrix; no ``D x D`` matrix is formed.
@@ -163,7 +164,7 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
         ``vectors[q]`` has shape ``(..., D - q)``; the batch shapes ``...`` broadcast. Each vector
         must be finite and nonzero.
     reflection : {'mezzadri', 'swap'}, optional
-        The reflection of :func:`householder_matrix`. Both give the same (uniform) distribution from
+        The reflection of ``householder_matrix``. Both give the same (uniform) distribution from
         Gaussian vectors; ``'swap'`` is continuous in the vectors almost everywhere, which is what a
         gradient-based sampler needs (the Bayesian PPCA model uses it).
 
@@ -180,6 +181,7 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
 
     Examples
     --------
+    >>> import numpy as np
     >>> U = householder_to_stiefel([[3.0, 0.0, 4.0], [1.0, 1.0]])
     >>> U.shape, bool(np.allclose(U.T @ U, np.eye(2)))
     ((3, 2), True)
@@ -212,7 +214,7 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri',
     r"""Uniform (Haar) random points of the Stiefel manifold ``V_{Q,D} = {U in R^{D x Q} : U^T U = I}``.
 
     Mezzadri's Householder construction: ``Q`` Gaussian vectors of lengths ``D, D-1, ..., D-Q+1``
-    mapped by :func:`householder_to_stiefel`. The cost is of order ``D Q**2`` per draw; no ``D x D``
+    mapped by ``householder_to_stiefel``. The cost is of order ``D Q**2`` per draw; no ``D x D``
     matrix is formed; the reflections are applied to all ``size`` draws at once.
 
     Parameters
@@ -226,7 +228,7 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri',
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
         Source of randomness (a RandomState supplies a seed for a new Generator).
     reflection : {'mezzadri', 'swap'}, optional
-        The reflection of :func:`householder_matrix`; the distribution is the same.
+        The reflection of ``householder_matrix``; the distribution is the same.
     method : {'householder', 'qr'}, optional
         ``'householder'``: the construction above. ``'qr'``: the Q factor of a ``D x Q`` Gaussian matrix
         with the signs of ``diag(R)`` moved into its columns (Mezzadri's sign fix): the same law, from
@@ -254,6 +256,7 @@ def sample_stiefel(D, Q, *, size=None, random_state=None, reflection='mezzadri',
 
     Examples
     --------
+    >>> import numpy as np
     >>> U = sample_stiefel(1000, 10, random_state=0)
     >>> U.shape, bool(np.allclose(U.T @ U, np.eye(10)))
     ((1000, 10), True)
@@ -303,10 +306,11 @@ def haar_orthogonal(D, *, size=None, random_state=None, method='householder'):
     Raises
     ------
     TypeError, ValueError
-        As :func:`sample_stiefel`.
+        As ``sample_stiefel``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> U = haar_orthogonal(4, random_state=0)
     >>> bool(np.allclose(U @ U.T, np.eye(4)))
     True
@@ -348,6 +352,7 @@ def singular_value_logpdf(sigma, D):
 
     Examples
     --------
+    >>> import numpy as np
     >>> round(float(np.exp(singular_value_logpdf([1.0], 1))), 6)   # |N(0, 1)| at 1: 2 phi(1)
     0.483941
 

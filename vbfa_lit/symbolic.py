@@ -21,10 +21,16 @@ def _element(tex, i):
     return f'{base}_{{{sub.strip("{}")},{i}}}' if sub else f'{base}_{{{i}}}'
 
 class GaussianFactor:
-    """A Gaussian factor q(v) of a mean-field posterior over a vector (or, with `dim=None`, a scalar) of symbols."""
-    def __init__(self, tex:str, # LaTeX name, e.g. 'x_n', 'w_1', r'\mu_1'
-                 dim:int=None, # length of the vector; None for a scalar
-                ):
+    r"""A Gaussian factor q(v) of a mean-field posterior over a vector (or, with `dim=None`, a scalar) of symbols.
+
+    Parameters
+    ----------
+    tex : str
+        LaTeX name, e.g. 'x_n', 'w_1', r'\mu_1'.
+    dim : int, default None
+        Length of the vector; None for a scalar.
+    """
+    def __init__(self, tex: str, dim: int = None):
         self.tex = tex = _braced(tex)
         names = [tex] if dim is None else [_element(tex, i + 1) for i in range(dim)]
         self.vars = [sp.Symbol(n, real=True) for n in names]
@@ -38,10 +44,21 @@ class GaussianFactor:
     @property
     def vector(self): return sp.Matrix(self.vars)
 
-    def values(self, mean, # (dim,) or scalar: the mean of a concrete q
-               cov, # (dim, dim) or scalar: its covariance
-              )->dict: # {moment symbol: number}
-        "The numbers that this factor's moment symbols take for q = N(mean, cov)."
+    def values(self, mean, cov) -> dict:
+        """The numbers that this factor's moment symbols take for q = N(mean, cov).
+
+        Parameters
+        ----------
+        mean : ndarray of shape (dim,)
+            Or scalar: the mean of a concrete q.
+        cov : ndarray of shape (dim, dim)
+            Or scalar: its covariance.
+
+        Returns
+        -------
+        dict
+            {moment symbol: number}.
+        """
         import numpy as np
         k = len(self.vars)
         mean, cov = np.reshape(mean, (k,)), np.reshape(cov, (k, k))
@@ -50,8 +67,19 @@ class GaussianFactor:
         vals.update({self.second[i, j]: second[i, j] for i in range(k) for j in range(k)})
         return vals
 
-    def moment(self, powers): # exponents of `self.vars` in one monomial
-        "Expectation of the monomial prod(v_i ** powers[i]) under this factor (degree <= 2)."
+    def moment(self, powers):
+        """Expectation of the monomial prod(v_i ** powers[i]) under this factor (degree <= 2).
+
+        Parameters
+        ----------
+        powers
+            Exponents of `self.vars` in one monomial.
+
+        Returns
+        -------
+        sympy.Expr
+            Exponents of `self.vars` in one monomial.
+        """
         idx = [i for i, p in enumerate(powers) for _ in range(p)]
         if len(idx) == 0: return sp.Integer(1)
         if len(idx) == 1: return self.mean[idx[0]]
@@ -60,9 +88,14 @@ class GaussianFactor:
                          "needs <= 2")
 
 class GammaFactor:
-    "A Gamma factor q(theta) of a mean-field posterior; log(theta) is carried as a variable of its own."
-    def __init__(self, tex:str, # LaTeX name, e.g. r'\tau', r'\alpha_1'
-                ):
+    r"""A Gamma factor q(theta) of a mean-field posterior; log(theta) is carried as a variable of its own.
+
+    Parameters
+    ----------
+    tex : str
+        LaTeX name, e.g. r'\tau', r'\alpha_1'.
+    """
+    def __init__(self, tex: str):
         self.tex = tex = _braced(tex)
         self.var = sp.Symbol(tex, positive=True)
         self.log_var = sp.Symbol(rf'\log {tex}', real=True)
@@ -71,16 +104,38 @@ class GammaFactor:
         self.mean_log = sp.Symbol(rf'\langle \log {tex} \rangle')
         self.substitutions = {sp.log(self.var): self.log_var}
 
-    def values(self, a, # shape of a concrete q = G(a, b)
-               b, # its rate
-              )->dict: # {moment symbol: number}
-        "The numbers that this factor's moment symbols take for q = G(a, b)."
+    def values(self, a, b) -> dict:
+        """The numbers that this factor's moment symbols take for q = G(a, b).
+
+        Parameters
+        ----------
+        a
+            Shape of a concrete q = G(a, b).
+        b
+            Its rate.
+
+        Returns
+        -------
+        dict
+            {moment symbol: number}.
+        """
         from scipy.special import digamma
         import numpy as np
         return {self.mean: a / b, self.mean_log: digamma(a) - np.log(b)}
 
-    def moment(self, powers): # exponents of (theta, log theta) in one monomial
-        "Expectation of theta**p (log theta)**q for the monomials a conjugate log joint contains."
+    def moment(self, powers):
+        """Expectation of theta**p (log theta)**q for the monomials a conjugate log joint contains.
+
+        Parameters
+        ----------
+        powers
+            Exponents of (theta, log theta) in one monomial.
+
+        Returns
+        -------
+        sympy.Expr
+            Exponents of (theta, log theta) in one monomial.
+        """
         table = {(0, 0): sp.Integer(1), (1, 0): self.mean, (0, 1): self.mean_log}
         if tuple(powers) not in table:
             raise ValueError(f"moment {tuple(powers)} of Gamma factor {self.tex} is not one a conjugate "
@@ -100,10 +155,21 @@ def _as_polynomial(expr, factors):
         slices.append(slice(k, k + len(f.vars))); k += len(f.vars)
     return poly, slices
 
-def expectation(expr, # SymPy expression: polynomial in the factors' variables (and log of Gamma variables)
-                factors, # the factors to average over (all independent under q)
-               ): # the expectation, in terms of the factors' moment symbols
-    "Expectation of `expr` under the product of `factors` (mean field)."
+def expectation(expr, factors):
+    """Expectation of `expr` under the product of `factors` (mean field).
+
+    Parameters
+    ----------
+    expr
+        SymPy expression: polynomial in the factors' variables (and log of Gamma variables).
+    factors
+        The factors to average over (all independent under q).
+
+    Returns
+    -------
+    sympy.Expr
+        The expectation, in terms of the factors' moment symbols.
+    """
     poly, slices = _as_polynomial(expr, factors)
     total = sp.Integer(0)
     for powers, coeff in poly.terms():
@@ -112,24 +178,55 @@ def expectation(expr, # SymPy expression: polynomial in the factors' variables (
         total += term
     return total
 
-def drop_constant(expr, # SymPy expression
-                  variables, # the variables whose dependence is kept
-                 ): # the sum of the terms of `expr` that involve `variables`
-    "Remove the additive terms that do not depend on `variables` (the '+ const' of a mean-field update)."
+def drop_constant(expr, variables):
+    """Remove the additive terms that do not depend on `variables` (the '+ const' of a mean-field update).
+
+    Parameters
+    ----------
+    expr
+        SymPy expression.
+    variables
+        The variables whose dependence is kept.
+
+    Returns
+    -------
+    sympy.Expr
+        The sum of the terms of `expr` that involve `variables`.
+    """
     variables = set(variables)
     return sp.Add(*[t for t in sp.Add.make_args(sp.expand(expr)) if t.free_symbols & variables])
 
 # %% ../nbs/01_symbolic.ipynb #f3c035fa
 class GaussianReadoff:
-    "Natural parameters of a Gaussian read off a quadratic log density: precision and linear term."
+    """Natural parameters of a Gaussian read off a quadratic log density: precision and linear term.
+
+    Parameters
+    ----------
+    precision : sympy.Matrix of shape (D, D)
+        The precision, minus the Hessian of the log density.
+    linear : sympy.Matrix of shape (D, 1)
+        The linear term, the gradient of the log density at 0.
+    """
     def __init__(self, precision, linear): self.precision, self.linear = precision, linear
-    def mean(self): return self.precision.LUsolve(self.linear)
+    def mean(self):
+        """The mean, precision^-1 linear (a sympy Matrix of shape (D, 1))."""
+        return self.precision.LUsolve(self.linear)
     def __repr__(self): return f'GaussianReadoff(precision={self.precision}, linear={self.linear})'
 
-def gaussian_readoff(log_density, # SymPy expression, at most quadratic in `factor`'s variables
-                     factor:GaussianFactor, # the factor whose variables the density is over
-                    )->GaussianReadoff:
-    "Precision (minus the Hessian) and linear term (gradient at 0) of a Gaussian log density."
+def gaussian_readoff(log_density, factor: GaussianFactor) -> GaussianReadoff:
+    """Precision (minus the Hessian) and linear term (gradient at 0) of a Gaussian log density.
+
+    Parameters
+    ----------
+    log_density
+        SymPy expression, at most quadratic in `factor`'s variables.
+    factor : GaussianFactor
+        The factor whose variables the density is over.
+
+    Returns
+    -------
+    GaussianReadoff
+    """
     v = factor.vars
     expr = sp.expand(log_density)
     if sp.Poly(expr, *v).total_degree() > 2:
@@ -139,10 +236,21 @@ def gaussian_readoff(log_density, # SymPy expression, at most quadratic in `fact
     if any(x in precision.free_symbols for x in v): raise ValueError("Hessian depends on the variables")
     return GaussianReadoff(precision, linear)
 
-def gamma_readoff(log_density, # SymPy expression, linear in theta and log(theta)
-                  factor:GammaFactor, # the factor whose variable the density is over
-                 ): # (shape, rate)
-    "Shape (1 + coefficient of log theta) and rate (- coefficient of theta) of a Gamma log density."
+def gamma_readoff(log_density, factor: GammaFactor):
+    """Shape (1 + coefficient of log theta) and rate (- coefficient of theta) of a Gamma log density.
+
+    Parameters
+    ----------
+    log_density
+        SymPy expression, linear in theta and log(theta).
+    factor : GammaFactor
+        The factor whose variable the density is over.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        (shape, rate).
+    """
     poly, _ = _as_polynomial(log_density, [factor])
     allowed = {(0, 0), (1, 0), (0, 1)}
     if not set(poly.monoms()) <= allowed:
@@ -152,10 +260,21 @@ def gamma_readoff(log_density, # SymPy expression, linear in theta and log(theta
     return sp.expand(shape), sp.expand(rate)
 
 # %% ../nbs/01_symbolic.ipynb #284fbbee
-def evaluate(expr, # SymPy expression or matrix
-             values:dict, # {symbol: number} for every free symbol of `expr`
-            ): # float or ndarray
-    "Evaluate `expr` numerically by lambdifying it in the symbols of `values`."
+def evaluate(expr, values: dict):
+    """Evaluate `expr` numerically by lambdifying it in the symbols of `values`.
+
+    Parameters
+    ----------
+    expr
+        SymPy expression or matrix.
+    values : dict
+        {symbol: number} for every free symbol of `expr`.
+
+    Returns
+    -------
+    float or ndarray
+        Float or ndarray.
+    """
     import numpy as np
     missing = sp.sympify(expr).free_symbols - set(values)
     if missing: raise ValueError(f"no value given for {sorted(map(str, missing))}")
@@ -178,14 +297,30 @@ class _CoursePrinter(LatexPrinter):
         # a name such as r'\langle x^2 \rangle' is LaTeX already; SymPy would split it at '^' into x^{2 \rangle}
         return expr.name if ' ' in expr.name else super()._print_Symbol(expr, style)
 
-def latex(expr, # SymPy expression or matrix
-         )->str: # its LaTeX
-    "LaTeX of `expr` as the course writes it: psi(a), log Gamma(a), symbols such as <x^2> intact."
+def latex(expr) -> str:
+    """LaTeX of `expr` as the course writes it: psi(a), log Gamma(a), symbols such as <x^2> intact.
+
+    Parameters
+    ----------
+    expr
+        SymPy expression or matrix.
+
+    Returns
+    -------
+    str
+        Its LaTeX.
+    """
     return _CoursePrinter().doprint(expr)
 
-def show(lhs:str, # LaTeX of the left-hand side
-         rhs, # SymPy expression or matrix
-        ):
-    "Display `lhs = rhs` as typeset math (a derivation step in a lesson), printed by `latex`."
+def show(lhs: str, rhs):
+    """Display `lhs = rhs` as typeset math (a derivation step in a lesson), printed by `latex`.
+
+    Parameters
+    ----------
+    lhs : str
+        LaTeX of the left-hand side.
+    rhs
+        SymPy expression or matrix.
+    """
     from IPython.display import Math, display
     display(Math(f'{lhs} = {latex(rhs)}'))

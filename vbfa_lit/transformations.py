@@ -16,13 +16,25 @@ from .vbpca import (Observed, Posterior, Prior, FixedAlpha, elbo,
 from .ard import ARD
 
 # %% ../nbs/04_transformations.ipynb #afb52eb0
-def translation_statistics(data:Observed, # the data
-                           q:Posterior, # the current posterior
-                           beta:float, # prior precision of mu_m
-                          ): # (Omega (D, D), g (D,)): gain g.t - t.Omega.t / 2
+def translation_statistics(data: Observed, q: Posterior, beta: float):
     """The exact quadratic change of the bound under the translation t.
 
-    Luttinen & Ilin, eq. 18 (their b is our t), with the beta terms of p(mu)."""
+    Luttinen & Ilin, eq. 18 (their b is our t), with the beta terms of p(mu).
+
+    Parameters
+    ----------
+    data : Observed
+        The data.
+    q : Posterior
+        The current posterior.
+    beta : float
+        Prior precision of mu_m.
+
+    Returns
+    -------
+    tuple of ndarray
+        (Omega (D, D), g (D,)): gain g.t - t.Omega.t / 2.
+    """
     (N, D), M = q.X.shape, q.W.shape[0]
     tau = np.broadcast_to(gamma_moments(q.a_tau, q.b_tau)[0], (M,))
     Sw = np.broadcast_to(q.Sw, (M, D, D))
@@ -32,33 +44,97 @@ def translation_statistics(data:Observed, # the data
          - beta * q.W.T @ q.mu)
     return Omega, g
 
-def optimal_translation(data:Observed, q:Posterior, beta:float)->np.ndarray: # (D,)
-    "The translation t = Omega^-1 g that maximises the bound exactly."
+def optimal_translation(data: Observed, q: Posterior, beta: float) -> np.ndarray:
+    """The translation t = Omega^-1 g that maximises the bound exactly.
+
+    Parameters
+    ----------
+    data : Observed
+        The observed data (`Observed`): Y (M, N) with its mask of observed entries.
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+    beta : float
+        Precision of the prior of the bias mu.
+
+    Returns
+    -------
+    ndarray of shape (D,)
+    """
     Omega, g = translation_statistics(data, q, beta)
     return np.linalg.solve(Omega, g)
 
-def approximate_translation(q:Posterior)->np.ndarray: # (D,)
-    "The paper's approximation t = mean of the latent means (Sec. 2.2.1)."
+def approximate_translation(q: Posterior) -> np.ndarray:
+    """The paper's approximation t = mean of the latent means (Sec. 2.2.1).
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+
+    Returns
+    -------
+    ndarray of shape (D,)
+    """
     return q.X.mean(0)
 
-def translate(q:Posterior, b)->Posterior: # b: (D,) the translation t
-    "Move the bias t (argument `b`) from X to mu: x_n - t, mu_m + w_m^T t."
+def translate(q: Posterior, b) -> Posterior:
+    """Move the bias t (argument `b`) from X to mu: x_n - t, mu_m + w_m^T t.
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+    b
+        The translation t, moved from every latent x_n to the bias mu.
+
+    Returns
+    -------
+    Posterior
+        B: (D,) the translation t.
+    """
     return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
 
 # %% ../nbs/04_transformations.ipynb #1bb5394e
-def rotation_statistics(q:Posterior): # (G_X (D, D), G_W (D, D))
-    "The Gram matrices G_X = <X X^T> and G_W = <W^T W>."
+def rotation_statistics(q: Posterior):
+    """The Gram matrices G_X = <X X^T> and G_W = <W^T W>.
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+
+    Returns
+    -------
+    tuple of ndarray
+        (G_X (D, D), G_W (D, D)).
+    """
     (N, D), M = q.X.shape, q.W.shape[0]
     return (q.X.T @ q.X + _wsum(np.ones(N), q.Sx),
             q.W.T @ q.W + _wsum(np.ones(M), q.Sw))
 
-def rotation_bound(R, # (D, D) invertible
-                   C, # (D, D) G_X = <X X^T>
-                   S, # (D, D) G_W = <W^T W>
-                   N:int, M:int, # numbers of samples and features
-                   w_prior, # FixedAlpha or ARD
-                  )->float: # R-dependent part of the bound (eq. 9)
-    "The bound as a function of R, up to a constant; q(alpha) re-updated."
+def rotation_bound(R, C, S, N: int, M: int, w_prior) -> float:
+    """The bound as a function of R, up to a constant; q(alpha) re-updated.
+
+    Parameters
+    ----------
+    R : ndarray of shape (D, D)
+        Invertible.
+    C : ndarray of shape (D, D)
+        G_X = <X X^T>.
+    S : ndarray of shape (D, D)
+        G_W = <W^T W>.
+    N : int
+        Number of samples (columns of Y).
+    M : int
+        Numbers of samples and features.
+    w_prior
+        FixedAlpha or ARD.
+
+    Returns
+    -------
+    float
+        R-dependent part of the bound (eq. 9).
+    """
     sign, logdet = np.linalg.slogdet(R)
     if sign == 0: return -np.inf
     A = np.linalg.inv(R)
@@ -80,14 +156,28 @@ def _fixed_signs(U): # (D, D) eigenvectors in columns
     lead = U[np.argmax(np.abs(U), 0), np.arange(U.shape[1])]
     return U * np.where(lead < 0, -1.0, 1.0)
 
-def optimal_rotation(C, # (D, D) G_X = <X X^T>
-                     S, # (D, D) G_W = <W^T W>
-                     N:int, M:int, # numbers of samples and features
-                     w_prior, # FixedAlpha or ARD
-                    )->np.ndarray: # (D, D) the rotation R
+def optimal_rotation(C, S, N: int, M: int, w_prior) -> np.ndarray:
     """The rotation that maximises the bound exactly: R = U Lambda V K.
 
     Eqs. 12-13 of Luttinen & Ilin and a scale per component (a quadratic's root).
+
+    Parameters
+    ----------
+    C : ndarray of shape (D, D)
+        G_X = <X X^T>.
+    S : ndarray of shape (D, D)
+        G_W = <W^T W>.
+    N : int
+        Number of samples (columns of Y).
+    M : int
+        Numbers of samples and features.
+    w_prior
+        FixedAlpha or ARD.
+
+    Returns
+    -------
+    ndarray of shape (D, D)
+        The rotation R.
     """
     lam2, U = np.linalg.eigh(C)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
@@ -101,32 +191,69 @@ def optimal_rotation(C, # (D, D) G_X = <X X^T>
         u = _positive_root(alpha * s0, np.full_like(s0, M - N), 1.0)
     return (R0 @ V) * np.sqrt(u)
 
-def rotation_paper(C, # (D, D) G_X = <X X^T>
-                   S, # (D, D) G_W = <W^T W>
-                   N:int, # number of samples
-                  )->np.ndarray: # (D, D) R = U Lambda V
+def rotation_paper(C, S, N: int) -> np.ndarray:
     """Luttinen & Ilin's R = U Lambda V from eqs. (12)-(13).
 
-    The a_alpha, b_alpha -> 0 limit of `optimal_rotation`."""
+    The a_alpha, b_alpha -> 0 limit of `optimal_rotation`.
+
+    Parameters
+    ----------
+    C : ndarray of shape (D, D)
+        G_X = <X X^T>.
+    S : ndarray of shape (D, D)
+        G_W = <W^T W>.
+    N : int
+        Number of samples.
+
+    Returns
+    -------
+    ndarray of shape (D, D)
+        R = U Lambda V.
+    """
     lam2, U = np.linalg.eigh(C / N)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
-def rotate(q:Posterior, R, # (D, D) invertible
-           prior:Prior, # its w part re-updates q(alpha)
-           latent_covariances:bool=True, # False: leave Sigma_{x_n} unrotated
-          )->Posterior:
-    "Rotate: W -> W R, x_n -> R^-1 x_n (covariances alike), then update q(alpha)."
+def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True) -> Posterior:
+    """Rotate: W -> W R, x_n -> R^-1 x_n (covariances alike), then update q(alpha).
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+    R : ndarray of shape (D, D)
+        Invertible.
+    prior : Prior
+        Its w part re-updates q(alpha).
+    latent_covariances : bool, default True
+        False: leave Sigma_{x_n} unrotated.
+
+    Returns
+    -------
+    Posterior
+    """
     Ri = np.linalg.inv(R)
     Sx = Ri @ q.Sx @ Ri.T if latent_covariances else q.Sx
     q = q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Sx)
     return prior.w.update(q)
 
 # %% ../nbs/04_transformations.ipynb #97511e7f
-def pca_basis(q:Posterior, prior:Prior)->Posterior:
+def pca_basis(q: Posterior, prior: Prior) -> Posterior:
     """Luttinen & Ilin's PCA basis (eqs. 14-17).
 
-    Centred, whitened latents, orthogonal columns ordered by s_k, and fixed signs."""
+    Centred, whitened latents, orthogonal columns ordered by s_k, and fixed signs.
+
+    Parameters
+    ----------
+    q : Posterior
+        The mean-field posterior (`Posterior`): means and covariances of every factor.
+    prior : Prior
+        The priors of the model (`Prior`); its w part re-updates q(alpha) after the rotation.
+
+    Returns
+    -------
+    Posterior
+    """
     N = q.X.shape[0]
     q = translate(q, approximate_translation(q))
     C, S = rotation_statistics(q)
@@ -141,15 +268,35 @@ def pca_basis(q:Posterior, prior:Prior)->Posterior:
 # %% ../nbs/04_transformations.ipynb #d521acd8
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
-def transform_posterior(data:Observed, # the data
-                        q:Posterior, # the posterior after a sweep
-                        prior:Prior, # the prior
-                        kind:str='both', # 'none', 'translate', 'rotate' or 'both'
-                        latent_covariances:bool=True, # False: Sigma_{x_n} unrotated
-                       ): # (transformed Posterior, increase of the bound >= 0)
+def transform_posterior(
+    data: Observed,
+    q: Posterior,
+    prior: Prior,
+    kind: str = 'both',
+    latent_covariances: bool = True,
+):
     """Apply the optimal translation t and/or rotation R.
 
-    A step that would not raise the bound is skipped."""
+    A step that would not raise the bound is skipped.
+
+    Parameters
+    ----------
+    data : Observed
+        The data.
+    q : Posterior
+        The posterior after a sweep.
+    prior : Prior
+        The prior.
+    kind : str, default 'both'
+        'none', 'translate', 'rotate' or 'both'.
+    latent_covariances : bool, default True
+        False: Sigma_{x_n} unrotated.
+
+    Returns
+    -------
+    tuple
+        (transformed Posterior, increase of the bound >= 0).
+    """
     if kind not in TRANSFORMATIONS:
         raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, "
                          f"got {kind!r}")

@@ -41,10 +41,21 @@ def _ipywidgets():
         raise ImportError("vbfa_lit.widgets needs ipywidgets: pip install 'vbfa_lit[widgets]'") from e
     return ipywidgets
 
-def figure_png(fig:Figure, # the figure to render
-               dpi:int=80, # resolution of the PNG
-              )->bytes: # PNG bytes
-    "Render a matplotlib Figure to PNG bytes (no pyplot, no display)."
+def figure_png(fig: Figure, dpi: int = 80) -> bytes:
+    """Render a matplotlib Figure to PNG bytes (no pyplot, no display).
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure to render.
+    dpi : int, default 80
+        Resolution of the PNG.
+
+    Returns
+    -------
+    bytes
+        PNG bytes.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format='png', dpi=dpi)
     return buf.getvalue()
@@ -123,9 +134,47 @@ class Panel:
         self.refresh()
 
     # -- to override
-    def make_controls(self, w): return {}
-    def compute(self, params:dict, progress)->dict: return {}
-    def draw(self, data:dict)->Figure: return Figure()
+    def make_controls(self, w):
+        """The panel's controls.
+
+        Parameters
+        ----------
+        w : module
+            The ipywidgets module.
+
+        Returns
+        -------
+        dict of str to ipywidgets.Widget
+        """
+        return {}
+    def compute(self, params: dict, progress) -> dict:
+        """What the figure shows, from the controls' values.
+
+        Parameters
+        ----------
+        params : dict
+            The controls' current values, by name.
+        progress : callable
+            Called now and then as progress(text, partial=None).
+
+        Returns
+        -------
+        dict
+        """
+        return {}
+    def draw(self, data: dict) -> Figure:
+        """The figure of `data`.
+
+        Parameters
+        ----------
+        data : dict
+            What `compute` returned.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        return Figure()
 
     # -- the machinery
     @property
@@ -139,8 +188,14 @@ class Panel:
         self._cancel_timer()
         self._run(self._gen)
 
-    def wait(self, timeout:float=120.0):
-        "Block until no update is pending or running (tests; scripts)."
+    def wait(self, timeout: float = 120.0):
+        """Block until no update is pending or running (tests; scripts).
+
+        Parameters
+        ----------
+        timeout : float, default 120.0
+            Seconds to wait at most.
+        """
         t_end = time.perf_counter() + timeout
         while time.perf_counter() < t_end:
             timer, thread = self._timer, self._thread
@@ -209,16 +264,27 @@ class Panel:
 class StaticSlider:
     """A precomputed slider: one PNG per value of one control, stepped through in the browser without a kernel.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The control that varies.
-    values : list
+    values : sequence
         Its values, in slider order.
-    frames : list of bytes
+    frames : sequence of bytes
         One PNG per value.
-    summaries : list of str
+    summaries : sequence of str
         The panel's status summary for each value.
+    label : str, default ''
+        The slider's label; '' for `name`.
+    start : int, default 0
+        Index of the value shown first.
+
+    Attributes
+    ----------
+    name, label : str
+    values, frames, summaries : list
+        As given.
+    start : int
     """
     def __init__(self, name, values, frames, summaries, label='', start=0):
         self.name, self.values, self.frames, self.summaries = name, list(values), list(frames), list(summaries)
@@ -250,14 +316,8 @@ class StaticSlider:
 
     def _repr_html_(self): return self.html
 
-def static_slider(panel_cls, # a Panel subclass
-                  name:str, # the control to vary
-                  values, # its values (5 to 8 keep the page light)
-                  start=None, # the value shown first; default the first
-                  dpi:int=90, # resolution of each frame
-                  font_size:float=12, # matplotlib's font size in the frames (legible at the column width)
-                  **fixed, # values of the other controls
-                 )->StaticSlider:
+def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_size: float = 12,
+                  **fixed) -> StaticSlider:
     """Precompute a panel's figure for each value of control `name` (the others fixed) as a `StaticSlider`.
 
     Parameters
@@ -318,6 +378,15 @@ class VBPCAConvergencePanel(Panel):
     ``transformed`` (the bound per sweep, nats), ``W`` (<W> of the transformed run, (M, D)), ``W_true``,
     ``kind`` (the transformation used) and ``sweeps`` (sweeps to convergence of each run).
 
+    Parameters
+    ----------
+    debounce : float, default 0.3
+        As for `Panel`: seconds the controls must stay still before an update starts.
+    dpi : int, default 80
+        As for `Panel`: resolution of the displayed PNG.
+    **values
+        Initial values of the controls, by name.
+
     Examples
     --------
     >>> p = VBPCAConvergencePanel(debounce=0, N=60, M=6, D=2)
@@ -329,6 +398,11 @@ class VBPCAConvergencePanel(Panel):
     max_iter, tol = 400, 1e-7
 
     def make_controls(self, w):
+        """Parameters
+        ----------
+        w
+            The ipywidgets module.
+        """
         c = dict(continuous_update=False, style={'description_width': 'initial'})
         return dict(
             N=w.IntSlider(value=200, min=20, max=1000, step=20, description='N (samples)', **c),
@@ -341,6 +415,13 @@ class VBPCAConvergencePanel(Panel):
             rotation=w.ToggleButton(value=True, description='rotation'))
 
     def compute(self, params, progress):
+        """Parameters
+        ----------
+        params
+            The controls' current values, by name.
+        progress
+            Called now and then as progress(text, partial=None) with a status line and, optionally, the partial result; None: no reports.
+        """
         kind = {(True, True): 'both', (True, False): 'translate', (False, True): 'rotate',
                 (False, False): 'none'}[(params['translation'], params['rotation'])]
         M, D = params['M'], params['D']
@@ -372,6 +453,11 @@ class VBPCAConvergencePanel(Panel):
         return out
 
     def draw(self, data):
+        """Parameters
+        ----------
+        data
+            What `compute` returned.
+        """
         fig = Figure(figsize=(11, 3.4), layout='constrained')
         gs = fig.add_gridspec(1, 3, width_ratios=[1, 1, 0.55])
         ax_l, ax_g, ax_h = (fig.add_subplot(gs[0, i]) for i in range(3))
@@ -383,16 +469,47 @@ class VBPCAConvergencePanel(Panel):
         return fig
 
 # %% ../nbs/09_widgets.ipynb #87a41404
-def exact_seconds(d:int, N:int)->float:
-    "Rough wall-clock seconds of `exact_posterior_q` for d dimensions and N samples on one core (6e-5 d^3 sqrt(N), measured)."
+def exact_seconds(d: int, N: int) -> float:
+    """Rough wall-clock seconds of `exact_posterior_q` for d dimensions and N samples on one core (6e-5 d^3 sqrt(N), measured).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the data.
+    N : int
+        Number of samples.
+
+    Returns
+    -------
+    float
+    """
     return 6e-5 * d ** 3 * np.sqrt(N)
 
-def rjmcmc_chains(g, N:int, n_sweeps:int, burn_in:int, n_chains:int, seed, progress=None, every:int=100):
+def rjmcmc_chains(g, N: int, n_sweeps: int, burn_in: int, n_chains: int, seed, progress=None, every: int = 100):
     """`rjmcmc_pca_from_eigenvalues` (the library's sampler, its draws) with a trace of q over every sweep and progress.
 
     The sampler's public `callback` records each chain's q after every sweep and, every `every` sweeps, calls
     `progress(text, partial)` with the trace so far; an exception `progress` raises (a panel's `Cancelled`) stops the
     run. The sampler's warning that short chains disagree is left to the figure, which shows every chain.
+
+    Parameters
+    ----------
+    g : ndarray of shape (d,)
+        The sample eigenvalues.
+    N : int
+        Number of samples.
+    n_sweeps : int
+        Sweeps per chain, burn-in included.
+    burn_in : int
+        Sweeps dropped at the start of each chain.
+    n_chains : int
+        Number of independent chains.
+    seed
+        Random seed (or anything `random_state` accepts).
+    progress : default None
+        Called as progress(text, partial) every `every` sweeps, partial the trace of q so far; None: no reports.
+    every : int, default 100
+        Sweeps between two progress reports.
 
     Returns
     -------
@@ -414,8 +531,18 @@ def rjmcmc_chains(g, N:int, n_sweeps:int, burn_in:int, n_chains:int, seed, progr
     return res, trace
 
 # %% ../nbs/09_widgets.ipynb #05393374
-def parse_stds(text:str)->np.ndarray:
-    "Standard deviations from a comma- or space-separated string; a ValueError naming `stds` otherwise."
+def parse_stds(text: str) -> np.ndarray:
+    """Standard deviations from a comma- or space-separated string; a ValueError naming `stds` otherwise.
+
+    Parameters
+    ----------
+    text : str
+        Comma- or space-separated numbers, e.g. '5, 4, 3, 2, 1'.
+
+    Returns
+    -------
+    np.ndarray
+    """
     try: s = np.array([float(t) for t in text.replace(',', ' ').split()])
     except ValueError: raise ValueError(f"stds: expected numbers separated by commas, got {text!r}") from None
     if len(s) < 2 or len(s) > 30: raise ValueError(f"stds: expected 2 to 30 standard deviations, got {len(s)}")
@@ -432,6 +559,15 @@ class ARDPruningPanel(Panel):
     ``elbo`` and, when N > d, p(q | D) from short RJMCMC chains (``pq_q`` = 1..d-1, ``pq_rjmcmc``, ``pq_se``) and from
     Minka's Laplace evidence (``pq_k`` = 0..d-1, ``pq_laplace``); otherwise ``pq_note`` says why not.
 
+    Parameters
+    ----------
+    debounce : float, default 0.3
+        As for `Panel`: seconds the controls must stay still before an update starts.
+    dpi : int, default 80
+        As for `Panel`: resolution of the displayed PNG.
+    **values
+        Initial values of the controls, by name.
+
     Examples
     --------
     >>> p = ARDPruningPanel(debounce=0)
@@ -443,6 +579,11 @@ class ARDPruningPanel(Panel):
     rj_sweeps, rj_burn_in, rj_chains = 1200, 200, 4      # short chains: p(q) beside VB-ARD's choice in about a second
 
     def make_controls(self, w):
+        """Parameters
+        ----------
+        w
+            The ipywidgets module.
+        """
         c = dict(continuous_update=False, style={'description_width': 'initial'})
         return dict(
             stds=w.Text(value=', '.join(f'{s:g}' for s in BISHOP_STDS), description='standard deviations',
@@ -453,6 +594,13 @@ class ARDPruningPanel(Panel):
                                     tooltip='translate and rotate the posterior between sweeps (Luttinen & Ilin)'))
 
     def compute(self, params, progress):
+        """Parameters
+        ----------
+        params
+            The controls' current values, by name.
+        progress
+            Called now and then as progress(text, partial=None) with a status line and, optionally, the partial result; None: no reports.
+        """
         stds = parse_stds(params['stds'])
         T = make_bishop_example(params['N'], stds, random_state=params['seed']).X     # vbfa_lit.data's one generator
         d = T.shape[1]
@@ -483,6 +631,11 @@ class ARDPruningPanel(Panel):
         return out
 
     def draw(self, data):
+        """Parameters
+        ----------
+        data
+            What `compute` returned.
+        """
         fig = Figure(figsize=(11, 6.0), layout='constrained')
         gs = fig.add_gridspec(2, 3, width_ratios=[1.1, 0.55, 0.9], height_ratios=[1, 0.8])
         ax_p, ax_h, ax_s = (fig.add_subplot(gs[0, i]) for i in range(3))
@@ -513,22 +666,45 @@ class ARDPruningPanel(Panel):
 RJ_DATASETS = ('Set 1', "Set 1 (the paper's eigenvalues)", 'Set 2', 'Set 3', 'Set 4', 'custom')
 CUSTOM_N = 100                 # N of a custom spectrum when the N slider says 'as in the paper'
 
-def parse_spectrum(text:str)->np.ndarray:
-    "Variances (d,) from a comma- or space-separated string, sorted decreasingly; a ValueError naming `spectrum` otherwise."
+def parse_spectrum(text: str) -> np.ndarray:
+    """Variances (d,) from a comma- or space-separated string, sorted decreasingly; a ValueError naming `spectrum` otherwise.
+
+    Parameters
+    ----------
+    text : str
+        Comma- or space-separated numbers, e.g. '5, 4, 3, 2, 1'.
+
+    Returns
+    -------
+    np.ndarray
+    """
     try: s = np.array([float(t) for t in text.replace(',', ' ').split()])
     except ValueError: raise ValueError(f"spectrum: expected variances separated by commas, got {text!r}") from None
     if not 2 <= len(s) <= 20: raise ValueError(f"spectrum: expected 2 to 20 variances, got {len(s)}")
     if not np.all(np.isfinite(s) & (s > 0)): raise ValueError(f"spectrum: expected positive finite variances, got {text!r}")
     return np.sort(s)[::-1]
 
-def rjmcmc_data(dataset:str='Set 1', # one of RJ_DATASETS
-                N:int=0, # samples; 0: the paper's (CUSTOM_N for a custom spectrum)
-                seed:int=0, # seed of the drawn data set
-                spectrum:str='', # comma-separated variances, used when dataset == 'custom'
-               )->dict: # g (d,) eigenvalues of S, N, variances (d,) or None, label
+def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str = '') -> dict:
     """The eigenvalues g of the sample covariance (divisor N) and N that the RJMCMC explorer samples from: a data set drawn
     from Zhang et al.'s Set 1-4 or from a custom spectrum (zero mean, diagonal covariance), or the paper's printed Set 1
-    eigenvalues (no draw)."""
+    eigenvalues (no draw).
+
+    Parameters
+    ----------
+    dataset : str, default 'Set 1'
+        One of RJ_DATASETS.
+    N : int, default 0
+        Samples; 0: the paper's (CUSTOM_N for a custom spectrum).
+    seed : int, default 0
+        Seed of the drawn data set.
+    spectrum : str, default ''
+        Comma-separated variances, used when dataset == 'custom'.
+
+    Returns
+    -------
+    dict
+        G (d,) eigenvalues of S, N, variances (d,) or None, label.
+    """
     if dataset not in RJ_DATASETS: raise ValueError(f"dataset: expected one of {list(RJ_DATASETS)}, got {dataset!r}")
     if isinstance(N, bool) or int(N) != N or N < 0: raise ValueError(f"N: expected an integer >= 0 (0: the paper's), got {N!r}")
     N = int(N)
@@ -557,6 +733,15 @@ class RJMCMCPanel(Panel):
     and its Monte-Carlo standard error from the effective sample size), ``p_chain`` ((chains, d-1) each chain's
     frequencies), ``exact`` ((d-1,) or None) and ``exact_note`` (why it is missing).
 
+    Parameters
+    ----------
+    debounce : float, default 0.3
+        As for `Panel`.
+    dpi : int, default 80
+        As for `Panel`.
+    **values
+        Initial values of the controls, by name.
+
     Examples
     --------
     >>> p = RJMCMCPanel(debounce=0, sweeps=600, burn_in=200)
@@ -566,11 +751,16 @@ class RJMCMCPanel(Panel):
     title = "RJMCMC explorer: the chain over the number of components q (Zhang et al., 2004)"
     exact_budget = 3.0                    # seconds an exact posterior may take inside an update
 
-    def __init__(self, debounce:float=0.3, dpi:int=80, **values):
+    def __init__(self, debounce: float = 0.3, dpi: int = 80, **values):
         self._exact_cache = {}
         super().__init__(debounce=debounce, dpi=dpi, **values)
 
     def make_controls(self, w):
+        """Parameters
+        ----------
+        w
+            The ipywidgets module.
+        """
         c = dict(continuous_update=False, style={'description_width': 'initial'})
         n_opts = [('paper', 0)] + [(str(n), n) for n in (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)]
         return dict(
@@ -598,6 +788,13 @@ class RJMCMCPanel(Panel):
         return p, ''
 
     def compute(self, params, progress):
+        """Parameters
+        ----------
+        params
+            The controls' current values, by name.
+        progress
+            Called now and then as progress(text, partial=None) with a status line and, optionally, the partial result; None: no reports.
+        """
         ds = rjmcmc_data(params['dataset'], params['N'], params['seed'], params['spectrum'])
         g, N = ds['g'], ds['N']
         if params['burn_in'] >= params['sweeps']:
@@ -622,6 +819,11 @@ class RJMCMCPanel(Panel):
         return out
 
     def draw(self, data):
+        """Parameters
+        ----------
+        data
+            What `compute` returned.
+        """
         fig = Figure(figsize=(11, 3.5), layout='constrained')
         gs = fig.add_gridspec(1, 2, width_ratios=[1.35, 1])
         ax_t, ax_p = fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1])
@@ -644,16 +846,27 @@ class RJMCMCPanel(Panel):
         return fig
 
 # %% ../nbs/09_widgets.ipynb #b540d92f
-def householder_steps(A, # (D, D) the matrix to triangularise
-                      positive:bool=False, # False: numpy's (LAPACK's) reflections; True: the ones that give R_kk > 0
-                     )->dict: # reflections (D of (D, D)), normals, stages (D+1 of (D, D)), Q, R
+def householder_steps(A, positive: bool = False) -> dict:
     """Householder triangularisation of A, one reflection at a time: A_k = H_k A_{k-1}, A_0 = A, R = A_D, Q = H_1 ... H_D.
 
     Step k reflects the coordinates k..D of every column in the hyperplane orthogonal to u_k (``normals[k-1]``, unit
     length, zero in the first k-1 coordinates, None when H_k = I), chosen so that column k of A_{k-1} lands on the
     k-th axis: H_k a = -sgn(a_k) ||a|| e_k (numpy/LAPACK's choice, u along a + sgn(a_k) ||a|| e_k, no cancellation;
     H_D = I) or, with `positive`, H_k a = +||a|| e_k (u along a - ||a|| e_k; H_D flips the last axis when needed), where
-    a is column k of A_{k-1} with its first k-1 entries set to zero."""
+    a is column k of A_{k-1} with its first k-1 entries set to zero.
+
+    Parameters
+    ----------
+    A : ndarray of shape (D, D)
+        The matrix to triangularise.
+    positive : bool, default False
+        False: numpy's (LAPACK's) reflections; True: the ones that give R_kk > 0.
+
+    Returns
+    -------
+    dict
+        Reflections (D of (D, D)), normals, stages (D+1 of (D, D)), Q, R.
+    """
     A = np.asarray(A, float)
     D = A.shape[0]
     if A.ndim != 2 or A.shape != (D, D) or D < 2: raise ValueError(f"A: expected a square matrix, D >= 2, got shape {A.shape}")
@@ -687,8 +900,18 @@ class HouseholderPanel(Panel):
     ``step``, ``householder`` and ``qr`` ((n, 3) first columns of the two samplers), ``mean_x1`` (their mean first
     coordinates; 0 for a uniform sampler) and ``neg_x1`` (the fraction with x_1 < 0; 1/2 for a uniform sampler).
 
+    Parameters
+    ----------
+    debounce : float, default 0.3
+        As for `Panel`: seconds the controls must stay still before an update starts.
+    dpi : int, default 80
+        As for `Panel`: resolution of the displayed PNG.
+    **values
+        Initial values of the controls, by name.
+
     Examples
     --------
+    >>> import numpy as np
     >>> p = HouseholderPanel(debounce=0, n=200)
     >>> bool(p.data['mean_x1']['qr'] < -0.3)             # QR without the sign fix: every point has x_1 < 0
     True
@@ -699,6 +922,11 @@ class HouseholderPanel(Panel):
     title = 'Householder reflections step by step, and uniform samples on the sphere'
 
     def make_controls(self, w):
+        """Parameters
+        ----------
+        w
+            The ipywidgets module.
+        """
         c = dict(continuous_update=False, style={'description_width': 'initial'})
         ctl = dict(
             angle=w.FloatSlider(value=120.0, min=0.0, max=355.0, step=5.0, description='angle of a_1 (degrees)', **c),
@@ -711,6 +939,13 @@ class HouseholderPanel(Panel):
         return ctl
 
     def compute(self, params, progress):
+        """Parameters
+        ----------
+        params
+            The controls' current values, by name.
+        progress
+            Called now and then as progress(text, partial=None) with a status line and, optionally, the partial result; None: no reports.
+        """
         from vbfa_lit.stiefel import sample_stiefel
         D, k = int(params['dim']), int(params['step'])
         if not 0 <= k <= D: raise ValueError(f"step: expected 0 to {D} for D = {D}, got {k}")
@@ -783,6 +1018,11 @@ class HouseholderPanel(Panel):
         return ax
 
     def draw(self, data):
+        """Parameters
+        ----------
+        data
+            What `compute` returned.
+        """
         fig = Figure(figsize=(11, 3.8), layout='constrained')
         gs = fig.add_gridspec(1, 3)
         self._draw_step(fig, gs[0, 0], data)

@@ -65,6 +65,7 @@ class PageReport:
     mjx_containers: int = 0
     math_errors: list[str] = field(default_factory=list)  # mjx-merror texts, untypeset .math
     nav_links: list[str] = field(default_factory=list)    # absolute URLs in the left navigation, in order
+    nav_captions: list[str] = field(default_factory=list) # the captions of the navigation's sections ("Lessons", ...)
     images: list[tuple[str, int]] = field(default_factory=list)  # (src, naturalWidth)
     artefacts: list[str] = field(default_factory=list)  # rendering slips in the page's text (see `text_artefacts`)
     overflow: list[str] = field(default_factory=list)   # equations, code blocks, tables wider than the text column
@@ -145,7 +146,21 @@ def output_artefacts(outputs: list[str]) -> list[str]:
         if m: out.append(f'numpy scalar repr in an output: {o[max(0, m.start() - 40):m.end() + 40]!r}')
         if _DICT_DUMP.match(o.strip()): out.append(f'a raw dict dump as an output: {o.strip()[:80]!r}')
         if '*args, **kwargs' in o: out.append(f'a signature shown as (*args, **kwargs): {o.strip()[:60]!r}')
+        if is_signature_block(o): out.append(f'an API entry (show_doc signature block) on the page: {o.strip()[:60]!r}')
     return out
+
+
+# nbdev's show_doc block: `def name(` or `class Name(` and its parameters up to the closing `):` and nothing after it
+# (code that carries a method is shown with its body, in an input cell; the API entry belongs on api.html)
+_SIGNATURE = re.compile(r'(?:async\s+)?(?:def|class)\s+\w+\s*(?:\((?:[^()]|\([^()]*\))*\))?\s*(?:->[^\n:]*)?:?'
+                        r'(?:\s*#[^\n]*)?')
+
+
+def is_signature_block(text: str) -> bool:
+    "Is `text` (a printed output) a signature alone, as nbdev's show_doc prints an exported function or class?"
+    lines = [l for l in text.strip().splitlines() if l.strip() and not l.strip().startswith('#')]
+    body = '\n'.join(re.sub(r'\s+#.*$', '', l) for l in lines)
+    return bool(lines) and _SIGNATURE.fullmatch(body) is not None
 
 
 # Everything in the main column must fit it: typeset display equations (their TeX is read from
@@ -244,6 +259,7 @@ def check_page(browser, url: str) -> PageReport:
         rep.overflow = page.evaluate(_OVERFLOW_JS)
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
+        rep.nav_captions = page.eval_on_selector_all('nav.bd-docs-nav p.caption', 'els => els.map(e => e.innerText.trim())')
         page.wait_for_load_state('networkidle')
         rep.images = [tuple(x) for x in page.eval_on_selector_all(
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]

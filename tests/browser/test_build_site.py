@@ -46,71 +46,66 @@ def test_directives_are_split_off_and_mapped_to_tags():
     assert p2s.directive_tags({'echo': 'true'}) == []
 
 
-def test_show_doc_markdown_loses_rule_quarto_attributes_and_source_link():
-    md = p2s.clean_show_doc_markdown(SHOW_DOC)
-    assert not md.startswith('---') and '{target=' not in md
-    # the project has no public repository: nbdev's link to it goes, the heading comes first
-    assert '[source]' not in md and md.lstrip().startswith('### gauss_second_moment')
-    assert '[source]' not in p2s.clean_show_doc_markdown('[source]()\n\n### f')
-    assert p2s.clean_show_doc_markdown('a [b](c.html){.x} d') == 'a [b](c.html) d'
-    assert p2s.clean_show_doc_markdown('no rule {x}') == 'no rule {x}'  # braces not after a link stay
-
-
-def test_numpydoc_sections_become_readable_markdown():
-    md = p2s.clean_show_doc_markdown(
-        '### f\n\n```python\ndef f(x, a<b):\n```\n\n*KL = -H[q] - <log p>_q.*\n\nParameters\n----------\n'
-        'x : ndarray of shape (D,)\n    The mean <x> of q,\n    with ``<a>`` as code.\ny : int\n\n'
-        'Examples\n--------\n>>> f(1)\n2\n\nReferences\n----------\nA. B (1999). <b>Title</b>.')
-    assert '```python\ndef f(x, a<b):\n```' in md                       # the signature is untouched
-    assert r'*KL = -H[q] - \<log p>_q.*' in md                            # angle brackets survive markdown
-    assert '- **`x`** (ndarray of shape (D,)): The mean \\<x> of q, with ``<a>`` as code.' in md
-    assert '- **`y`** (int)' in md and '**Parameters**' in md and '----------' not in md
-    assert '```pycon\n>>> f(1)\n2\n```' in md
-    assert '<b>Title</b>' in md                                           # real HTML tags are left alone
-
-
-def test_links_to_notebooks_point_at_renamed_pages():
+def test_links_to_notebooks_point_at_renamed_pages_and_api_entries():
     pages = {'00_notation': 'notation', 'notation': 'notation'}
-    site = ('https://org.github.io/pkg',)
-    md = ('[a](00_notation.ipynb) [b](notation.html#gauss_second_moment) [c](/notation.html) '
-          '[d](https://x.org/notation.html) [e](other.html) [f](https://org.github.io/pkg/notation.html#gamma_kl) '
+    api = {'notation.html#gamma_kl': 'vbfa_lit.notation.gamma_kl', 'linalg.html#_tril_inv': None}
+    md = ('[a](00_notation.ipynb) [b](notation.html#The_Gamma) [c](/notation.html) '
+          '[d](https://x.org/notation.html) [e](other.html) [f](/notation.html#gamma_kl){target="_blank"} '
           '[g](#The_Gamma) ![img](images/fig.png)')
-    assert p2s.rewrite_links(md, pages, site) == (
-        '[a](notation.html) [b](notation.html#gauss-second-moment) [c](notation.html) '
-        '[d](https://x.org/notation.html) [e](other.html) [f](notation.html#gamma-kl) '
+    assert p2s.rewrite_links(md, pages, api) == (
+        '[a](notation.html) [b](notation.html#the-gamma) [c](notation.html) '
+        '[d](https://x.org/notation.html) [e](other.html) [f](api.html#vbfa_lit.notation.gamma_kl) '
         '[g](#the-gamma) ![img](images/fig.png)')
-    # nbdev links private helpers too, but no page documents them: they stay code, unlinked
-    md = 'uses [`_tril_inv`](/linalg.html#_tril_inv) and [`tril`](/linalg.html#tril)'
-    assert p2s.rewrite_links(md, {'linalg': 'linalg'}) == 'uses `_tril_inv` and [`tril`](linalg.html#tril)'
+    # nbdev links private helpers too, but the API page does not document them: they stay code, unlinked
+    md = 'uses [`_tril_inv`](/linalg.html#_tril_inv) and [`gamma_kl`](/notation.html#gamma_kl)'
+    assert p2s.rewrite_links(md, pages, api) == 'uses `_tril_inv` and [`gamma_kl`](api.html#vbfa_lit.notation.gamma_kl)'
     # a link nbdev put inside a double-backtick span is the link, not literal code
-    md = "scikit-learn's `[`Bunch`](/data.html#bunch)`."
-    assert p2s.rewrite_links(md, {'data': 'data'}) == "scikit-learn's [`Bunch`](data.html#bunch)."
+    md = "scikit-learn's `[`gamma_kl`](/notation.html#gamma_kl)`."
+    assert p2s.rewrite_links(md, pages, api) == "scikit-learn's [`gamma_kl`](api.html#vbfa_lit.notation.gamma_kl)."
 
 
 def test_page_names_and_order():
     assert p2s.page_name('_proc/00_notation.ipynb', {'output-file': 'notation.html'}) == 'notation'
     assert p2s.page_name('_proc/index.ipynb', None) == 'index'
-    names = ['03a_householder', '10_more', '01_symbolic', 'index', '03_rjmcmc', '00_notation']
-    assert sorted(names, key=p2s.page_sort_key) == ['index', '00_notation', '01_symbolic', '03_rjmcmc',
-                                                    '03a_householder', '10_more']
+    names = ['01a_plots', '10_benchmarks', '01_symbolic', 'index', '06_rjmcmc', '00_notation', '04b_imputing',
+             '11_new', '01c_from_pca', '06b_rjmcmc_fast']
+    lessons, appendix = p2s.page_order(names)
+    # lessons in LESSONS order (a notebook is found by its number: 04b_imputing), absent ones skipped
+    assert lessons == ['index', '00_notation', '01_symbolic', '01c_from_pca', '04b_imputing', '06_rjmcmc']
+    # the engineering notebooks after them, then anything unlisted
+    assert appendix == ['01a_plots', '06b_rjmcmc_fast', '10_benchmarks', '11_new']
+    assert not set(p2s.LESSONS) & set(p2s.APPENDIX)
+
+
+def show_doc_cell(name, i):
+    return cell('code', f'#| echo: false\n#| output: asis\nshow_doc({name})', id=f'sd{i}', execution_count=i, outputs=[
+        {'output_type': 'execute_result', 'execution_count': i, 'metadata': {},
+         'data': {'text/markdown': SHOW_DOC, 'text/plain': name}}])
 
 
 def test_convert_notebook():
     nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
         cell('raw', FM, id='a'),
         cell('markdown', 'See [x](00_notation.ipynb).', id='b'),
-        cell('code', '#| echo: false\n#| output: asis\nshow_doc(f)', id='c', execution_count=1, outputs=[
-            {'output_type': 'execute_result', 'execution_count': 1, 'metadata': {},
-             'data': {'text/markdown': SHOW_DOC, 'text/plain': 'f'}}]),
-        cell('code', '#| code-fold: true\nx = 1', id='d', execution_count=2, outputs=[])]}
-    out = p2s.convert_notebook(nb, {'00_notation': 'notation', 'notation': 'notation'})
-    c0, c1, c2, c3 = out['cells']
+        show_doc_cell('gauss_second_moment', 1), show_doc_cell('Gamma.kl', 2),
+        cell('code', '#| code-fold: true\nx = 1', id='d', execution_count=3, outputs=[]),
+        show_doc_cell('_private', 4)]}
+    api = {'notation.html#gauss_second_moment': 'vbfa_lit.notation.gauss_second_moment',
+           'notation.html#gamma.kl': 'vbfa_lit.notation.Gamma.kl', 'notation.html#_private': None}
+    out = p2s.convert_notebook(nb, {'00_notation': 'notation', 'notation': 'notation'}, api, page='notation')
+    c0, c1, c2, c3, c4 = out['cells']
     assert c0['cell_type'] == 'markdown' and c0['source'].startswith('# Notation\n\nSymbols') and c0['id']
     assert c1['source'] == 'See [x](notation.html).'
-    assert c2['source'] == 'show_doc(f)' and c2['metadata']['tags'] == ['remove-input']
-    assert c2['outputs'][0]['data']['text/markdown'].lstrip().startswith('### gauss_second_moment')
+    # the two show_doc blocks are one line of links to the API page: no signature, no numpydoc sections
+    assert c2['cell_type'] == 'markdown' and c2['source'] == (
+        '*API reference:* [`gauss_second_moment`](api.html#vbfa_lit.notation.gauss_second_moment), '
+        '[`Gamma.kl`](api.html#vbfa_lit.notation.Gamma.kl)')
     assert c3['source'] == 'x = 1' and 'tags' not in c3['metadata']
+    assert c4['source'] == '*API reference:* `_private`'
+    assert not any('show_doc' in p2s._src(c) or c.get('outputs') for c in out['cells'])
     assert nb['cells'][0]['cell_type'] == 'raw', 'the input notebook must not be modified'
+    assert p2s.show_doc_name(cell('code', 'show_doc(VBPCA.fit, title_level=3)')) == 'VBPCA.fit'
+    assert p2s.show_doc_name(cell('code', 'x = show_doc(f)')) is None
 
 
 def test_broken_local_links_are_found(tmp_path):
@@ -167,6 +162,8 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
     long_sum = ' + '.join(f'a_{{{i}}} b_{{{i}}}' for i in range(60))
     (src / 'index.md').write_text('# Fits\n\n$$a + b$$\n\n```python\nx = 1\n```\n\n'
                                   '<div class="cell_output"><pre>max |difference| = 2.2e-16</pre></div>\n\n'
+                                  # code shown with its body is what a lesson should show: not an API entry
+                                  '<div class="cell_output"><pre>def update(x):\n    return 2 * x</pre></div>\n\n'
                                   '```{toctree}\n:hidden:\nwide\n```\n')
     (src / 'wide.md').write_text(
         f'# Does not fit\n\n$$\n{long_sum}\n$$\n\n```python\nx = {" + ".join(["1"] * 120)}\n```\n\n'
@@ -178,7 +175,10 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
         'The log joint of a small explicit problem:\n$$ \\log p(\\mathbf{Y}) = a\n- b $$\n\n'
         '<div class="cell_output"><pre>docscrape.py:434: UserWarning: Unknown section See Also</pre></div>\n\n'
         '$$\\langle \\log \\theta \\rangle = \\operatorname{polygamma}{\\left(0,a \\right)} - \\log b$$\n\n'
-        '$$\\langle x^{2 \\rangle} = m^2 + \\sigma^2$$\n\nIn plain text: loggamma(a_0).\n')
+        '$$\\langle x^{2 \\rangle} = m^2 + \\sigma^2$$\n\nIn plain text: loggamma(a_0).\n\n'
+        # nbdev's show_doc block of an exported function, as the lessons printed it before the API page held it
+        '<div class="cell_output"><div class="highlight-python"><pre>def gamma_kl(\n    a, # shape\n    b, # rate\n'
+        ') -> float: # nats\n</pre></div><p><em>KL divergence.</em></p></div>\n')
     subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
     with serve(out) as url:
         good, wide = check_page(browser, url + 'index.html'), check_page(browser, url + 'wide.html')
@@ -186,18 +186,8 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
     found = wide.problems()
     for what in ('equation', 'code block', 'numpy scalar repr', 'raw dict dump', 'raw pipe text', '__main__.',
                  'raw $$', 'Python warning', 'SymPy function name in the math', 'SymPy function name in the text',
-                 'symbol name split by SymPy'):
+                 'symbol name split by SymPy', 'show_doc signature block'):
         assert any(what in p for p in found), (what, found)
-
-
-def test_named_tuples_show_their_fields():
-    from vbfa_lit.vbpca import Observed
-    md = '### Observed\n\n```python\ndef Observed(\n    *args, **kwargs\n):\n```\n\n*Observed entries.*'
-    out = p2s.namedtuple_fields(md)
-    assert 'kwargs' not in out and 'class Observed(NamedTuple):' in out
-    assert all(f'    {f}' in out for f in Observed._fields)
-    assert '# ' in out.split('```')[1]                    # the fields keep their comments
-    assert p2s.namedtuple_fields(md, lookup=lambda name: None) == md   # unknown names are left alone
 
 
 def test_text_artefacts_are_detected():
@@ -221,34 +211,7 @@ def test_text_artefacts_are_detected():
     assert output_artefacts(['/x/docscrape.py:434: UserWarning: Unknown section See Also']) != []
     # the package's warnings caught and printed on purpose (04a's guard rails) are content
     assert output_artefacts(['MissingDataWarning: X: 1 of 8 samples (rows) have no observed value']) == []
-
-
-def test_wrapped_return_comment_of_a_signature_stays_a_comment():
-    md = p2s.signature_comments('x\n```python\ndef f(\n    a, # c\n): # long return\nfixed ``R``.\n```\nafter')
-    assert md == 'x\n```python\ndef f(\n    a, # c\n): # long return\n# fixed ``R``.\n```\nafter'
-
-
-def test_numpydoc_signature_drops_docments_comments_and_wraps_long_defaults():
-    md = ('```python\ndef f(\n    x, # The data.\n    # (continued)\n    urls:tuple=(\'https://a.example/x/\', '
-          '\'https://b.example/very/long/path/to/a/file/\', \'https://c.example/another/long/path/\'), # Where.\n'
-          '): # X : the result\nmore : of the return comment\n```\n\n*F.*\n\nParameters\n----------\nx : array\n')
-    out = p2s.numpydoc_signature(md)
-    assert out.startswith("```python\ndef f(\n    x,\n    urls:tuple=('https://a.example/x/',\n")
-    assert '#' not in out.split('```')[1] and 'more : of' not in out and '\n):\n```' in out
-    assert max(len(line) for line in out.split('```')[1].split('\n')) <= 100
-    plain = md.replace('Parameters\n----------\n', '')          # docments only: the comments are the documentation
-    assert p2s.numpydoc_signature(plain) == plain
-
-
-def test_classes_without_a_signature_show_their_bases():
-    md = '```python\ndef Oops(\n    *args, **kwargs\n):\n```\n\n*A warning.*'
-    assert p2s.namedtuple_fields(md, lookup=lambda n: type(n, (UserWarning,), {})).startswith(
-        '```python\nclass Oops(UserWarning)\n```')
-    assert p2s.namedtuple_fields(md, lookup=lambda n: None) == md
-
-
-def test_sphinx_roles_become_markdown():
-    md = 'As :func:`load_mnist`; see :class:`~vbfa_lit.data.Bunch`; :math:`\\sum_n x_n` nats.'
-    assert p2s.sphinx_roles(md) == 'As `load_mnist`; see `vbfa_lit.data.Bunch`; $\\sum_n x_n$ nats.'
-    linked = 'applies :func:[`householder_matrix`](/stiefel.html#householder_matrix) to'
-    assert p2s.sphinx_roles(linked) == 'applies [`householder_matrix`](/stiefel.html#householder_matrix) to'
+    # an API entry (show_doc's signature alone) on a page fails; code with its body, or any other output, does not
+    assert output_artefacts(['def f(\n    x, # data, shape (n, d)\n): # the mean\n']) != []
+    assert output_artefacts(['class VBPCA(BaseEstimator)']) != []
+    assert output_artefacts(['def f(x):\n    return x + 1', 'class A:\n    x: int', 'define the prior']) == []

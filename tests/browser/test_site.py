@@ -9,8 +9,13 @@ import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import sys
+
 import pytest
 from nbdev.config import nbpath2html
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'docs'))
+from proc2sphinx import page_order  # noqa: E402  the one list of pages the site follows
 
 pytestmark = pytest.mark.browser
 
@@ -19,9 +24,10 @@ NBS = ROOT / 'nbs'
 
 
 def notebooks() -> list[Path]:
-    "The course notebooks in navigation order (index first), as nbdev publishes them."
-    nbs = [p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.'))]
-    return sorted(nbs, key=lambda p: (p.stem != 'index', p.stem))
+    "The course notebooks in reading order (index, the lessons, then the appendix), as the site shows them."
+    nbs = {p.stem: p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.'))}
+    lessons, appendix = page_order(nbs)
+    return [nbs[s] for s in lessons + appendix]
 
 
 def page_of(nb: Path) -> str:
@@ -59,6 +65,40 @@ def test_navigation_follows_notebook_order(crawl, site_url):
     nav = [urlsplit(u).path.lstrip('/') for u in crawl['index.html'].nav_links]
     lessons = [p for p in nav if p in {page_of(nb) for nb in notebooks()}]
     assert lessons == [page_of(nb) for nb in notebooks()]
+    assert nav[-1] == 'api.html', f'the API reference should close the appendix: {nav}'
+
+
+def test_next_follows_the_lessons_then_the_appendix(crawl, browser, site_url):
+    "Each page's 'Next' link leads to the following page of the reading order, the last appendix page to the API."
+    order = [page_of(nb) for nb in notebooks()] + ['api.html']
+    page = browser.new_page()
+    try:
+        wrong = []
+        for here, there in zip(order, order[1:]):
+            page.goto(site_url + here)
+            nxt = page.locator('a.right-next')
+            got = urlsplit(nxt.get_attribute('href') or '').path.split('/')[-1] if nxt.count() else None
+            if got != there: wrong.append(f'{here}: Next -> {got}, expected {there}')
+        assert not wrong, wrong
+    finally:
+        page.close()
+
+
+def test_the_sidebar_has_lessons_then_an_appendix(crawl):
+    "The left navigation is captioned: the lessons, then the appendix (engineering pages and the API)."
+    captions = crawl['index.html'].nav_captions
+    assert captions == ['Lessons', 'Appendix'], captions
+
+
+def test_index_table_lists_lessons_then_appendix():
+    "The index's tables follow the same order as the sidebar: one row per notebook, lessons first."
+    cells = json.loads((NBS / 'index.ipynb').read_text(encoding='utf-8'))['cells']
+    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    import re
+    rows = [m.group(1) for m in re.finditer(r'^\| *\[?`?(\d\d\w*)`?', md, re.M)]
+    listed = [nb.stem for nb in notebooks() if nb.stem != 'index']
+    assert rows == [s for s in listed if s in rows], f'index rows {rows} are not in the site order {listed}'
+    assert not set(listed) - set(rows), f'notebooks missing from the index table: {sorted(set(listed) - set(rows))}'
 
 
 def test_every_page_loads_cleanly(crawl):
