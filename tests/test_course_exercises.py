@@ -138,3 +138,49 @@ def test_01_exercise_3_lognormal_mean():
     import sympy as sp
     mu = GaussianFactor(r'\mu')
     with pytest.raises(ValueError, match='not a polynomial'): expectation(sp.exp(mu.vars[0]), [mu])
+
+
+# --- lesson 07
+
+
+def test_07_exercise_1_one_sided_limits_of_H3():
+    from vbfa_lit.stiefel import householder_matrix
+    tail = np.array([0.6, -0.8])
+    H_pos, H_neg = householder_matrix(np.r_[1e-12, tail]), householder_matrix(np.r_[-1e-12, tail])
+    assert round(np.linalg.det(H_pos), 6) == 1.0 and round(np.linalg.det(H_neg), 6) == -1.0
+    plane = np.linalg.qr(np.column_stack([np.r_[0.0, tail], [1.0, 0.0, 0.0]]))[0]
+    normal = np.cross(plane[:, 0], plane[:, 1])
+    np.testing.assert_allclose(H_pos @ H_neg @ plane, plane, atol=1e-10)
+    np.testing.assert_allclose(H_pos @ H_neg @ normal, -normal, atol=1e-10)
+    # n = 2: the two limits agree
+    np.testing.assert_allclose(householder_matrix([1e-12, 1.0]), householder_matrix([-1e-12, 1.0]), atol=1e-10)
+
+
+def test_07_exercise_2_uniform_entries_are_not_uniform_directions():
+    from scipy import stats
+    from vbfa_lit.stiefel import householder_to_stiefel
+    rng = np.random.default_rng(0)
+    for D in (2, 3, 30):
+        cube = householder_to_stiefel([rng.uniform(-1, 1, size=(20_000, D - q)) for q in range(2)])
+        gauss = householder_to_stiefel([rng.normal(size=(20_000, D - q)) for q in range(2)])
+        beta = stats.beta(0.5, (D - 1) / 2).cdf
+        assert stats.kstest(cube[:, 0, 0] ** 2, beta).pvalue < 1e-6
+        assert stats.kstest(gauss[:, 0, 0] ** 2, beta).pvalue > 1e-4
+
+
+def test_07_exercise_3_the_lengths_of_the_vectors_do_not_matter():
+    from vbfa_lit.stiefel import householder_to_stiefel
+    rng = np.random.default_rng(1)
+    vs = [rng.normal(size=7 - q) for q in range(3)]
+    scaled = [v * s for v, s in zip(vs, rng.uniform(0.01, 100, size=3))]
+    np.testing.assert_allclose(householder_to_stiefel(scaled), householder_to_stiefel(vs), atol=1e-13)
+    D, Q = 7, 3
+    assert (D * Q - Q * (Q - 1) // 2) - (D * Q - Q * (Q + 1) // 2) == Q
+
+
+def test_07_exercise_4_Q_1_is_chi_D():
+    from scipy import stats
+    from vbfa_lit.stiefel import singular_value_logpdf
+    s = np.linspace(0.05, 6, 50)[:, None]
+    err = max(np.abs(singular_value_logpdf(s, D) - stats.chi(D).logpdf(s[:, 0])).max() for D in (1, 2, 5, 30))
+    assert err < 1e-10
