@@ -148,3 +148,170 @@ def test_06_exercise_1_prior_on_q_with_and_without_the_factorial():
     p_un = exact_posterior_q(g1, 1000, likelihood=False, prior='unordered')
     w = 1 / np.array([math.factorial(q + 1) for q in range(1, 6)])
     np.testing.assert_allclose(p_un, w / w.sum(), atol=1e-5)     # the quadrature grid: about 2e-6
+# --- lesson 07
+
+
+def test_07_exercise_1_one_sided_limits_of_H3():
+    from vbfa_lit.stiefel import householder_matrix
+    tail = np.array([0.6, -0.8])
+    H_pos, H_neg = householder_matrix(np.r_[1e-12, tail]), householder_matrix(np.r_[-1e-12, tail])
+    assert round(np.linalg.det(H_pos), 6) == 1.0 and round(np.linalg.det(H_neg), 6) == -1.0
+    plane = np.linalg.qr(np.column_stack([np.r_[0.0, tail], [1.0, 0.0, 0.0]]))[0]
+    normal = np.cross(plane[:, 0], plane[:, 1])
+    np.testing.assert_allclose(H_pos @ H_neg @ plane, plane, atol=1e-10)
+    np.testing.assert_allclose(H_pos @ H_neg @ normal, -normal, atol=1e-10)
+    # n = 2: the two limits agree
+    np.testing.assert_allclose(householder_matrix([1e-12, 1.0]), householder_matrix([-1e-12, 1.0]), atol=1e-10)
+
+
+def test_07_exercise_2_uniform_entries_are_not_uniform_directions():
+    from scipy import stats
+    from vbfa_lit.stiefel import householder_to_stiefel
+    rng = np.random.default_rng(0)
+    for D in (2, 3, 30):
+        cube = householder_to_stiefel([rng.uniform(-1, 1, size=(20_000, D - q)) for q in range(2)])
+        gauss = householder_to_stiefel([rng.normal(size=(20_000, D - q)) for q in range(2)])
+        beta = stats.beta(0.5, (D - 1) / 2).cdf
+        assert stats.kstest(cube[:, 0, 0] ** 2, beta).pvalue < 1e-6
+        assert stats.kstest(gauss[:, 0, 0] ** 2, beta).pvalue > 1e-4
+
+
+def test_07_exercise_3_the_lengths_of_the_vectors_do_not_matter():
+    from vbfa_lit.stiefel import householder_to_stiefel
+    rng = np.random.default_rng(1)
+    vs = [rng.normal(size=7 - q) for q in range(3)]
+    scaled = [v * s for v, s in zip(vs, rng.uniform(0.01, 100, size=3))]
+    np.testing.assert_allclose(householder_to_stiefel(scaled), householder_to_stiefel(vs), atol=1e-13)
+    D, Q = 7, 3
+    assert (D * Q - Q * (Q - 1) // 2) - (D * Q - Q * (Q + 1) // 2) == Q
+
+
+def test_07_exercise_4_Q_1_is_chi_D():
+    from scipy import stats
+    from vbfa_lit.stiefel import singular_value_logpdf
+    s = np.linspace(0.05, 6, 50)[:, None]
+    err = max(np.abs(singular_value_logpdf(s, D) - stats.chi(D).logpdf(s[:, 0])).max() for D in (1, 2, 5, 30))
+    assert err < 1e-10
+
+
+# --- lesson 08
+
+
+def _ring():
+    from vbfa_lit.stiefel import sample_stiefel
+    rng = np.random.default_rng(0)
+    W = sample_stiefel(5, 2, random_state=rng) * np.array([3.0, 1.0])
+    X = rng.standard_normal((150, 2)) @ W.T + 0.1 * rng.standard_normal((150, 5))
+    return W, X
+
+
+def test_08_exercise_1_only_the_signs_are_left():
+    from vbfa_lit.householder_ppca import ppca_log_likelihood
+    W0, X0 = _ring()
+    signed_perms = [np.diag(s) @ P for P in (np.eye(2), np.eye(2)[::-1]) for s in ((1, 1), (1, -1), (-1, 1), (-1, -1))]
+
+    def svd_form(W):
+        n = np.linalg.norm(W, axis=0)
+        return abs(W[:, 0] @ W[:, 1]) < 1e-12 and n[0] > n[1]
+    kept = [R for R in signed_perms if svd_form(W0 @ R)]
+    assert len(kept) == 4 and all(np.allclose(np.abs(R), np.eye(2)) for R in kept)
+    t = 0.3
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    ref = ppca_log_likelihood(X0, W0, 0.1, X0.mean(0))
+    assert max(abs(ppca_log_likelihood(X0, W0 @ R, 0.1, X0.mean(0)) - ref) for R in signed_perms + [rot]) < 1e-8
+    assert not svd_form(W0 @ rot)
+
+
+def test_08_exercise_2_align_signs_before_rhat():
+    from vbfa_lit.householder_ppca import split_rhat
+    W_ring, _ = _ring()
+    rng = np.random.default_rng(0)
+    draws = W_ring + 0.05 * rng.standard_normal((4, 500, 5, 2))
+    draws[2:, :, :, 1] *= -1
+    aligned = draws * np.sign(np.einsum('cndq,dq->cnq', draws, W_ring))[:, :, None, :]
+    gram = np.einsum('cndq,cneq->cnde', draws, draws)
+    assert np.nanmax(split_rhat(draws)) > 1.5
+    assert np.nanmax(split_rhat(aligned)) < 1.02 and np.nanmax(split_rhat(gram)) < 1.02
+
+
+def test_08_exercise_3_half_normal_sigma_shrinks_the_entries():
+    from scipy import stats
+    from vbfa_lit.stiefel import haar_orthogonal, sample_stiefel
+    rng = np.random.default_rng(3)
+    n = 20_000
+    sigma_hn = -np.sort(-np.abs(rng.standard_normal((n, 2))), axis=-1)
+    WR = (sample_stiefel(5, 2, size=n, random_state=rng) * sigma_hn[:, None, :]) @ haar_orthogonal(2, size=n, random_state=rng)
+    e = WR[:, 0, 0]
+    se = e.var() * np.sqrt(2 / n) * 2          # generous: the entry is heavier-tailed than a Gaussian
+    assert abs(e.var() - 0.2) < 4 * se
+    assert stats.kstest(e, 'norm').pvalue < 1e-10
+
+
+def test_08_exercise_4_same_statistics_same_likelihood():
+    from scipy import stats
+    from vbfa_lit.householder_ppca import ppca_log_likelihood
+    from vbfa_lit.stiefel import haar_orthogonal
+    W_ring, X_ring = _ring()
+    rng = np.random.default_rng(4)
+    N = len(X_ring)
+    ones = np.ones((N, 1)) / np.sqrt(N)
+    B = np.linalg.qr(np.hstack([ones, rng.standard_normal((N, N - 1))]))[0][:, 1:]
+    O = ones @ ones.T + B @ haar_orthogonal(N - 1, random_state=rng) @ B.T
+    X2 = X_ring.mean(0) + O @ (X_ring - X_ring.mean(0))
+    dense = lambda X: stats.multivariate_normal(X_ring.mean(0), W_ring @ W_ring.T + 0.01 * np.eye(5)).logpdf(X).sum()
+    assert np.abs(X2 - X_ring).max() > 0.5
+    assert abs(dense(X2) - dense(X_ring)) < 1e-8 * abs(dense(X_ring))
+    assert abs(ppca_log_likelihood(X2, W_ring, 0.1, X_ring.mean(0)) - dense(X_ring)) < 1e-8 * abs(dense(X_ring))
+
+
+# --- lesson 06a
+
+
+def _fit_term(lam, N):
+    d = len(lam)
+    return np.array([-N / 2 * np.sum(np.log(lam[:k])) - N * (d - k) / 2 * np.log(lam[k:].mean()) for k in range(d)])
+
+
+def test_06a_exercise_1_fit_rises_occam_falls_on_noise():
+    from vbfa_lit.evidence import laplace_evidence
+    X_noise = np.random.default_rng(1).normal(size=(200, 8))
+    lam = np.linalg.eigvalsh(np.cov(X_noise.T))[::-1]
+    fit = _fit_term(lam, len(X_noise))
+    ev = laplace_evidence(X_noise)
+    occam = ev.log_evidence - fit
+    assert np.all(np.diff(fit) > 0) and np.all(np.diff(occam) < 0)
+    assert 20 < fit[-1] - fit[0] < 24 and -43 < occam[-1] - occam[0] < -39
+    assert ev.log_evidence.argmax() == 0
+
+
+def test_06a_exercise_2_bic_drops_the_weak_component_more_often():
+    from vbfa_lit.evidence import laplace_evidence
+
+    def bic(X):
+        N, d = X.shape
+        lam = np.linalg.eigvalsh(np.cov(X.T))[::-1]
+        k = np.arange(d); m = d * k - k * (k + 1) / 2
+        return _fit_term(lam, N) - (m + k) / 2 * np.log(N)
+    rates = {}
+    for noise, n in [(1.0, 100), (0.1, 100), (1.0, 1000)]:
+        variances = np.array([10, 8, 6, 4, 2] + [noise] * 5)
+        picks = np.array([[laplace_evidence(X).log_evidence.argmax(), bic(X).argmax()]
+                          for rep in range(40)
+                          for rng in [np.random.default_rng(1000 + rep)]
+                          for X in [rng.normal(size=(n, 10)) * np.sqrt(variances)
+                                    @ np.linalg.qr(rng.normal(size=(10, 10)))[0].T]])
+        rates[noise, n] = (picks == 5).mean(0)
+    lap, b = rates[1.0, 100]
+    assert 0.7 <= lap <= 0.95 and 0.3 <= b <= 0.6 and b < lap
+    assert rates[0.1, 100].tolist() == [1.0, 1.0] and min(rates[1.0, 1000]) >= 0.95
+
+
+def test_06a_exercise_3_units_shift_the_evidence_not_p():
+    from vbfa_lit.evidence import laplace_evidence
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 10)) * np.sqrt([10, 8, 6, 4, 2] + [1] * 5)
+    ev1, ev2 = laplace_evidence(X), laplace_evidence(1000 * X)
+    shift = ev2.log_evidence - ev1.log_evidence
+    assert np.ptp(shift) < 1e-6 * abs(shift[0])
+    np.testing.assert_allclose(shift[0], -X.size * np.log(1000), rtol=1e-9)
+    np.testing.assert_allclose(ev2.p, ev1.p, atol=1e-12)

@@ -176,3 +176,25 @@ def test_jump_moves_and_birth_state():
     with pytest.raises(ValueError, match='^x, s: '):
         plot_birth_state([0.2, 0.1], 1.0, 0.5)
     plt.close('all')
+def test_reflection_recursion_chains_histogram():
+    ax = plots.plot_reflection([3.0, 4.0], x=[1.0, 0.0])
+    np.testing.assert_allclose(ax.lines[3].get_xydata()[1], [5.0, 0.0], atol=1e-12)      # v -> ||v|| e_1
+    np.testing.assert_allclose(ax.lines[5].get_xydata()[1], [0.6, 0.8], atol=1e-12)      # e_1 -> v / ||v||
+    ax = plots.plot_reflection([2.0, 0.0])                                                 # v along e_1: identity
+    np.testing.assert_allclose(ax.lines[3].get_xydata()[1], [2.0, 0.0], atol=1e-12)
+    with pytest.raises(ValueError, match='v'): plots.plot_reflection([0.0, 0.0])
+    with pytest.raises(ValueError, match='x'): plots.plot_reflection([1.0, 1.0], x=[1.0, 2.0, 3.0])
+    u1 = np.array([1.0, 2.0, 2.0]) / 3
+    ax = plots.plot_stiefel_recursion(np.eye(3), u1, [[0.0, 1.0, -1.0]])
+    circle = np.array(ax.lines[-1].get_data_3d()).T
+    np.testing.assert_allclose(circle @ u1, 0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(circle, axis=1), 1, atol=1e-12)
+    with pytest.raises(ValueError, match='u1'): plots.plot_stiefel_recursion(np.eye(3), [0.0, 0.0, 0.0], np.eye(3))
+    with pytest.raises(ValueError, match='second'): plots.plot_stiefel_recursion(np.eye(3), u1, np.ones((2, 2)))
+    ax = plots.plot_chains(np.arange(6.0).reshape(2, 3), ylabel='$W_{11}$')
+    assert [l.get_ydata().tolist() for l in ax.lines] == [[0, 1, 2], [3, 4, 5]] and ax.get_ylabel() == '$W_{11}$'
+    with pytest.raises(ValueError, match='draws'): plots.plot_chains(np.zeros((2, 2, 2)))
+    ax = plots.plot_histogram([0.1, 0.2, 0.6], x=[0, 1], density=[1, 1], bins=2, range=(0, 1))
+    assert [round(p.get_height(), 3) for p in ax.patches] == [1.333, 0.667] and len(ax.lines) == 1
+    with pytest.raises(ValueError, match='x and density'): plots.plot_histogram([0.1], x=[0, 1])
+    with pytest.raises(ValueError, match='density'): plots.plot_histogram([0.1], x=[0, 1], density=[1])

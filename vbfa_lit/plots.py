@@ -6,7 +6,8 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_jump_moves', 'plot_birth_state']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_reflection', 'plot_stiefel_recursion',
+           'plot_chains', 'plot_histogram', 'plot_jump_moves', 'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -886,6 +887,210 @@ def plot_shapes(terms, ax=None, unit: float = 0.25):
         x += w + 0.15
     ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
     ax.axis('off')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #c2pl0002
+def plot_reflection(v, # (2,) nonzero vector, mirrored onto ||v|| e_1
+                    x=None, # (2,) optional second vector, drawn with its mirror image
+                    ax=None, # matplotlib Axes; a new figure when None
+                   ): # the Axes
+    """The reflection of the plane that exchanges the directions of `v` and e_1: the mirror line, `v` and its image.
+
+    Parameters
+    ----------
+    v : array_like, shape (2,)
+        A nonzero vector; its image is ``||v|| e_1``.
+    x : array_like, shape (2,), optional
+        Another vector, drawn with its image under the same reflection (dashed).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines in order: the unit circle, the mirror line, then for `v` (and `x`) the vector and its image as
+        two-point lines from the origin, then the two coordinate axes.
+
+    Raises
+    ------
+    ValueError
+        If `v` is not a nonzero 2-vector or `x` is not a 2-vector.
+
+    Examples
+    --------
+    >>> ax = plot_reflection([3.0, 4.0])
+    >>> [round(float(c), 6) for c in ax.lines[3].get_xydata()[1]]     # the image of v: ||v|| e_1
+    [5.0, 0.0]
+    """
+    v = _as(v, 1, 'v')
+    if v.shape != (2,) or not np.any(v): raise ValueError(f"v: expected a nonzero vector of length 2, got {v}")
+    r = np.linalg.norm(v)
+    w = np.array([1.0, 0.0]) - v / r                               # normal of the mirror
+    if np.allclose(w, 0): H = np.eye(2)
+    else: H = np.eye(2) - 2 * np.outer(w, w) / (w @ w)
+    ax = _axes(ax, (4, 4))
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(t), np.sin(t), color='0.85', lw=1)
+    m = v / r + np.array([1.0, 0.0])                               # the mirror bisects v and e_1
+    m = m / np.linalg.norm(m) if np.any(m) else np.array([0.0, 1.0])
+    L = 1.3 * max(r, 1.0)
+    ax.plot([-L * m[0], L * m[0]], [-L * m[1], L * m[1]], color='0.4', lw=1, ls=':', label='mirror')
+    pairs = [(v, r'$\mathbf{v}$', r'$\tilde{\mathbf{H}}\mathbf{v} = \Vert\mathbf{v}\Vert\mathbf{e}_1$', '-')]
+    if x is not None:
+        x = _as(x, 1, 'x')
+        if x.shape != (2,): raise ValueError(f"x: expected a vector of length 2, got shape {x.shape}")
+        pairs.append((x, r'$\mathbf{x}$', r'$\tilde{\mathbf{H}}\mathbf{x}$', '--'))
+    for k, (a, la, lb, ls) in enumerate(pairs):
+        b = H @ a
+        ax.plot([0, a[0]], [0, a[1]], ls, color=colour(2 * k), lw=2, marker='o', markevery=[1], label=la)
+        ax.plot([0, b[0]], [0, b[1]], ls, color=colour(2 * k + 1), lw=2, marker='o', markevery=[1], label=lb)
+    ax.axhline(0, color='0.9', lw=0.8, zorder=0); ax.axvline(0, color='0.9', lw=0.8, zorder=0)
+    ax.set(xlabel='first coordinate', ylabel='second coordinate', aspect='equal', xlim=(-L, L), ylim=(-L, L))
+    ax.legend(frameon=False, fontsize='small', loc='lower left')
+    return ax
+
+
+def plot_stiefel_recursion(first, # (n, 3) draws of the first column u_1 (points on the sphere)
+                           u1, # (3,) one first column
+                           second, # (m, 3) draws of the second column given u1 (on the circle orthogonal to u1)
+                           ax=None, # a 3-d matplotlib Axes; a new figure when None
+                          ): # the 3-d Axes
+    """Mezzadri's recursion in 3-D: first columns uniform on the sphere; given one, the second on its orthogonal circle.
+
+    Parameters
+    ----------
+    first : array_like, shape (n, 3)
+        Draws of the first column (normalised for drawing).
+    u1 : array_like, shape (3,)
+        The first column the second draws are conditioned on.
+    second : array_like, shape (m, 3)
+        Draws of the second column given `u1`.
+    ax : mpl_toolkits.mplot3d.axes3d.Axes3D, optional
+
+    Returns
+    -------
+    mpl_toolkits.mplot3d.axes3d.Axes3D
+        Scatter collections: the first columns, then the second columns; lines: u_1 as an arrow shaft, then the
+        great circle orthogonal to u_1.
+
+    Raises
+    ------
+    ValueError
+        If the shapes are wrong or `u1` is zero.
+
+    Examples
+    --------
+    >>> ax = plot_stiefel_recursion(np.eye(3), [0.0, 0.0, 1.0], [[1.0, 0.0, 0.0]])
+    >>> round(float(np.abs(ax.lines[-1].get_data_3d()[2]).max()), 12)      # the circle lies in u_1's complement
+    0.0
+    """
+    F, S, u = _as(first, 2, 'first'), _as(second, 2, 'second'), _as(u1, 1, 'u1')
+    if F.shape[1] != 3: raise ValueError(f"first: expected 3 columns, got shape {F.shape}")
+    if S.shape[1] != 3: raise ValueError(f"second: expected 3 columns, got shape {S.shape}")
+    if u.shape != (3,) or not np.any(u): raise ValueError(f"u1: expected a nonzero 3-vector, got {u}")
+    u = u / np.linalg.norm(u)
+    ax = _axes(ax, (4.4, 4.4), projection='3d')
+    a, b = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
+    ax.plot_wireframe(np.cos(a) * np.sin(b), np.sin(a) * np.sin(b), np.cos(b), color='0.88', linewidth=0.4)
+    F = F / np.linalg.norm(F, axis=1, keepdims=True)
+    S = S / np.linalg.norm(S, axis=1, keepdims=True)
+    ax.scatter(*F.T, s=3, color='0.55', depthshade=False, label=r'first columns $\mathbf{u}_1$')
+    ax.scatter(*S.T, s=10, color=colour(1), depthshade=False, label=r'second columns given $\mathbf{u}_1$')
+    ax.plot([0, u[0]], [0, u[1]], [0, u[2]], color=colour(0), lw=2.5, label=r'one $\mathbf{u}_1$')
+    basis = np.linalg.svd(u[None, :])[2][1:]                       # two orthonormal vectors orthogonal to u
+    t = np.linspace(0, 2 * np.pi, 200)
+    circle = np.cos(t)[:, None] * basis[0] + np.sin(t)[:, None] * basis[1]
+    ax.plot(*circle.T, color=colour(1), lw=1, label=r'circle $\perp \mathbf{u}_1$')
+    ax.set(xlabel='$x_1$', ylabel='$x_2$', zlabel='$x_3$', xlim=(-1, 1), ylim=(-1, 1), zlim=(-1, 1))
+    ax.set_box_aspect((1, 1, 1))
+    ax.legend(frameon=False, fontsize='small', loc='upper left')
+    return ax
+
+
+def plot_chains(draws, # (chains, T) draws of one continuous parameter, one row per chain
+                ax=None, # matplotlib Axes; a new figure when None
+                ylabel:str='value',
+                xlabel:str='draw',
+               ): # the Axes
+    """Traces of several chains of one parameter, one line per chain (thin, so crossings stay visible).
+
+    Parameters
+    ----------
+    draws : array_like, shape (chains, T) or (T,)
+    ax : matplotlib.axes.Axes, optional
+    ylabel, xlabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per chain, labelled 'chain 1', 'chain 2', ...
+
+    Raises
+    ------
+    ValueError
+        If `draws` has more than two dimensions.
+
+    Examples
+    --------
+    >>> ax = plot_chains(np.zeros((3, 10)))
+    >>> [l.get_label() for l in ax.lines]
+    ['chain 1', 'chain 2', 'chain 3']
+    """
+    d = np.asarray(draws, dtype=float)
+    if d.ndim == 1: d = d[None]
+    d = _as(d, 2, 'draws')
+    ax = _axes(ax, (6, 2.5))
+    for c, row in enumerate(d):
+        ax.plot(np.arange(1, len(row) + 1), row, lw=0.6, color=colour(c), label=f'chain {c + 1}')
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    return ax
+
+
+def plot_histogram(samples, # (n,) draws
+                   x=None, # (K,) grid on which `density` is given
+                   density=None, # (K,) the reference density on the grid
+                   ax=None, # matplotlib Axes; a new figure when None
+                   bins=60, # number of bins, or their edges
+                   range=None, # (lo, hi) of the bins
+                   xlabel:str='value',
+                   label:str='reference density',
+                  ): # the Axes
+    """Normalised histogram of draws (grey), with a reference density drawn over it as a line.
+
+    Parameters
+    ----------
+    samples : array_like, shape (n,)
+    x, density : array_like, shape (K,), optional
+        The grid and the density the draws should follow.
+    ax : matplotlib.axes.Axes, optional
+    bins : int or array_like
+    range : tuple of float, optional
+    xlabel, label : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The histogram's bars as patches; the density, when given, as the only line.
+
+    Raises
+    ------
+    ValueError
+        If `samples` is not 1-d, or `x` and `density` are not given together with the same length.
+
+    Examples
+    --------
+    >>> ax = plot_histogram([0.1, 0.2, 0.6], bins=2, range=(0, 1))
+    >>> [round(p.get_height(), 3) for p in ax.patches]
+    [1.333, 0.667]
+    """
+    s = _as(samples, 1, 'samples')
+    if (x is None) != (density is None): raise ValueError("x and density: give both or neither")
+    ax = _axes(ax, (4, 3))
+    ax.hist(s, bins=bins, range=range, density=True, color='0.72', label='draws')
+    if x is not None:
+        x, d = _as(x, 1, 'x'), _as(density, 1, 'density')
+        if len(x) != len(d): raise ValueError(f"density: expected {len(x)} values (one per x), got {len(d)}")
+        ax.plot(x, d, color=colour(0), lw=1.5, label=label)
+    ax.set(xlabel=xlabel, ylabel='density')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #rj0cd001
