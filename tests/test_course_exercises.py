@@ -6,7 +6,7 @@ import pytest
 
 from vbfa_lit.ard import ARD, effective_components
 from vbfa_lit.data import make_bishop_example
-from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, observed, sweep
+from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, init_posterior, observed, sweep
 
 BISHOP = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))
 
@@ -138,3 +138,57 @@ def test_01_exercise_3_lognormal_mean():
     import sympy as sp
     mu = GaussianFactor(r'\mu')
     with pytest.raises(ValueError, match='not a polynomial'): expectation(sp.exp(mu.vars[0]), [mu])
+
+
+# --- lesson 04
+
+
+def _mid_problem():
+    from vbfa_lit.data import make_low_rank
+    return observed(make_low_rank(40, 15, 2, offset=2.0, noise_std=0.3, missing=0.25,
+                                  random_state=np.random.default_rng(5)).X.T)
+
+
+def test_04_exercise_1_exact_translation_is_the_mean_when_nothing_is_missing():
+    from vbfa_lit.data import make_low_rank
+    from vbfa_lit.transformations import approximate_translation, optimal_translation
+    rng = np.random.default_rng(0)
+    Y = make_low_rank(40, 15, 2, offset=2.0, noise_std=0.3, random_state=rng).X.T
+    Y_missing = Y.copy(); Y_missing[rng.random(Y.shape) < 0.25] = np.nan
+    diffs = []
+    for Y_ in (Y, Y_missing):
+        data, prior = observed(Y_), Prior(w=ARD())
+        q = init_posterior(data, 4, prior, False, rng)
+        for _ in range(5): q, _ = sweep(data, q, prior, False)
+        diffs.append(np.abs(optimal_translation(data, q, 0.0) - approximate_translation(q)).max())
+    assert diffs[0] < 1e-12 and 1e-3 < diffs[1] < 1e-1
+
+
+def test_04_exercise_3_broad_prior_maximum_moves_out_like_one_over_sqrt_alpha():
+    r = np.logspace(-1, 5, 20001)
+    best = {}
+    for alpha in (1e-3, 1e-6, 0.0):
+        L = -1 / (2 * r**2) + 5 * np.log(r) - alpha * r**2 / 2
+        best[alpha] = r[np.argmax(L)]
+        if alpha:
+            formula = np.sqrt((5 + np.sqrt(25 + 4 * alpha)) / (2 * alpha))
+            assert abs(best[alpha] / formula - 1) < 2e-3          # the grid spacing is 7e-4 in log r
+    assert round(best[1e-3]) == 71 and round(best[1e-6], -1) == 2240
+    assert best[0.0] == r[-1]                                     # no maximum: the grid's end
+
+
+def test_04_exercise_4_paper_rotation_loses_little_and_never_gains():
+    from vbfa_lit.transformations import optimal_rotation, rotation_bound, rotation_paper, rotation_statistics
+    data = _mid_problem()
+    prior = Prior(w=ARD(1e-3, 1e-3))
+    q = init_posterior(data, 4, prior, False, np.random.default_rng(1))
+    loss = []
+    for _ in range(20):
+        q, terms = sweep(data, q, prior, False)
+        C, S = rotation_statistics(q)
+        loss.append(rotation_bound(optimal_rotation(C, S, 40, 15, prior.w), C, S, 40, 15, prior.w)
+                    - rotation_bound(rotation_paper(C, S, 40), C, S, 40, 15, prior.w))
+    loss = np.array(loss)
+    assert loss.min() > 0 and loss.max() < 1e-3
+    assert abs(np.median(loss) / 4e-4 - 1) < 0.2
+    assert -850 < terms.total < -810

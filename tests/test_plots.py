@@ -156,3 +156,31 @@ def test_ppca_density_orbit_angles_evidence_threshold_shapes():
     ax = plots.plot_shapes([('$Y$', 4, 6, 'M', 'N'), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
     assert [round(p.get_height() / p.get_width(), 3) for p in ax.patches] == [0.667, 2.0, 0.333]
     with pytest.raises(ValueError, match='terms'): plots.plot_shapes([('$Y$', 0, 6)])
+
+
+def test_ridge_arrow_above_every_path_and_errors():
+    g = np.logspace(-1, 1, 20)
+    vals = -np.log(np.outer(g, g))**2
+    paths = {'a': np.array([[0.2, 5.0], [1.0, 1.0]]), 'b': np.column_stack([g[:5], g[:5][::-1]])}
+    ax = plots.plot_ridge(g, g, vals, paths, jump=((0.3, 3.0), (1.0, 1.0), 'one jump'))
+    assert [l.get_label() for l in ax.lines] == ['a', 'b']
+    arrow, label = ax.texts[-2:]
+    assert label.get_text() == 'one jump'
+    assert min(arrow.get_zorder(), label.get_zorder()) > max(l.get_zorder() for l in ax.lines)
+    np.testing.assert_allclose(arrow.xy, (1.0, 1.0)) and np.testing.assert_allclose(arrow.xyann, (0.3, 3.0))
+    assert ax.get_xscale() == ax.get_yscale() == 'log'
+    with pytest.raises(ValueError, match='values'): plots.plot_ridge(g, g[:5], vals, paths)
+    with pytest.raises(ValueError, match='positive'): plots.plot_ridge(-g, g, vals, paths)
+    with pytest.raises(ValueError, match="paths"): plots.plot_ridge(g, g, vals, {'c': np.ones((3, 3))})
+
+
+def test_matrix_missing_black_shared_scale_and_errors():
+    A = np.array([[1.0, np.nan], [-2.0, 0.5]])
+    ax = plots.plot_matrix(A, vmax=4.0)
+    assert ax.images[0].get_clim() == (-4.0, 4.0)
+    assert np.ma.getmaskarray(ax.images[0].get_array())[0, 1]         # the missing entry is masked (drawn black)
+    assert tuple(ax.images[0].get_cmap().get_bad()[:3]) == (0.0, 0.0, 0.0)
+    assert plots.plot_matrix(A).images[0].get_clim() == (-2.0, 2.0)
+    with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.full((2, 2), np.nan))
+    with pytest.raises(ValueError, match='vmax'): plots.plot_matrix(A, vmax=0.0)
+    with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.ones(3))
