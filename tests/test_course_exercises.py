@@ -192,3 +192,90 @@ def test_04_exercise_4_paper_rotation_loses_little_and_never_gains():
     assert loss.min() > 0 and loss.max() < 1e-3
     assert abs(np.median(loss) / 4e-4 - 1) < 0.2
     assert -850 < terms.total < -810
+
+
+# --- lesson 02
+
+
+def test_02_exercise_1_a_sample_with_no_data_keeps_its_prior():
+    from vbfa_lit.notation import gamma_moments
+    from vbfa_lit.vbpca import random_posterior, sum_tau_ww, update_X
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(6, 5)); Y[:, 2] = np.nan
+    data = observed(Y)
+    q = random_posterior(rng, 6, 5, 2)
+    tau = gamma_moments(q.a_tau, q.b_tau)[0]
+    X, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+    np.testing.assert_array_equal(X[2], 0.0)
+    np.testing.assert_allclose(Sx[2], np.eye(2), atol=1e-14)
+    assert np.abs(X[[0, 1, 3, 4]]).min() > 0                      # the others moved
+
+
+def test_02_exercise_2_one_covariance_for_complete_shared_noise_one_per_row_otherwise():
+    rng = np.random.default_rng(0)
+    data = observed(rng.normal(size=(6, 5)))
+    shapes = {}
+    for shared in (True, False):
+        q1, _ = sweep(data, init_posterior(data, 2, Prior(), shared, rng), Prior(), shared)
+        shapes[shared] = q1.Sw.shape
+        q2, _ = sweep(data, q1, Prior(), shared)                     # the second sweep sees the learnt <tau_m>
+        if not shared: assert np.ptp(q2.Sw[:, 0, 0]) > 0            # they differ through <tau_m>
+    assert shapes == {True: (1, 2, 2), False: (6, 2, 2)}
+
+
+def test_02_exercise_3_large_tau_gives_least_squares():
+    from vbfa_lit.vbpca import sum_tau_ww, update_X
+    rng = np.random.default_rng(1)
+    W, mu = rng.normal(size=(6, 2)), rng.normal(size=6)
+    Y = rng.normal(size=(6, 5)); data = observed(Y)
+    err = {}
+    for t in (1e2, 1e10):
+        tau = np.array([t])
+        X, _ = update_X(data, W, sum_tau_ww(data, W, np.zeros((1, 2, 2)), tau), mu, tau)
+        err[t] = np.abs(X - np.linalg.lstsq(W, Y - mu[:, None], rcond=None)[0].T).max()
+    assert err[1e10] < 1e-8 < 1e-4 < err[1e2]                     # the limit, not an accident
+
+
+def test_02_exercise_4_any_update_order_never_lowers_the_bound():
+    from vbfa_lit.data import make_low_rank
+    from vbfa_lit.notation import gamma_moments
+    from vbfa_lit.vbpca import elbo, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X
+    toy = make_low_rank(80, 12, 3, scale=1.5, offset='normal', noise_std=0.3, missing=0.2,
+                        random_state=np.random.default_rng(0))
+    data, prior, shared = observed(toy.X.T), Prior(w=FixedAlpha(1e-3)), False
+
+    def step(name, q):
+        tau = gamma_moments(q.a_tau, q.b_tau)[0]
+        if name == 'X':
+            X, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+            return q._replace(X=X, Sx=Sx)
+        if name == 'W':
+            W, Sw = update_W(data, q.X, sum_xx(data, q.X, q.Sx), q.mu, tau, prior.w.moments(q)[0])
+            return q._replace(W=W, Sw=Sw)
+        if name == 'mu':
+            mu, vmu = update_mu(data, q.W, q.X, tau, prior.beta)
+            return q._replace(mu=mu, vmu=vmu)
+        err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+        a, b = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
+        return q._replace(a_tau=a, b_tau=b)
+
+    q = init_posterior(data, 5, prior, shared, np.random.default_rng(3))
+    bounds = [elbo(data, q, prior).total]
+    for _ in range(6):
+        for name in ('tau', 'mu', 'W', 'X'):
+            q = step(name, q); bounds.append(elbo(data, q, prior).total)
+    gains = np.diff(bounds)
+    assert gains.min() >= -1e-9 * abs(bounds[-1]) and gains.sum() > 100
+
+
+def test_02_exercise_5_q_mu_splits_over_features():
+    import sympy as sp
+    from vbfa_lit.symbolic import expectation
+    from vbfa_lit.vbpca import symbolic_vbfa
+    model = symbolic_vbfa(M=3, N=2, D=2, observed=[(1, 1), (2, 1), (3, 1), (1, 2), (3, 2)])
+    others = [f for f in model.factors if f not in model.mu.values()]
+    variables = [f.vars[0] for f in model.mu.values()]
+    H = sp.hessian(expectation(model.log_joint, others), variables)
+    off = [H[i, j] for i in range(3) for j in range(3) if i != j]
+    assert all(sp.simplify(h) == 0 for h in off)
+    assert all(H[i, i] != 0 for i in range(3))

@@ -1061,6 +1061,8 @@ def plot_matrix(A, # (M, N) matrix; NaN entries are drawn black (missing)
     cmap.set_bad('black')
     ax.imshow(np.ma.masked_invalid(A), aspect='auto', cmap=cmap, vmin=-vmax, vmax=vmax, interpolation='nearest')
     ax.grid(False)
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True)); ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set(xlabel=xlabel, ylabel=ylabel)
     if title: ax.set_title(title, fontsize=10)
     return ax
