@@ -279,3 +279,114 @@ def test_02_exercise_5_q_mu_splits_over_features():
     off = [H[i, j] for i in range(3) for j in range(3) if i != j]
     assert all(sp.simplify(h) == 0 for h in off)
     assert all(H[i, i] != 0 for i in range(3))
+
+
+# --- lesson 05
+
+
+def _saved_curves():
+    import json
+    from pathlib import Path
+    saved = json.loads((Path(__file__).parents[1] / 'nbs' / 'figures' / '05_full_results.json').read_text())
+    return {(c['dataset'], c['prior'], c['D'], c['transform']): np.array(c['bound']) for c in saved['curves']}
+
+
+def test_05_exercise_1_tighter_targets_change_no_conclusion():
+    from vbfa_lit.convergence import iterations_to
+    curves = _saved_curves()
+    rel = {}
+    for ds, D in (('1', 30), ('200', 50)):
+        with_, without = (curves[ds, 'ARD', D, tr] for tr in (True, False))
+        best = max(with_.max(), without.max())
+        rel[ds] = 1e-4 * abs(best)
+        for gap in (1.0, 0.1, rel[ds]):
+            assert iterations_to(with_, best - gap) is not None
+            if gap < 2: assert iterations_to(without, best - gap) is None
+        assert best - without[-1] > rel[ds]                       # the plain run misses the relative target too
+    assert round(rel['1'], 1) == 1.7 and round(rel['200']) == 56
+
+
+def test_05_exercise_2_a_noisy_start_hurts_the_transformed_run():
+    from vbfa_lit.ard import effective_components
+    from vbfa_lit.convergence import paper_dataset
+    from vbfa_lit.transformations import transform_posterior
+    Y_tr, _, _ = paper_dataset('1')
+    data, prior = observed(Y_tr), Prior(w=ARD())
+
+    def fit_from(tau_scale, transform, D=10, sweeps=300):
+        q = init_posterior(data, D, prior, False, np.random.default_rng(0), tau_scale=tau_scale)
+        bounds = []
+        for it in range(sweeps):
+            if transform and it >= 1: q, _ = transform_posterior(data, q, prior, 'both')
+            q, terms = sweep(data, q, prior, False); bounds.append(terms.total)
+        return int(effective_components(q).sum()), np.array(bounds)
+
+    res = {(ts, tr): fit_from(ts, tr) for ts in (1e3, 1.0) for tr in (True, False)}
+    best = max(b.max() for _, b in res.values())
+    short = {k: best - b[-1] for k, (_, b) in res.items()}
+    assert res[1e3, True][0] == 10 and res[1.0, True][0] < 10        # a component lost with the noisy start
+    assert short[1e3, True] < 1e-6 and short[1.0, True] > 100
+    assert 1 < short[1e3, False] < 20 and 1 < short[1.0, False] < 20
+
+
+def test_05_exercise_3_a_late_start_does_not_change_the_optimum_at_small_D():
+    from vbfa_lit.convergence import paper_dataset
+    from vbfa_lit.transformations import transform_posterior
+    Y_tr, _, _ = paper_dataset('1')
+    data, prior = observed(Y_tr), Prior(w=ARD())
+    both = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
+    for seed in (0, 1, 2):
+        ends = [fit_vbfa(data, 5, prior, rng=seed, max_iter=300, tol=1e-8, transform=both, transform_start=s)
+                for s in (1, 10)]
+        assert all(f.converged for f in ends)
+        assert abs(ends[0].elbo[-1] - ends[1].elbo[-1]) < 2e-3
+        assert abs(len(ends[0].elbo) - len(ends[1].elbo)) < 15
+
+
+# --- lesson 04a
+
+
+def _ppca_problem(missing=0.2, seed=6):
+    from vbfa_lit.data import make_ppca
+    return make_ppca(100, 10, np.array([3.0, 2.0, 1.0]) * np.sqrt(10) / 2, noise_std=0.3, mean='normal',
+                     missing=missing, random_state=np.random.default_rng(seed))
+
+
+def test_04a_exercise_2_per_feature_noise_finds_the_scaled_column():
+    from vbfa_lit.estimator import VBPCA
+    sim = _ppca_problem()
+    X_s, X_full_s = sim.X.copy(), sim.X_full.copy()
+    X_s[:, 0] *= 10; X_full_s[:, 0] *= 10
+    held = sim.test_mask
+    res = {}
+    for noise in ('shared', 'per_feature'):
+        est = VBPCA(noise=noise, random_state=0).fit(X_s)
+        err = est.inverse_transform(est.transform(X_s)) - X_full_s
+        res[noise] = (np.sqrt(est.noise_variance_), np.sqrt(np.mean(err[:, 0][held[:, 0]] ** 2)),
+                      np.sqrt(np.mean(err[:, 1:][held[:, 1:]] ** 2)))
+    sd_pf = res['per_feature'][0]
+    assert 3.0 < sd_pf[0] < 3.8 and np.all((0.2 < sd_pf[1:]) & (sd_pf[1:] < 0.4))
+    assert abs(float(res['shared'][0]) - 0.31) < 0.02
+    assert abs(res['shared'][2] - res['per_feature'][2]) < 0.02 and 0.35 < res['shared'][2] < 0.39
+    assert abs(res['shared'][1] - 4.3) < 0.1 and abs(res['per_feature'][1] - 4.7) < 0.1
+
+
+def test_04a_exercise_3_ard_loses_the_weakest_component_above_60_percent_missing():
+    from vbfa_lit.estimator import VBPCA
+    kept = {frac: [VBPCA(random_state=0).fit(_ppca_problem(frac, s).X).n_effective_components_ for s in range(3)]
+            for frac in (0.2, 0.4, 0.6, 0.7, 0.8, 0.9)}
+    assert kept[0.2] == kept[0.4] == kept[0.6] == [3, 3, 3]
+    assert kept[0.7] == [2, 2, 2] and set(kept[0.8]) <= {1, 2} and kept[0.9] == [1, 1, 1]
+
+
+def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
+    from vbfa_lit.estimator import VBPCA, latent_posterior
+    sim = _ppca_problem()
+    vb = VBPCA(random_state=0).fit(sim.X)
+    _, covs = latent_posterior(sim.X, vb.posterior_)
+    n_obs = (~np.isnan(sim.X)).sum(1)
+    sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2))[:, :2]
+    many, few = sd[n_obs == n_obs.max()].mean(0), sd[n_obs == n_obs.min()].mean(0)
+    assert n_obs.max() == 10 and n_obs.min() == 4
+    np.testing.assert_allclose(many, [0.06, 0.09], atol=0.01)
+    np.testing.assert_allclose(few, [0.14, 0.17], atol=0.01)
