@@ -184,3 +184,15 @@ def test_matrix_missing_black_shared_scale_and_errors():
     with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.full((2, 2), np.nan))
     with pytest.raises(ValueError, match='vmax'): plots.plot_matrix(A, vmax=0.0)
     with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.ones(3))
+
+
+def test_imputation_rmse_share_within_two_sd_and_errors():
+    truth = np.array([0.0, 1.0, 2.0, 3.0])
+    ax = plots.plot_imputation(truth, truth + [0.1, -0.1, 0.5, 0.0], std=[0.1, 0.1, 0.1, 0.1], baseline=np.full(4, 1.5))
+    assert ax.get_title() == '4 entries, 75% within 2 sd'
+    labels = [l.get_label() for l in ax.lines]
+    assert labels[0].startswith('naive fill-in, RMSE 1.118') and labels[1] == 'model, RMSE 0.260'
+    with pytest.raises(ValueError, match='pred'): plots.plot_imputation(truth, truth[:3])
+    with pytest.raises(ValueError, match='std'): plots.plot_imputation(truth, truth, std=-np.ones(4))
+    with pytest.raises(ValueError, match='truth'): plots.plot_imputation([np.nan], [0.0])
+    with pytest.raises(ValueError, match='truth'): plots.plot_imputation([], [])

@@ -195,6 +195,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots.plot_curves': ('plots.html#plot_curves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_elbo': ('plots.html#plot_elbo', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_graphical_model': ('plots.html#plot_graphical_model', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_imputation': ('plots.html#plot_imputation', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_learning_curves': ('plots.html#plot_learning_curves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_matrix': ('plots.html#plot_matrix', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_posterior_bars': ('plots.html#plot_posterior_bars', 'vbfa_lit/plots.py'),

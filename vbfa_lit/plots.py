@@ -6,7 +6,7 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_ridge', 'plot_matrix']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_ridge', 'plot_matrix', 'plot_imputation']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -1065,4 +1065,66 @@ def plot_matrix(A, # (M, N) matrix; NaN entries are drawn black (missing)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True)); ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set(xlabel=xlabel, ylabel=ylabel)
     if title: ax.set_title(title, fontsize=10)
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #imp0cd01
+def plot_imputation(truth, # (K,) the hidden values
+                    pred, # (K,) the values filled in
+                    std=None, # (K,) predictive standard deviations; adds the share within 2 sd to the title
+                    baseline=None, # (K,) a naive fill-in (e.g. column means), drawn in grey for comparison
+                    ax=None, # matplotlib Axes; a new figure when None
+                    xlabel:str='hidden value', ylabel:str='filled in',
+                   ): # the Axes
+    """Hidden entries against their filled-in values, with the diagonal, RMSEs in the legend.
+
+    Parameters
+    ----------
+    truth, pred : array_like, shape (K,)
+        The hidden values and the model's fill-ins.
+    std : array_like, shape (K,), optional
+        Predictive standard deviations of the fill-ins.
+    baseline : array_like, shape (K,), optional
+        A naive fill-in, drawn first in grey.
+    ax : matplotlib.axes.Axes, optional
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The model's points are the last line but one (the diagonal is the last).
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, are empty or contain a non-finite value, or `std` is negative.
+
+    Examples
+    --------
+    >>> ax = plot_imputation([0.0, 1.0, 2.0], [0.1, 0.9, 2.2], std=[0.2, 0.2, 0.2])
+    >>> ax.get_title()
+    '3 entries, 100% within 2 sd'
+    """
+    truth, pred = _as(truth, 1, 'truth'), _as(pred, 1, 'pred')
+    arrays = [('pred', pred)] + [(n, _as(a, 1, n)) for n, a in (('std', std), ('baseline', baseline)) if a is not None]
+    for name, a in arrays:
+        if a.shape != truth.shape: raise ValueError(f"{name}: expected {truth.shape[0]} values like truth, got {a.shape}")
+    if truth.size == 0: raise ValueError("truth: no entries to draw")
+    for name, a in [('truth', truth)] + arrays:
+        if not np.all(np.isfinite(a)): raise ValueError(f"{name}: values must be finite")
+    ax = _axes(ax, (4.5, 4))
+    rmse = lambda p: float(np.sqrt(np.mean((p - truth) ** 2)))
+    if baseline is not None:
+        b = _as(baseline, 1, 'baseline')
+        ax.plot(truth, b, '.', ms=2, color='0.7', label=f'naive fill-in, RMSE {rmse(b):.3f}', zorder=1)
+    ax.plot(truth, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'model, RMSE {rmse(pred):.3f}', zorder=2)
+    lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
+    ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
+    title = f'{truth.size} entries'
+    if std is not None:
+        s = _as(std, 1, 'std')
+        if (s < 0).any(): raise ValueError("std: standard deviations must be >= 0")
+        title += f', {np.mean(np.abs(pred - truth) <= 2 * s):.0%} within 2 sd'
+    ax.set(xlabel=xlabel, ylabel=ylabel, aspect='equal')
+    ax.set_title(title, fontsize=10)
+    ax.legend(frameon=False, fontsize=8, loc='upper left')
     return ax
