@@ -6,7 +6,7 @@ import pytest
 
 from vbfa_lit.ard import ARD, effective_components
 from vbfa_lit.data import make_bishop_example
-from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, observed, sweep
+from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, init_posterior, observed, sweep
 
 BISHOP = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))
 
@@ -315,3 +315,253 @@ def test_06a_exercise_3_units_shift_the_evidence_not_p():
     assert np.ptp(shift) < 1e-6 * abs(shift[0])
     np.testing.assert_allclose(shift[0], -X.size * np.log(1000), rtol=1e-9)
     np.testing.assert_allclose(ev2.p, ev1.p, atol=1e-12)
+# --- lesson 04
+
+
+def _mid_problem():
+    from vbfa_lit.data import make_low_rank
+    return observed(make_low_rank(40, 15, 2, offset=2.0, noise_std=0.3, missing=0.25,
+                                  random_state=np.random.default_rng(5)).X.T)
+
+
+def test_04_exercise_1_exact_translation_is_the_mean_when_nothing_is_missing():
+    from vbfa_lit.data import make_low_rank
+    from vbfa_lit.transformations import approximate_translation, optimal_translation
+    rng = np.random.default_rng(0)
+    Y = make_low_rank(40, 15, 2, offset=2.0, noise_std=0.3, random_state=rng).X.T
+    Y_missing = Y.copy(); Y_missing[rng.random(Y.shape) < 0.25] = np.nan
+    diffs = []
+    for Y_ in (Y, Y_missing):
+        data, prior = observed(Y_), Prior(w=ARD())
+        q = init_posterior(data, 4, prior, False, rng)
+        for _ in range(5): q, _ = sweep(data, q, prior, False)
+        diffs.append(np.abs(optimal_translation(data, q, 0.0) - approximate_translation(q)).max())
+    assert diffs[0] < 1e-12 and 1e-3 < diffs[1] < 1e-1
+
+
+def test_04_exercise_3_broad_prior_maximum_moves_out_like_one_over_sqrt_alpha():
+    r = np.logspace(-1, 5, 20001)
+    best = {}
+    for alpha in (1e-3, 1e-6, 0.0):
+        L = -1 / (2 * r**2) + 5 * np.log(r) - alpha * r**2 / 2
+        best[alpha] = r[np.argmax(L)]
+        if alpha:
+            formula = np.sqrt((5 + np.sqrt(25 + 4 * alpha)) / (2 * alpha))
+            assert abs(best[alpha] / formula - 1) < 2e-3          # the grid spacing is 7e-4 in log r
+    assert round(best[1e-3]) == 71 and round(best[1e-6], -1) == 2240
+    assert best[0.0] == r[-1]                                     # no maximum: the grid's end
+
+
+def test_04_exercise_4_paper_rotation_loses_little_and_never_gains():
+    from vbfa_lit.transformations import optimal_rotation, rotation_bound, rotation_paper, rotation_statistics
+    data = _mid_problem()
+    prior = Prior(w=ARD(1e-3, 1e-3))
+    q = init_posterior(data, 4, prior, False, np.random.default_rng(1))
+    loss = []
+    for _ in range(20):
+        q, terms = sweep(data, q, prior, False)
+        C, S = rotation_statistics(q)
+        loss.append(rotation_bound(optimal_rotation(C, S, 40, 15, prior.w), C, S, 40, 15, prior.w)
+                    - rotation_bound(rotation_paper(C, S, 40), C, S, 40, 15, prior.w))
+    loss = np.array(loss)
+    assert loss.min() > 0 and loss.max() < 1e-3
+    assert abs(np.median(loss) / 4e-4 - 1) < 0.2
+    assert -850 < terms.total < -810
+
+
+# --- lesson 02
+
+
+def test_02_exercise_1_a_sample_with_no_data_keeps_its_prior():
+    from vbfa_lit.notation import gamma_moments
+    from vbfa_lit.vbpca import random_posterior, sum_tau_ww, update_X
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(6, 5)); Y[:, 2] = np.nan
+    data = observed(Y)
+    q = random_posterior(rng, 6, 5, 2)
+    tau = gamma_moments(q.a_tau, q.b_tau)[0]
+    X, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+    np.testing.assert_array_equal(X[2], 0.0)
+    np.testing.assert_allclose(Sx[2], np.eye(2), atol=1e-14)
+    assert np.abs(X[[0, 1, 3, 4]]).min() > 0                      # the others moved
+
+
+def test_02_exercise_2_one_covariance_for_complete_shared_noise_one_per_row_otherwise():
+    rng = np.random.default_rng(0)
+    data = observed(rng.normal(size=(6, 5)))
+    shapes = {}
+    for shared in (True, False):
+        q1, _ = sweep(data, init_posterior(data, 2, Prior(), shared, rng), Prior(), shared)
+        shapes[shared] = q1.Sw.shape
+        q2, _ = sweep(data, q1, Prior(), shared)                     # the second sweep sees the learnt <tau_m>
+        if not shared: assert np.ptp(q2.Sw[:, 0, 0]) > 0            # they differ through <tau_m>
+    assert shapes == {True: (1, 2, 2), False: (6, 2, 2)}
+
+
+def test_02_exercise_3_large_tau_gives_least_squares():
+    from vbfa_lit.vbpca import sum_tau_ww, update_X
+    rng = np.random.default_rng(1)
+    W, mu = rng.normal(size=(6, 2)), rng.normal(size=6)
+    Y = rng.normal(size=(6, 5)); data = observed(Y)
+    err = {}
+    for t in (1e2, 1e10):
+        tau = np.array([t])
+        X, _ = update_X(data, W, sum_tau_ww(data, W, np.zeros((1, 2, 2)), tau), mu, tau)
+        err[t] = np.abs(X - np.linalg.lstsq(W, Y - mu[:, None], rcond=None)[0].T).max()
+    assert err[1e10] < 1e-8 < 1e-4 < err[1e2]                     # the limit, not an accident
+
+
+def test_02_exercise_4_any_update_order_never_lowers_the_bound():
+    from vbfa_lit.data import make_low_rank
+    from vbfa_lit.notation import gamma_moments
+    from vbfa_lit.vbpca import elbo, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X
+    toy = make_low_rank(80, 12, 3, scale=1.5, offset='normal', noise_std=0.3, missing=0.2,
+                        random_state=np.random.default_rng(0))
+    data, prior, shared = observed(toy.X.T), Prior(w=FixedAlpha(1e-3)), False
+
+    def step(name, q):
+        tau = gamma_moments(q.a_tau, q.b_tau)[0]
+        if name == 'X':
+            X, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+            return q._replace(X=X, Sx=Sx)
+        if name == 'W':
+            W, Sw = update_W(data, q.X, sum_xx(data, q.X, q.Sx), q.mu, tau, prior.w.moments(q)[0])
+            return q._replace(W=W, Sw=Sw)
+        if name == 'mu':
+            mu, vmu = update_mu(data, q.W, q.X, tau, prior.beta)
+            return q._replace(mu=mu, vmu=vmu)
+        err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
+        a, b = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
+        return q._replace(a_tau=a, b_tau=b)
+
+    q = init_posterior(data, 5, prior, shared, np.random.default_rng(3))
+    bounds = [elbo(data, q, prior).total]
+    for _ in range(6):
+        for name in ('tau', 'mu', 'W', 'X'):
+            q = step(name, q); bounds.append(elbo(data, q, prior).total)
+    gains = np.diff(bounds)
+    assert gains.min() >= -1e-9 * abs(bounds[-1]) and gains.sum() > 100
+
+
+def test_02_exercise_5_q_mu_splits_over_features():
+    import sympy as sp
+    from vbfa_lit.symbolic import expectation
+    from vbfa_lit.vbpca import symbolic_vbfa
+    model = symbolic_vbfa(M=3, N=2, D=2, observed=[(1, 1), (2, 1), (3, 1), (1, 2), (3, 2)])
+    others = [f for f in model.factors if f not in model.mu.values()]
+    variables = [f.vars[0] for f in model.mu.values()]
+    H = sp.hessian(expectation(model.log_joint, others), variables)
+    off = [H[i, j] for i in range(3) for j in range(3) if i != j]
+    assert all(sp.simplify(h) == 0 for h in off)
+    assert all(H[i, i] != 0 for i in range(3))
+
+
+# --- lesson 05
+
+
+def _saved_curves():
+    import json
+    from pathlib import Path
+    saved = json.loads((Path(__file__).parents[1] / 'nbs' / 'figures' / '05_full_results.json').read_text())
+    return {(c['dataset'], c['prior'], c['D'], c['transform']): np.array(c['bound']) for c in saved['curves']}
+
+
+def test_05_exercise_1_tighter_targets_change_no_conclusion():
+    from vbfa_lit.convergence import iterations_to
+    curves = _saved_curves()
+    rel = {}
+    for ds, D in (('1', 30), ('200', 50)):
+        with_, without = (curves[ds, 'ARD', D, tr] for tr in (True, False))
+        best = max(with_.max(), without.max())
+        rel[ds] = 1e-4 * abs(best)
+        for gap in (1.0, 0.1, rel[ds]):
+            assert iterations_to(with_, best - gap) is not None
+            if gap < 2: assert iterations_to(without, best - gap) is None
+        assert best - without[-1] > rel[ds]                       # the plain run misses the relative target too
+    assert round(rel['1'], 1) == 1.7 and round(rel['200']) == 56
+
+
+def test_05_exercise_2_a_noisy_start_hurts_the_transformed_run():
+    from vbfa_lit.ard import effective_components
+    from vbfa_lit.convergence import paper_dataset
+    from vbfa_lit.transformations import transform_posterior
+    Y_tr, _, _ = paper_dataset('1')
+    data, prior = observed(Y_tr), Prior(w=ARD())
+
+    def fit_from(tau_scale, transform, D=10, sweeps=300):
+        q = init_posterior(data, D, prior, False, np.random.default_rng(0), tau_scale=tau_scale)
+        bounds = []
+        for it in range(sweeps):
+            if transform and it >= 1: q, _ = transform_posterior(data, q, prior, 'both')
+            q, terms = sweep(data, q, prior, False); bounds.append(terms.total)
+        return int(effective_components(q).sum()), np.array(bounds)
+
+    res = {(ts, tr): fit_from(ts, tr) for ts in (1e3, 1.0) for tr in (True, False)}
+    best = max(b.max() for _, b in res.values())
+    short = {k: best - b[-1] for k, (_, b) in res.items()}
+    assert res[1e3, True][0] == 10 and res[1.0, True][0] < 10        # a component lost with the noisy start
+    assert short[1e3, True] < 1e-6 and short[1.0, True] > 100
+    assert 1 < short[1e3, False] < 20 and 1 < short[1.0, False] < 20
+
+
+def test_05_exercise_3_a_late_start_does_not_change_the_optimum_at_small_D():
+    from vbfa_lit.convergence import paper_dataset
+    from vbfa_lit.transformations import transform_posterior
+    Y_tr, _, _ = paper_dataset('1')
+    data, prior = observed(Y_tr), Prior(w=ARD())
+    both = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
+    for seed in (0, 1, 2):
+        ends = [fit_vbfa(data, 5, prior, rng=seed, max_iter=300, tol=1e-8, transform=both, transform_start=s)
+                for s in (1, 10)]
+        assert all(f.converged for f in ends)
+        assert abs(ends[0].elbo[-1] - ends[1].elbo[-1]) < 2e-3
+        assert abs(len(ends[0].elbo) - len(ends[1].elbo)) < 15
+
+
+# --- lesson 04a
+
+
+def _ppca_problem(missing=0.2, seed=6):
+    from vbfa_lit.data import make_ppca
+    return make_ppca(100, 10, np.array([3.0, 2.0, 1.0]) * np.sqrt(10) / 2, noise_std=0.3, mean='normal',
+                     missing=missing, random_state=np.random.default_rng(seed))
+
+
+def test_04a_exercise_2_per_feature_noise_finds_the_scaled_column():
+    from vbfa_lit.estimator import VBPCA
+    sim = _ppca_problem()
+    X_s, X_full_s = sim.X.copy(), sim.X_full.copy()
+    X_s[:, 0] *= 10; X_full_s[:, 0] *= 10
+    held = sim.test_mask
+    res = {}
+    for noise in ('shared', 'per_feature'):
+        est = VBPCA(noise=noise, random_state=0).fit(X_s)
+        err = est.inverse_transform(est.transform(X_s)) - X_full_s
+        res[noise] = (np.sqrt(est.noise_variance_), np.sqrt(np.mean(err[:, 0][held[:, 0]] ** 2)),
+                      np.sqrt(np.mean(err[:, 1:][held[:, 1:]] ** 2)))
+    sd_pf = res['per_feature'][0]
+    assert 3.0 < sd_pf[0] < 3.8 and np.all((0.2 < sd_pf[1:]) & (sd_pf[1:] < 0.4))
+    assert abs(float(res['shared'][0]) - 0.31) < 0.02
+    assert abs(res['shared'][2] - res['per_feature'][2]) < 0.02 and 0.35 < res['shared'][2] < 0.39
+    assert abs(res['shared'][1] - 4.3) < 0.1 and abs(res['per_feature'][1] - 4.7) < 0.1
+
+
+def test_04a_exercise_3_ard_loses_the_weakest_component_above_60_percent_missing():
+    from vbfa_lit.estimator import VBPCA
+    kept = {frac: [VBPCA(random_state=0).fit(_ppca_problem(frac, s).X).n_effective_components_ for s in range(3)]
+            for frac in (0.2, 0.4, 0.6, 0.7, 0.8, 0.9)}
+    assert kept[0.2] == kept[0.4] == kept[0.6] == [3, 3, 3]
+    assert kept[0.7] == [2, 2, 2] and set(kept[0.8]) <= {1, 2} and kept[0.9] == [1, 1, 1]
+
+
+def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
+    from vbfa_lit.estimator import VBPCA, latent_posterior
+    sim = _ppca_problem()
+    vb = VBPCA(random_state=0).fit(sim.X)
+    _, covs = latent_posterior(sim.X, vb.posterior_)
+    n_obs = (~np.isnan(sim.X)).sum(1)
+    sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2))[:, :2]
+    many, few = sd[n_obs == n_obs.max()].mean(0), sd[n_obs == n_obs.min()].mean(0)
+    assert n_obs.max() == 10 and n_obs.min() == 4
+    np.testing.assert_allclose(many, [0.06, 0.09], atol=0.01)
+    np.testing.assert_allclose(few, [0.14, 0.17], atol=0.01)

@@ -198,3 +198,41 @@ def test_reflection_recursion_chains_histogram():
     assert [round(p.get_height(), 3) for p in ax.patches] == [1.333, 0.667] and len(ax.lines) == 1
     with pytest.raises(ValueError, match='x and density'): plots.plot_histogram([0.1], x=[0, 1])
     with pytest.raises(ValueError, match='density'): plots.plot_histogram([0.1], x=[0, 1], density=[1])
+def test_ridge_arrow_above_every_path_and_errors():
+    g = np.logspace(-1, 1, 20)
+    vals = -np.log(np.outer(g, g))**2
+    paths = {'a': np.array([[0.2, 5.0], [1.0, 1.0]]), 'b': np.column_stack([g[:5], g[:5][::-1]])}
+    ax = plots.plot_ridge(g, g, vals, paths, jump=((0.3, 3.0), (1.0, 1.0), 'one jump'))
+    assert [l.get_label() for l in ax.lines] == ['a', 'b']
+    arrow, label = ax.texts[-2:]
+    assert label.get_text() == 'one jump'
+    assert min(arrow.get_zorder(), label.get_zorder()) > max(l.get_zorder() for l in ax.lines)
+    np.testing.assert_allclose(arrow.xy, (1.0, 1.0)) and np.testing.assert_allclose(arrow.xyann, (0.3, 3.0))
+    assert ax.get_xscale() == ax.get_yscale() == 'log'
+    with pytest.raises(ValueError, match='values'): plots.plot_ridge(g, g[:5], vals, paths)
+    with pytest.raises(ValueError, match='positive'): plots.plot_ridge(-g, g, vals, paths)
+    with pytest.raises(ValueError, match="paths"): plots.plot_ridge(g, g, vals, {'c': np.ones((3, 3))})
+
+
+def test_matrix_missing_black_shared_scale_and_errors():
+    A = np.array([[1.0, np.nan], [-2.0, 0.5]])
+    ax = plots.plot_matrix(A, vmax=4.0)
+    assert ax.images[0].get_clim() == (-4.0, 4.0)
+    assert np.ma.getmaskarray(ax.images[0].get_array())[0, 1]         # the missing entry is masked (drawn black)
+    assert tuple(ax.images[0].get_cmap().get_bad()[:3]) == (0.0, 0.0, 0.0)
+    assert plots.plot_matrix(A).images[0].get_clim() == (-2.0, 2.0)
+    with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.full((2, 2), np.nan))
+    with pytest.raises(ValueError, match='vmax'): plots.plot_matrix(A, vmax=0.0)
+    with pytest.raises(ValueError, match='A'): plots.plot_matrix(np.ones(3))
+
+
+def test_imputation_rmse_share_within_two_sd_and_errors():
+    truth = np.array([0.0, 1.0, 2.0, 3.0])
+    ax = plots.plot_imputation(truth, truth + [0.1, -0.1, 0.5, 0.0], std=[0.1, 0.1, 0.1, 0.1], baseline=np.full(4, 1.5))
+    assert ax.get_title() == '4 entries, 75% within 2 sd'
+    labels = [l.get_label() for l in ax.lines]
+    assert labels[0].startswith('naive fill-in, RMSE 1.118') and labels[1] == 'model, RMSE 0.260'
+    with pytest.raises(ValueError, match='pred'): plots.plot_imputation(truth, truth[:3])
+    with pytest.raises(ValueError, match='std'): plots.plot_imputation(truth, truth, std=-np.ones(4))
+    with pytest.raises(ValueError, match='truth'): plots.plot_imputation([np.nan], [0.0])
+    with pytest.raises(ValueError, match='truth'): plots.plot_imputation([], [])

@@ -6,8 +6,9 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_reflection', 'plot_stiefel_recursion',
-           'plot_chains', 'plot_histogram', 'plot_jump_moves', 'plot_birth_state']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_ridge', 'plot_matrix', 'plot_imputation',
+           'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram', 'plot_jump_moves',
+           'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -887,6 +888,198 @@ def plot_shapes(terms, ax=None, unit: float = 0.25):
         x += w + 0.15
     ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
     ax.axis('off')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #rdg0cd01
+def plot_ridge(x, # (K,) grid of the horizontal parameter (> 0, log axis)
+               y, # (J,) grid of the vertical parameter (> 0, log axis)
+               values, # (J, K) the bound on the grid, e.g. minus its best value (nats)
+               paths:dict, # {label: (T, 2) points (x, y)}, drawn in order, e.g. sweep by sweep
+               levels=None, # contour levels; default 8 quantiles of `values`
+               jump=None, # ((x0, y0), (x1, y1), text): an arrow drawn above every path
+               styles=None, # {label: dict of `ax.plot` options}; default markers and lines per path
+               ax=None, # matplotlib Axes; a new figure when None
+               xlabel:str='$x$', ylabel:str='$y$',
+              ): # the Axes
+    """Contours of a bound over two positive parameters with the paths of fits and one highlighted jump.
+
+    Parameters
+    ----------
+    x : array_like, shape (K,)
+        Positive grid of the horizontal parameter (drawn on a log axis).
+    y : array_like, shape (J,)
+        Positive grid of the vertical parameter (drawn on a log axis).
+    values : array_like, shape (J, K)
+        The bound at ``(x[k], y[j])``.
+    paths : dict of str to array_like, shape (T, 2)
+        The points a fit visits, in order; one legend entry each.
+    levels : sequence of float, optional
+        Contour levels; default eight quantiles of `values`.
+    jump : tuple, optional
+        ``((x0, y0), (x1, y1), text)``: an arrow from the first point to the second, labelled `text`, drawn with
+        a higher z-order than every path so that the dots never cover it; the text sits beside its middle.
+    styles : dict, optional
+        Options for ``ax.plot`` per path label.
+    ax : matplotlib.axes.Axes, optional
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per path, in order; the arrow and then its label as the last two annotations.
+
+    Raises
+    ------
+    ValueError
+        If `values` is not (len(y), len(x)), a grid is not positive, or a path is not (T, 2).
+
+    Examples
+    --------
+    >>> g = np.logspace(-1, 1, 5)
+    >>> ax = plot_ridge(g, g, -np.log(np.outer(g, g))**2, {'fit': [[0.2, 5.0], [1.0, 1.0]]},
+    ...                 jump=((0.2, 5.0), (1.0, 1.0), 'one jump'))
+    >>> len(ax.lines), ax.texts[-1].get_text()
+    (1, 'one jump')
+    """
+    x, y, values = _as(x, 1, 'x'), _as(y, 1, 'y'), _as(values, 2, 'values')
+    if values.shape != (len(y), len(x)):
+        raise ValueError(f"values: expected shape (len(y), len(x)) = {(len(y), len(x))}, got {values.shape}")
+    if (x <= 0).any() or (y <= 0).any(): raise ValueError("x and y: the grids must be positive (log axes)")
+    ax = _axes(ax, (5.5, 4.2))
+    if levels is None: levels = np.unique(np.quantile(values[np.isfinite(values)], np.linspace(0.1, 0.98, 8)))
+    cs = ax.contour(x, y, values, levels=levels, colors='0.65', linewidths=0.8, linestyles='solid', zorder=1)
+    ax.clabel(cs, fmt='%g', fontsize=7)
+    styles = styles or {}
+    top = 2
+    for i, (label, pts) in enumerate(paths.items()):
+        pts = _as(pts, 2, f'paths[{label!r}]')
+        if pts.shape[1] != 2: raise ValueError(f"paths[{label!r}]: expected (T, 2) points, got {pts.shape}")
+        style = dict(marker='o' if i == 0 else '.', ms=5 if i == 0 else 3, lw=1, ls='--' if i == 0 else 'none',
+                     color=colour(i), zorder=2 + i)
+        style.update(styles.get(label, {}))
+        ax.plot(pts[:, 0], pts[:, 1], label=label, **style)
+        top = max(top, style['zorder'])
+    if jump is not None:
+        (x0, y0), (x1, y1), text = jump
+        ax.annotate('', xy=(x1, y1), xytext=(x0, y0), zorder=top + 10,
+                    arrowprops=dict(arrowstyle='-|>', color='k', lw=1.0, shrinkA=0, shrinkB=2))
+        mid = (np.sqrt(x0 * x1), np.sqrt(y0 * y1))          # the middle of the arrow on log axes
+        ax.annotate(text, xy=mid, xytext=(-8, -10), textcoords='offset points', ha='right', va='top', fontsize=8,
+                    zorder=top + 11, bbox=dict(boxstyle='round,pad=0.2', fc='white', ec='none', alpha=0.9))
+    ax.set(xscale='log', yscale='log', xlabel=xlabel, ylabel=ylabel)
+    ax.legend(frameon=False, fontsize=8, loc='lower left')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #mtx0cd01
+def plot_matrix(A, # (M, N) matrix; NaN entries are drawn black (missing)
+                ax=None, # matplotlib Axes; a new figure when None
+                vmax:float=None, # the colour scale runs from -vmax to vmax; default the largest finite magnitude
+                title:str=None,
+                xlabel:str='sample $n$', ylabel:str='feature $m$',
+               ): # the Axes
+    """A matrix as an image: blue negative, red positive, white zero, black missing.
+
+    Parameters
+    ----------
+    A : array_like, shape (M, N)
+        The matrix, e.g. data in the papers' orientation (features x samples), NaN where missing.
+    ax : matplotlib.axes.Axes, optional
+    vmax : float, optional
+        Half the width of the colour scale; pass the same value to panels that are compared.
+    title, xlabel, ylabel : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        With one image (``ax.images[0]``), its colour limits ``(-vmax, vmax)``.
+
+    Raises
+    ------
+    ValueError
+        If `A` is not 2-d, has no finite entry, or `vmax` is not positive.
+
+    Examples
+    --------
+    >>> ax = plot_matrix(np.array([[1.0, np.nan], [-2.0, 0.5]]))
+    >>> ax.images[0].get_clim()
+    (-2.0, 2.0)
+    """
+    A = _as(A, 2, 'A')
+    finite = np.isfinite(A)
+    if not finite.any(): raise ValueError("A: no finite entry to draw")
+    vmax = float(np.abs(A[finite]).max()) if vmax is None else float(vmax)
+    if not vmax > 0: raise ValueError(f"vmax: must be > 0, got {vmax}")
+    ax = _axes(ax, (4, 2.6))
+    cmap = plt.get_cmap('RdBu_r').copy()
+    cmap.set_bad('black')
+    ax.imshow(np.ma.masked_invalid(A), aspect='auto', cmap=cmap, vmin=-vmax, vmax=vmax, interpolation='nearest')
+    ax.grid(False)
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True)); ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    if title: ax.set_title(title, fontsize=10)
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #imp0cd01
+def plot_imputation(truth, # (K,) the hidden values
+                    pred, # (K,) the values filled in
+                    std=None, # (K,) predictive standard deviations; adds the share within 2 sd to the title
+                    baseline=None, # (K,) a naive fill-in (e.g. column means), drawn in grey for comparison
+                    ax=None, # matplotlib Axes; a new figure when None
+                    xlabel:str='hidden value', ylabel:str='filled in',
+                   ): # the Axes
+    """Hidden entries against their filled-in values, with the diagonal, RMSEs in the legend.
+
+    Parameters
+    ----------
+    truth, pred : array_like, shape (K,)
+        The hidden values and the model's fill-ins.
+    std : array_like, shape (K,), optional
+        Predictive standard deviations of the fill-ins.
+    baseline : array_like, shape (K,), optional
+        A naive fill-in, drawn first in grey.
+    ax : matplotlib.axes.Axes, optional
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The model's points are the last line but one (the diagonal is the last).
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, are empty or contain a non-finite value, or `std` is negative.
+
+    Examples
+    --------
+    >>> ax = plot_imputation([0.0, 1.0, 2.0], [0.1, 0.9, 2.2], std=[0.2, 0.2, 0.2])
+    >>> ax.get_title()
+    '3 entries, 100% within 2 sd'
+    """
+    truth, pred = _as(truth, 1, 'truth'), _as(pred, 1, 'pred')
+    arrays = [('pred', pred)] + [(n, _as(a, 1, n)) for n, a in (('std', std), ('baseline', baseline)) if a is not None]
+    for name, a in arrays:
+        if a.shape != truth.shape: raise ValueError(f"{name}: expected {truth.shape[0]} values like truth, got {a.shape}")
+    if truth.size == 0: raise ValueError("truth: no entries to draw")
+    for name, a in [('truth', truth)] + arrays:
+        if not np.all(np.isfinite(a)): raise ValueError(f"{name}: values must be finite")
+    ax = _axes(ax, (4.5, 4))
+    rmse = lambda p: float(np.sqrt(np.mean((p - truth) ** 2)))
+    if baseline is not None:
+        b = _as(baseline, 1, 'baseline')
+        ax.plot(truth, b, '.', ms=2, color='0.7', label=f'naive fill-in, RMSE {rmse(b):.3f}', zorder=1)
+    ax.plot(truth, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'model, RMSE {rmse(pred):.3f}', zorder=2)
+    lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
+    ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
+    title = f'{truth.size} entries'
+    if std is not None:
+        s = _as(std, 1, 'std')
+        if (s < 0).any(): raise ValueError("std: standard deviations must be >= 0")
+        title += f', {np.mean(np.abs(pred - truth) <= 2 * s):.0%} within 2 sd'
+    ax.set(xlabel=xlabel, ylabel=ylabel, aspect='equal')
+    ax.set_title(title, fontsize=10)
+    ax.legend(frameon=False, fontsize=8, loc='upper left')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #c2pl0002
