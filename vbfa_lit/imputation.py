@@ -51,6 +51,8 @@ class VBPCAImputer:
         The factor applied to the standard deviations (1.0 with ``calibrate='none'``).
     n_holdout_ : int
         Number of observed entries held out to estimate it (0 with ``calibrate='none'``).
+    n_iter_ : int
+        VB sweeps of the fit to all observed entries.
     n_features_in_ : int
         Number of features M.
     feature_names_in_ : ndarray of str, shape (M,)
@@ -124,7 +126,7 @@ class VBPCAImputer:
             mean, std = (np.asarray(v) for v in make().fit(X_cal).impute(X_cal, return_std=True))
             factor = float(np.sqrt(np.mean(((arr - mean)[hide] / std[hide]) ** 2)))
         self.estimator_, self.calibration_factor_, self.n_holdout_ = est, factor, n_held
-        self.n_features_in_ = arr.shape[1]
+        self.n_features_in_, self.n_iter_ = arr.shape[1], est.n_iter_
         if names is not None: self.feature_names_in_ = names
         elif hasattr(self, 'feature_names_in_'): del self.feature_names_in_
         return self
