@@ -6,9 +6,9 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_ridge', 'plot_matrix', 'plot_imputation',
-           'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram', 'plot_jump_moves',
-           'plot_birth_state']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation', 'plot_coverage', 'plot_ridge',
+           'plot_matrix', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram',
+           'plot_jump_moves', 'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -888,6 +888,75 @@ def plot_shapes(terms, ax=None, unit: float = 0.25):
         x += w + 0.15
     ax.set(xlim=(-0.1, x + 0.1), ylim=(-top - 0.5, 0.15), aspect='equal')
     ax.axis('off')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #8d3b07d4
+def plot_imputation(true, # (K,) the hidden values
+                    mean, # (K,) their predictive means
+                    std, # (K,) their predictive standard deviations, >= 0
+                    level:float=0.9, # nominal coverage of the central interval drawn around each mean
+                    ax=None, # matplotlib Axes; a new figure when None
+                   ): # the Axes
+    """Filled values against the true values they replaced, each with its central predictive interval.
+
+    Parameters
+    ----------
+    true, mean, std : array_like, shape (K,)
+        Hidden values, predictive means and predictive standard deviations (Gaussian intervals).
+    level : float, default 0.9
+        Nominal coverage of each interval, in (0, 1).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One errorbar container per group (inside: grey; outside: orange) and the diagonal y = x.
+    """
+    from scipy.stats import norm
+    true, mean, std = (np.asarray(v, dtype=float).ravel() for v in (true, mean, std))
+    if not (len(true) == len(mean) == len(std)): raise ValueError("true, mean, std: expected equal lengths")
+    if not 0 < level < 1: raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    ax = ax if ax is not None else plt.subplots(figsize=(5, 4.5))[1]
+    half = norm.ppf(0.5 + level / 2) * std
+    inside = np.abs(mean - true) <= half
+    for sel, col, lab in [(inside, '0.55', f'interval holds the true value ({inside.mean():.0%})'),
+                          (~inside, colour(1), f'interval misses it ({(~inside).mean():.0%})')]:
+        if sel.any():
+            ax.errorbar(true[sel], mean[sel], yerr=half[sel], fmt='o', ms=2.5, lw=0.7, color=col, label=lab)
+    lo, hi = np.min([true, mean - half]), np.max([true, mean + half])
+    ax.plot([lo, hi], [lo, hi], color='k', lw=0.8, ls='--')
+    ax.set(xlabel='true (hidden) value', ylabel=f'filled value, {level:.0%} interval')
+    ax.legend(loc='upper left', fontsize=8, frameon=False)
+    return ax
+
+def plot_coverage(nominal, # (L,) nominal levels in (0, 1)
+                  actual:dict, # {label: (L,) measured coverage at each level}
+                  ax=None, # matplotlib Axes; a new figure when None
+                 ): # the Axes
+    """Measured coverage of central predictive intervals against their nominal level, one line per method.
+
+    Parameters
+    ----------
+    nominal : array_like, shape (L,)
+        Nominal levels, in (0, 1).
+    actual : dict of str to array_like of shape (L,)
+        Share of held-out values inside each interval.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per entry of `actual` (in order) and the diagonal of perfect calibration last.
+    """
+    nominal = np.asarray(nominal, dtype=float)
+    ax = ax if ax is not None else plt.subplots(figsize=(4.5, 4.5))[1]
+    for i, (label, cov) in enumerate(actual.items()):
+        cov = np.asarray(cov, dtype=float)
+        if cov.shape != nominal.shape: raise ValueError(f"actual[{label!r}]: expected shape {nominal.shape}")
+        ax.plot(nominal, cov, marker='o', color=colour(i), ls=LINESTYLES[i % len(LINESTYLES)], label=label)
+    ax.plot([0, 1], [0, 1], color='k', lw=0.8, ls=':', label='perfect calibration')
+    ax.set(xlabel='nominal coverage', ylabel='measured coverage', xlim=(0, 1), ylim=(0, 1), aspect='equal')
+    ax.legend(loc='upper left', fontsize=8, frameon=False)
     return ax
 
 # %% ../nbs/01a_plots.ipynb #rdg0cd01
