@@ -291,10 +291,21 @@ def check_sparse(X, name:str='X'):
     X.sort_indices()
     return X
 
-def sparse_data_scale(X, # (n_samples, n_features) CSR, stored entries observed
-                     ): # (center (n_features,), scale: a float, 0 when no feature varies)
+def sparse_data_scale(X):
     """`data_scale` of a sparse matrix from its stored values alone: each feature's mean over its observed values
-    and the root mean square of the centred observed values."""
+    and the root mean square of the centred observed values.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        Stored entries observed (from `check_sparse`).
+
+    Returns
+    -------
+    center : ndarray of shape (n_features,)
+    scale : float
+        0 when no feature varies.
+    """
     M, cols, v = X.shape[1], X.indices, X.data
     n = np.maximum(np.bincount(cols, minlength=M), 1)
     big = np.max(np.abs(v), initial=0.0) or 1.0                  # sums of values near 1e308 must not overflow
@@ -304,19 +315,39 @@ def sparse_data_scale(X, # (n_samples, n_features) CSR, stored entries observed
     big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares must neither underflow nor overflow
     return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(v.size, 1)))
 
-def standardise(X, # (n_samples, n_features): ndarray with NaN, or CSR whose stored entries are observed
-                center, # (n_features,)
-                scale:float,
-               ): # (X - center) / scale in the same form; for CSR only the stored entries change
-    "The data in the fitted units, (X - center) / scale; a sparse matrix keeps its pattern."
+def standardise(X, center, scale: float):
+    """The data in the fitted units, (X - center) / scale; a sparse matrix keeps its pattern.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        NaN where missing, or CSR whose stored entries are the observed ones.
+    center : ndarray of shape (n_features,)
+    scale : float
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        The same form as X; for CSR only the stored entries change.
+    """
     if not sparse.issparse(X): return (X - center) / scale
     out = X.copy()
     out.data = (out.data - center[out.indices]) / scale
     return out
 
-def observed_counts(X, # (n_samples, n_features): ndarray with NaN, or CSR whose stored entries are observed
-                   ): # (per row (n_samples,), per column (n_features,)) numbers of observed values
-    "How many values each sample and each feature has observed."
+def observed_counts(X):
+    """How many values each sample and each feature has observed.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        NaN where missing, or CSR whose stored entries are the observed ones.
+
+    Returns
+    -------
+    per_row : ndarray of shape (n_samples,)
+    per_column : ndarray of shape (n_features,)
+    """
     if sparse.issparse(X): return np.diff(X.indptr), np.bincount(X.indices, minlength=X.shape[1])
     mask = ~np.isnan(X)
     return mask.sum(1), mask.sum(0)

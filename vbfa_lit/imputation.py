@@ -79,6 +79,7 @@ class VBPCAImputer:
     _get_param_names = VBPCA.__dict__['_get_param_names']
     get_params, set_params, __repr__ = VBPCA.get_params, VBPCA.set_params, VBPCA.__repr__
     set_output, _wrap, _check_names, _check_new = VBPCA.set_output, VBPCA._wrap, VBPCA._check_names, VBPCA._check_new
+    _check_input = VBPCA._check_input                 # dense input only: the imputer fills an N x M array
     __sklearn_tags__, _check_fitted = VBPCA.__sklearn_tags__, VBPCA._check_fitted
     def __sklearn_is_fitted__(self): return hasattr(self, 'estimator_')
 
@@ -161,11 +162,35 @@ class VBPCAImputer:
         return out, self._wrap((self.calibration_factor_ * std).astype(dtype, copy=False), X, columns=names)
 
     def fit_transform(self, X, y=None):
-        "`fit(X)` then `transform(X)`."
+        """`fit(X)` then `transform(X)`.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            The data, NaN (or a masked entry, or pandas' NA) for missing entries.
+        y : default None
+            Ignored; kept for scikit-learn pipelines.
+
+        Returns
+        -------
+        ndarray or DataFrame of shape (n_samples, n_features)
+            X with its missing entries filled.
+        """
         return self.fit(X, y).transform(X)
 
-    def get_feature_names_out(self, input_features=None)->np.ndarray: # (n_features,) object array of str
-        "The output columns are the input columns: `feature_names_in_`, or 'x0', 'x1', ... without names."
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """The output columns are the input columns: `feature_names_in_`, or 'x0', 'x1', ... without names.
+
+        Parameters
+        ----------
+        input_features : array_like of str, default None
+            If given, must equal `feature_names_in_` (when fitted with names) and have `n_features_in_` entries.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            Object array of str.
+        """
         self._check_fitted()
         fitted = getattr(self, 'feature_names_in_', None)
         if input_features is not None:

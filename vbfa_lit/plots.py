@@ -1004,6 +1004,7 @@ def plot_ridge(x, # (K,) grid of the horizontal parameter (> 0, log axis)
 
     Examples
     --------
+    >>> import numpy as np
     >>> g = np.logspace(-1, 1, 5)
     >>> ax = plot_ridge(g, g, -np.log(np.outer(g, g))**2, {'fit': [[0.2, 5.0], [1.0, 1.0]]},
     ...                 jump=((0.2, 5.0), (1.0, 1.0), 'one jump'))
@@ -1069,6 +1070,7 @@ def plot_matrix(A, # (M, N) matrix; NaN entries are drawn black (missing)
 
     Examples
     --------
+    >>> import numpy as np
     >>> ax = plot_matrix(np.array([[1.0, np.nan], [-2.0, 0.5]]))
     >>> ax.images[0].get_clim()
     (-2.0, 2.0)
@@ -1180,7 +1182,7 @@ def plot_reflection(v, # (2,) nonzero vector, mirrored onto ||v|| e_1
     Examples
     --------
     >>> ax = plot_reflection([3.0, 4.0])
-    >>> [round(float(c), 6) for c in ax.lines[3].get_xydata()[1]]     # the image of v: ||v|| e_1
+    >>> [round(float(c), 6) + 0.0 for c in ax.lines[3].get_xydata()[1]]     # the image of v: ||v|| e_1
     [5.0, 0.0]
     """
     v = _as(v, 1, 'v')
@@ -1241,6 +1243,7 @@ def plot_stiefel_recursion(first, # (n, 3) draws of the first column u_1 (points
 
     Examples
     --------
+    >>> import numpy as np
     >>> ax = plot_stiefel_recursion(np.eye(3), [0.0, 0.0, 1.0], [[1.0, 0.0, 0.0]])
     >>> round(float(np.abs(ax.lines[-1].get_data_3d()[2]).max()), 12)      # the circle lies in u_1's complement
     0.0
@@ -1293,6 +1296,7 @@ def plot_chains(draws, # (chains, T) draws of one continuous parameter, one row 
 
     Examples
     --------
+    >>> import numpy as np
     >>> ax = plot_chains(np.zeros((3, 10)))
     >>> [l.get_label() for l in ax.lines]
     ['chain 1', 'chain 2', 'chain 3']
@@ -1341,7 +1345,7 @@ def plot_histogram(samples, # (n,) draws
     Examples
     --------
     >>> ax = plot_histogram([0.1, 0.2, 0.6], bins=2, range=(0, 1))
-    >>> [round(p.get_height(), 3) for p in ax.patches]
+    >>> [round(float(p.get_height()), 3) for p in ax.patches]
     [1.333, 0.667]
     """
     s = _as(samples, 1, 'samples')

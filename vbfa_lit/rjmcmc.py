@@ -560,7 +560,19 @@ def default_eta(g: np.ndarray) -> float:
     return 1.2 / float(np.mean(g / unit)) / unit
 
 class SweepState(NamedTuple):
-    "What the `callback` of `rjmcmc_pca_from_eigenvalues` is shown after each sweep (copies, in the data's units)."
+    """What the `callback` of `rjmcmc_pca_from_eigenvalues` is shown after each sweep (copies, in the data's units).
+
+    Attributes
+    ----------
+    q : ndarray of shape (n_chains,)
+        Each chain's number of components (int).
+    tau : ndarray of shape (n_chains,)
+        Each chain's tau.
+    n_sweeps : int
+        The sweeps the run will make in all.
+    burn_in : int
+        The first burn_in sweeps are not kept.
+    """
     q: np.ndarray      # (n_chains,) int: each chain's number of components
     tau: np.ndarray    # (n_chains,) each chain's tau
     n_sweeps: int      # the sweeps the run will make in all

@@ -295,7 +295,7 @@ def haar_orthogonal(D, *, size=None, random_state=None, method='householder'):
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
         Source of randomness.
     method : {'householder', 'qr'}, optional
-        As :func:`sample_stiefel`: Householder reflections, or QR of a Gaussian matrix with the sign fix.
+        As `sample_stiefel`: Householder reflections, or QR of a Gaussian matrix with the sign fix.
         The package's one Haar sampler: every random orientation in ``vbfa_lit`` is drawn here.
 
     Returns
