@@ -512,9 +512,10 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         factor out targets. `exact_posterior_q` takes the same option.
     engine : {'auto', 'numpy', 'numba'}
         The sweep that runs: 'numpy', the vectorised one derived here; 'numba', the same sweep compiled
-        (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, about a
-        minute, later runs load it from numba's disk cache), which draws the same random numbers and gives the
-        same chains for the same seed, about 20 times faster; 'auto', numba when it is installed.
+        (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, later runs
+        load it from numba's disk cache), which draws the same random numbers and gives the
+        same chains for the same seed, many times faster (the benchmarks page has the numbers); 'auto', numba when
+        it is installed.
 
     Returns
     -------
