@@ -5,7 +5,11 @@ values), the diagnostics, a small posterior run, and bad input.
 Statistical tests use fixed seeds and a false-alarm level ALPHA per test; MCMC draws are thinned to about one draw
 per effective sample before a KS test, so the test's iid assumption holds approximately.
 """
+import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +22,16 @@ from vbfa_lit.stiefel import _householder_columns, haar_orthogonal, sample_stief
 
 ALPHA = 1e-3
 numpyro = pytest.importorskip('numpyro')
+
+
+@pytest.fixture(autouse=True, scope='module')
+def _jax_cache_in_a_temporary_directory(tmp_path_factory):
+    "These tests keep JAX's compiled programs in a directory of their own, not in the user's cache."
+    old = os.environ.get('VBFA_LIT_JAX_CACHE')
+    os.environ['VBFA_LIT_JAX_CACHE'] = str(tmp_path_factory.mktemp('jax_cache'))
+    yield
+    if old is None: del os.environ['VBFA_LIT_JAX_CACHE']
+    else: os.environ['VBFA_LIT_JAX_CACHE'] = old
 
 
 # ------------------------------------------------------------------------------------------------ the likelihood
@@ -253,3 +267,73 @@ def test_complex_data_and_one_draw():
     res = householder_ppca(X, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
     d = res.diagnostics()                                            # was a ZeroDivisionError
     assert np.all(np.isnan(d['r_hat']['sigma'])) and d['draws'] == 1
+
+
+# ------------------------------------------------------------------------------------------------ compilation cache
+_CHILD = """
+import json, sys, numpy as np, jax
+hits = []
+jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith('cache_hits') else None)
+from vbfa_lit.householder_ppca import householder_ppca
+X = np.random.default_rng(0).normal(size=(30, 3))
+r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
+d = r.diagnostics()
+print(json.dumps(dict(compile_seconds=d['compile_seconds'], sampling_seconds=d['sampling_seconds'], seconds=d['seconds'],
+                      compilations=r.compilations, cache_dir=r.cache_dir, hits=len(hits),
+                      after=jax.config.jax_compilation_cache_dir)))
+"""
+
+
+def _child(env):
+    out = subprocess.run([sys.executable, '-c', _CHILD], capture_output=True, text=True, env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_process_loads_the_compiled_programs_from_the_cache(tmp_path):
+    "The first process compiles and fills the cache; a second, new process finds every program there."
+    cache = tmp_path / 'jax'
+    first = _child({'VBFA_LIT_JAX_CACHE': str(cache)})
+    files = sorted(p.name for p in cache.iterdir())
+    assert first['cache_dir'] == str(cache) and len(files) > 0
+    assert first['compilations'] > 0 and 0 < first['compile_seconds'] <= first['seconds']
+    assert first['sampling_seconds'] == pytest.approx(first['seconds'] - first['compile_seconds'])
+    assert first['after'] is None                                    # the caller's JAX setting is back
+    second = _child({'VBFA_LIT_JAX_CACHE': str(cache)})
+    # (a cold process finds a few programs it compiled itself moments before; a warm one finds them all)
+    assert second['hits'] > first['hits'] and second['hits'] >= len(files)
+    assert second['compilations'] > 0 and np.isfinite(second['compile_seconds'])
+    assert sorted(p.name for p in cache.iterdir()) == files          # nothing compiled anew
+
+
+def test_cache_directory_and_restored_jax_settings(tmp_path, monkeypatch):
+    import jax
+    from vbfa_lit.householder_ppca import jax_cache_dir
+    monkeypatch.delenv('VBFA_LIT_JAX_CACHE', raising=False)
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'xdg'))
+    assert jax_cache_dir() == tmp_path / 'xdg' / 'vbfa_lit' / 'jax'
+    monkeypatch.setenv('VBFA_LIT_JAX_CACHE', 'OFF')
+    assert jax_cache_dir() is None
+    monkeypatch.setenv('VBFA_LIT_JAX_CACHE', str(tmp_path / 'mine'))
+    assert jax_cache_dir() == tmp_path / 'mine'
+    # a directory the user set in JAX is used, and every setting the call changes is put back
+    names = ('jax_compilation_cache_dir', 'jax_persistent_cache_min_compile_time_secs',
+             'jax_persistent_cache_min_entry_size_bytes')
+    saved = {k: getattr(jax.config, k) for k in names}
+    try:
+        user = {'jax_compilation_cache_dir': str(tmp_path / 'user'), 'jax_persistent_cache_min_compile_time_secs': 5.0,
+                'jax_persistent_cache_min_entry_size_bytes': 123}
+        for k, v in user.items(): jax.config.update(k, v)
+        X = np.random.default_rng(0).normal(size=(30, 3))
+        r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
+        assert r.cache_dir == str(tmp_path / 'user')
+        assert {k: getattr(jax.config, k) for k in names} == user
+        assert not (tmp_path / 'mine').exists()
+        d = r.diagnostics()
+        assert 0 <= d['compile_seconds'] <= d['seconds'] and 'compiling' in r.summary()
+        jax.config.update('jax_compilation_cache_dir', None)
+        monkeypatch.setenv('VBFA_LIT_JAX_CACHE', 'off')
+        r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
+        assert r.cache_dir is None and jax.config.jax_compilation_cache_dir is None
+    finally:
+        for k, v in saved.items(): jax.config.update(k, v)
