@@ -6,9 +6,9 @@
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation', 'plot_coverage', 'plot_ridge',
-           'plot_matrix', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram',
-           'plot_jump_moves', 'plot_birth_state']
+           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation_intervals', 'plot_coverage',
+           'plot_ridge', 'plot_matrix', 'plot_imputation', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains',
+           'plot_histogram', 'plot_jump_moves', 'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -891,7 +891,7 @@ def plot_shapes(terms, ax=None, unit: float = 0.25):
     return ax
 
 # %% ../nbs/01a_plots.ipynb #8d3b07d4
-def plot_imputation(true, # (K,) the hidden values
+def plot_imputation_intervals(true, # (K,) the hidden values
                     mean, # (K,) their predictive means
                     std, # (K,) their predictive standard deviations, >= 0
                     level:float=0.9, # nominal coverage of the central interval drawn around each mean

@@ -19,6 +19,7 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
 from .validation import check_int, check_random_state, warn_caller
+from .rjmcmc_fast import check_engine
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
 def conditional_parameters(q: int, tau, g: np.ndarray, n: float, r: float):
@@ -581,8 +582,10 @@ class SweepState(NamedTuple):
 class SamplingCancelled(Exception):
     "Raised by `rjmcmc_pca_from_eigenvalues` when its `callback` returns True: the run stops, nothing is returned."
 
+_FAST_BLOCK = 1000  # sweeps per call of the compiled kernel (between progress-bar updates)
+
 def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
-         include_z=True, ordered=True, callback=None): # the sampler proper
+         include_z=True, ordered=True, engine='numpy', callback=None): # the sampler proper; engine 'numpy' or 'numba'
     # work in units where g is of order one: g / unit, eta unit, precisions unit x, tau / unit for a power of
     # two `unit`, so every draw equals the one in the data's units (no rounding changes) and any scale works
     unit = _unit(g)
@@ -605,13 +608,24 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
             tau[c], y[c, 1:q[c] + 2] = 1.0, np.arange(1, q[c] + 2) / (q[c] + 1)
     counts = np.zeros((4, C))
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
-    sweeps = range(n_sweeps)
+    # the compiled sweep (vbfa_lit.rjmcmc_fast) draws the same random numbers: the same chains, block by block
+    step = _FAST_BLOCK if engine == 'numba' else 1
+    sweeps = range(0, n_sweeps, step)
     if progress:
         from tqdm.auto import tqdm
-        sweeps = tqdm(sweeps, desc='rjmcmc', unit='sweep')
+        sweeps = tqdm(sweeps, desc='rjmcmc', unit='sweep' if step == 1 else f'{step} sweeps')
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
         for t in sweeps:
+            if step > 1:
+                from vbfa_lit.rjmcmc_fast import _run_sweeps
+                _run_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
+                            min(t + step, n_sweeps), burn_in, out_q, out_y, out_tau)
+                if callback is not None and callback(min(t + step, n_sweeps), SweepState(q.copy(), tau * unit, n_sweeps,
+                                                                                         burn_in)) is True:
+                    raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {min(t + step, n_sweeps)} "
+                                            f"of {n_sweeps}")
+                continue
             _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
             if t >= burn_in:
                 out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
@@ -624,7 +638,7 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
 @one_blas_thread
 def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5,
                                 eta=None, n_chains=1, random_state=None, progress=False, likelihood=True,
-                                prior='ordered', callback=None):
+                                prior='ordered', engine='auto', callback=None):
     """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
 
     The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
@@ -655,7 +669,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
         a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
         Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. The
-        widgets use it for progress, a trace of q over every sweep, and to stop a superseded run.
+        widgets use it for progress, a trace of q over every sweep, and to stop a superseded run. With a
+        callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
     prior : {'ordered', 'unordered'}
@@ -664,6 +679,12 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         without the (q+1)! (the order imposed but not renormalised), which makes the prior of q proportional
         to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves the
         factor out targets. `exact_posterior_q` takes the same option.
+    engine : {'auto', 'numpy', 'numba'}
+        The sweep that runs: 'numpy', the vectorised one derived here; 'numba', the same sweep compiled
+        (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, later runs
+        load it from numba's disk cache), which draws the same random numbers and gives the
+        same chains for the same seed, many times faster (the benchmarks page has the numbers); 'auto', numba when
+        it is installed.
 
     Returns
     -------
@@ -674,9 +695,11 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     ------
     ValueError
         Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior, complex eigenvalues.
+        burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior or engine, complex eigenvalues.
     SamplingCancelled
         If `callback` returns True.
+    ImportError
+        engine='numba' without numba installed.
 
     Notes
     -----
@@ -703,6 +726,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     """
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
     ordered = _check_prior(prior)
+    # the callback sees every sweep of the NumPy sweep, every block of the compiled one: 'auto' picks NumPy for it
+    engine = check_engine('numpy' if callback is not None and engine == 'auto' else engine)
     n_samples = check_int('n_samples', n_samples, 2 if likelihood else 0)
     burn_in = check_int('burn_in', burn_in, 0)
     n_sweeps = check_int('n_sweeps', n_sweeps, 1)
@@ -715,7 +740,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     n = float(n_samples) if likelihood else 0.0
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
-    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, callback=callback)
+    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, engine=engine,
+                 callback=callback)
     res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
     _warn_if_chains_disagree(res)
     return res
@@ -770,7 +796,7 @@ def sample_eigenvalues(X) -> tuple:
     return g, N
 
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
-               progress=False, prior='ordered'):
+               progress=False, prior='ordered', engine='auto'):
     """Reversible-jump MCMC over the number of principal components of the data X (Zhang et al., 2004).
 
     Computes the eigenvalues g of the sample covariance S (divisor N, mean subtracted, as the paper's eq. (5))
@@ -784,7 +810,7 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     X : array_like, shape (n_samples, n_features)
         Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S
         is non-singular.
-    n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior
+    n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior, engine
         As in `rjmcmc_pca_from_eigenvalues`.
 
     Returns
@@ -796,6 +822,8 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     ValueError
         Fewer than 2 samples or features, complex, NaN or infinite entries, constant or collinear columns (a
         singular S), variances beyond the floating-point range, or a bad sampler setting.
+    ImportError
+        engine='numba' without numba installed.
 
     Examples
     --------
@@ -813,7 +841,7 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     g, N = sample_eigenvalues(X)
     return rjmcmc_pca_from_eigenvalues(g, N, n_sweeps=n_sweeps, burn_in=burn_in, r=r, alpha=alpha, eta=eta,
                                        n_chains=n_chains, random_state=random_state, progress=progress,
-                                       prior=prior)
+                                       prior=prior, engine=engine)
 
 # %% ../nbs/06_rjmcmc.ipynb #a0c1e2f3
 def _unit(g): # a power of two near the geometric mean of g (> 0): g / _unit(g) is exact and of order one
