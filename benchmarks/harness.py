@@ -289,7 +289,8 @@ def median_of_rounds(rs):
     if not ok: return dict(error=rs[0].get('error'))
     keys = [k for k, v in ok[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     med = {k: float(np.median([r[k] for r in ok])) for k in keys}
-    med['child'] = {k: float(np.median([r['child'][k] for r in ok])) for k in ok[0]['child']}
+    med['child'] = {k: (float(np.median([r['child'][k] for r in ok])) if v is not None else None)
+                    for k, v in ok[0]['child'].items()}  # threads is None in the default environment
     return med
 
 
