@@ -74,10 +74,12 @@ def test_gaussian_from_precision_refuses_an_indefinite_precision():
 
 @pytest.mark.parametrize("D", [1, 4, 16, 17, 30, 33, 64, 100])
 @pytest.mark.parametrize("K", [1, 5, 70])
-def test_tril_inv_equals_lapack_on_every_path(D, K):
+def test_tril_inv_equals_lapack_on_every_path(D, K, monkeypatch):
     "Substitution (D <= SMALL_D, in blocks of factors when K is large) and the recursive blocked form (above):"
     " L^-1 equal to LAPACK's dtrtri on each factor, and P^-1 to dpotri, to 1e-12 relative to the largest entry."
     from scipy.linalg import lapack
+    import vbfa_lit.linalg as linalg
+    monkeypatch.setattr(linalg, '_INV_BATCH', 32)            # K = 70: the covariance in three blocks
     rng = np.random.default_rng(D * 100 + K)
     P = random_spd(rng, K, D)
     L = np.linalg.cholesky(P)

@@ -142,9 +142,20 @@ def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
 def _cholesky_inverse(L, # (K, D, D) lower-triangular Cholesky factors of P
                      ): # (K, D, D) P^-1 = L^-T L^-1
     """The inverse of P from its Cholesky factor: L^-1 by `_tril_inv`, then one batched product
-    L^-T L^-1 (symmetric: entry (i, j) and (j, i) are the same sum)."""
-    Li = _tril_inv(L)
-    return np.matmul(Li.transpose(0, 2, 1), Li)
+    L^-T L^-1 (symmetric: entry (i, j) and (j, i) are the same sum). Large batches go through in
+    blocks of `_INV_BATCH` factors, so that L^-1 is never held for the whole batch."""
+    K = len(L)
+    if K <= _INV_BATCH:
+        Li = _tril_inv(L)
+        return np.matmul(Li.transpose(0, 2, 1), Li)
+    S = np.empty_like(L)
+    for s in range(0, K, _INV_BATCH):
+        Li = _tril_inv(L[s:s + _INV_BATCH])
+        np.matmul(Li.transpose(0, 2, 1), Li, out=S[s:s + _INV_BATCH])
+    return S
+
+# factors per block of `_cholesky_inverse`: bounds its temporaries (20 MB at D = 100)
+_INV_BATCH = 256
 
 # factors per block of the substitution: the working set of a block stays in cache
 _TRIL_BATCH = 64
