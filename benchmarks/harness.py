@@ -13,7 +13,7 @@ measures it, its parameters and their quick variant, the anchors it needs), and 
 which turns the cases' results into the rows the page shows. The harness does the rest, once:
 
 - every case runs in a fresh interpreter with the BLAS threads fixed (environment variables set before NumPy is
-  imported), so that peak memory (the kernel's ``ru_maxrss`` of that child, from ``os.wait4``) belongs to one case;
+  imported; ``Case.threads=None`` removes them all instead: the default environment), so that peak memory (the kernel's ``ru_maxrss`` of that child, from ``os.wait4``) belongs to one case;
 - a case with ``rounds > 1`` is run that many times, interleaved with the other such cases of its file in an order
   that rotates every round (inside a child, `interleave` does the same for tools that share one process);
 - clocks: CPU time of the process (``time.process_time``: with one BLAS thread, what the work costs on a dedicated
@@ -54,7 +54,7 @@ class Case:
     quick: dict = field(default_factory=dict)
     needs: tuple = ()      # anchors (import names) without which the case cannot run at all
     rounds: int = 1        # fresh-child repetitions, interleaved with the file's other multi-round cases
-    threads: int = 1       # BLAS threads of the child
+    threads: object = 1    # BLAS threads of the child; None: the default environment (no thread variables)
     parallel: bool = False  # the result does not depend on the clock (iteration counts): may share the CPU
 
     def overrides(self, overrides):
@@ -171,9 +171,12 @@ def machine():
 # ----------------------------------------------------------------------------------------------------
 
 def run_child(module, case, params, threads):
-    """Run `module.CASES[case]` in a fresh interpreter with `threads` BLAS threads; its result plus the child's
-    CPU and wall seconds and its peak resident memory (ru_maxrss of this child only, from os.wait4)."""
-    env = dict(os.environ, **{v: str(threads) for v in THREAD_VARS}, PYTHONHASHSEED='0')
+    """Run `module.CASES[case]` in a fresh interpreter with `threads` BLAS threads (None: every thread variable
+    removed, what a user's shell gives); its result plus the child's CPU and wall seconds and its peak resident
+    memory (ru_maxrss of this child only, from os.wait4)."""
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if threads is not None: env.update({v: str(threads) for v in THREAD_VARS})
+    env['PYTHONHASHSEED'] = '0'
     with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as f: out = f.name
     cmd = [sys.executable, str(Path(__file__).resolve()), '--child', f'{module}:{case}', '--params',
            json.dumps(params), '--result', out]
@@ -286,7 +289,8 @@ def median_of_rounds(rs):
     if not ok: return dict(error=rs[0].get('error'))
     keys = [k for k, v in ok[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     med = {k: float(np.median([r[k] for r in ok])) for k in keys}
-    med['child'] = {k: float(np.median([r['child'][k] for r in ok])) for k in ok[0]['child']}
+    med['child'] = {k: (float(np.median([r['child'][k] for r in ok])) if v is not None else None)
+                    for k, v in ok[0]['child'].items()}  # threads is None in the default environment
     return med
 
 

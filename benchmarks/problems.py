@@ -68,6 +68,12 @@ class Ours:
 
     def recon(self): return self.q.W @ self.q.X.T + self.q.mu[:, None]
 
+    @staticmethod
+    def blas():
+        "The package's one-thread limit, as `fit_vbfa` holds it around its sweeps (enter it around timed steps)."
+        from vbfa_lit.linalg import _threadpool_controller
+        return _threadpool_controller().limit(limits=1, user_api='blas')
+
 
 class BayesPyFA:
     """Our model from BayesPy nodes: y_mn ~ N(w_m^T x_n + mu_m, 1/tau_m), x_n ~ N(0, I), w_m ~ N(0, diag(alpha)^-1),

@@ -44,19 +44,26 @@ def test_gaussian_from_precision_shares_one_precision_between_many_means():
     np.testing.assert_allclose(mean, h @ np.linalg.inv(P[0]), rtol=1e-10)
 
 
-@pytest.mark.parametrize("D", [3, 20])
-def test_mean_by_triangular_solves_keeps_digits_an_inverse_loses(D):
-    "A precision I + t w w^T with t = 1e12 (a column whose noise precision blew up): the mean from the Cholesky"
-    " solves has a small residual P m - h, the computed inverse times h does not."
-    rng = np.random.default_rng(D)
-    w = rng.standard_normal((D, 2))
-    P = (np.eye(D) + w @ np.diag([1e12, 1e-3]) @ w.T)[None]
-    h = (P[0] @ rng.standard_normal(D))[None]
-    mean, S, _ = _gaussian_from_precision(P, h)
-    ours = np.linalg.norm(P[0] @ mean[0] - h[0]) / np.linalg.norm(h)
-    via_inverse = np.linalg.norm(P[0] @ (S[0] @ h[0]) - h[0]) / np.linalg.norm(h)
-    assert ours < 1e-12, ours
-    assert ours < via_inverse
+@pytest.mark.parametrize("D", [3, 20, 40])
+def test_mean_from_the_covariance_has_the_forward_error_of_triangular_solves(D):
+    "A precision I + w diag(1e12, 1e-3) w^T (a column whose noise precision blew up, cond ~ 1e13): against a"
+    " 60-digit solution, the mean S h from the Cholesky covariance is as accurate as two triangular solves."
+    mpmath = pytest.importorskip('mpmath')
+    mpmath.mp.dps = 60
+    for seed in range(3):
+        rng = np.random.default_rng(100 * D + seed)
+        w = rng.standard_normal((D, 2))
+        P = (np.eye(D) + w @ np.diag([1e12, 1e-3]) @ w.T)[None]
+        h = (P[0] @ rng.standard_normal(D))[None]
+        exact = np.array(mpmath.lu_solve(mpmath.matrix(P[0].tolist()), mpmath.matrix(h[0].tolist())).tolist(),
+                         dtype=float).ravel()
+        mean, S, _ = _gaussian_from_precision(P, h)
+        L = np.linalg.cholesky(P)
+        solves = _tril_solve(L, _tril_solve(L, h), transpose=True)[0]
+        err = lambda x: np.linalg.norm(x - exact) / np.linalg.norm(exact)
+        cond = np.linalg.cond(P[0])
+        assert err(mean[0]) <= 4 * err(solves) + cond * 1e-16, (seed, err(mean[0]), err(solves))
+        assert err(mean[0]) <= 100 * cond * np.finfo(float).eps
 
 
 def test_gaussian_from_precision_refuses_an_indefinite_precision():
@@ -65,17 +72,26 @@ def test_gaussian_from_precision_refuses_an_indefinite_precision():
         _gaussian_from_precision(P, np.ones((1, 2)))
 
 
-@pytest.mark.parametrize("D", [1, 4, 16, 17, 30])
-def test_cholesky_inverse_paths_agree(D):
-    "The hand-vectorised inverse (forced at every D) and dpotri give the same P^-1 to rounding."
-    rng = np.random.default_rng(D)
-    P = random_spd(rng, 5, D)
+@pytest.mark.parametrize("D", [1, 4, 16, 17, 30, 33, 64, 100])
+@pytest.mark.parametrize("K", [1, 5, 70])
+def test_tril_inv_equals_lapack_on_every_path(D, K, monkeypatch):
+    "Substitution (D <= SMALL_D, in blocks of factors when K is large) and the recursive blocked form (above):"
+    " L^-1 equal to LAPACK's dtrtri on each factor, and P^-1 to dpotri, to 1e-12 relative to the largest entry."
+    from scipy.linalg import lapack
+    import vbfa_lit.linalg as linalg
+    monkeypatch.setattr(linalg, '_INV_BATCH', 32)            # K = 70: the covariance in three blocks
+    rng = np.random.default_rng(D * 100 + K)
+    P = random_spd(rng, K, D)
     L = np.linalg.cholesky(P)
     Li = _tril_inv(L)
-    by_hand = Li.transpose(0, 2, 1) @ Li
-    np.testing.assert_allclose(_tril_inv(L) @ L, np.broadcast_to(np.eye(D), L.shape), atol=1e-10)
-    np.testing.assert_allclose(_cholesky_inverse(L), by_hand, rtol=1e-9,
-                               atol=1e-11 * np.abs(by_hand).max() * np.linalg.cond(P).max())
+    ref = np.stack([lapack.dtrtri(l, lower=1)[0] for l in L])
+    np.testing.assert_allclose(Li, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert np.all(np.triu(Li, 1) == 0)                                    # exactly lower triangular
+    S = _cholesky_inverse(L)
+    ref_S = np.stack([lapack.dpotri(l, lower=1)[0] for l in L])
+    ref_S = np.tril(ref_S) + np.tril(ref_S, -1).transpose(0, 2, 1)
+    np.testing.assert_allclose(S, ref_S, rtol=0, atol=1e-12 * np.abs(ref_S).max())
+    np.testing.assert_array_equal(S, S.transpose(0, 2, 1))
 
 
 @pytest.mark.parametrize("D, K", [(1, 4), (3, 1), (3, 4)])
@@ -115,6 +131,29 @@ def test_masked_outer_sum_equals_brute_force_on_both_paths(D, shared_cov, csr):
     got = _masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(_masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)
+
+
+@pytest.mark.parametrize("D", [3, 20])
+@pytest.mark.parametrize("fancy", [False, True])
+@pytest.mark.parametrize("csr", [False, True])
+def test_masked_outer_sum_split_and_packing_paths(D, fancy, csr, monkeypatch):
+    "Both packings (fancy indexing, forced off or on; row by row) and `split`, which returns the sums of the"
+    " second moments and of the covariances alone from one product, equal the brute-force sums to 1e-12."
+    import vbfa_lit.linalg as linalg
+    monkeypatch.setattr(linalg, '_PACK_FANCY_MAX', 1 << 30 if fancy else 0)
+    rng = np.random.default_rng(D + 2 * fancy + csr)
+    op = (rng.random((6, 13)) < 0.7).astype(float)
+    mean, cov, weight = rng.standard_normal((13, D)), random_spd(rng, 13, D), rng.uniform(0.5, 2, 13)
+    op_ = sparse.csr_matrix(op) if csr else op
+    second = np.einsum('rk,kij->rij', op, mean[:, :, None] * mean[:, None, :] + cov)
+    covs = np.einsum('rk,kij->rij', op, cov)
+    both, only_cov = _masked_outer_sum(op_, mean, cov, split=True)
+    np.testing.assert_allclose(both, second, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(only_cov, covs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_masked_outer_sum(op_, mean, cov, weight),
+                               np.einsum('rk,k,kij->rij', op, weight, mean[:, :, None] * mean[:, None, :] + cov),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_masked_outer_sum(op_, None, cov), covs, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("shared_cov", [False, True])

@@ -170,26 +170,57 @@ class Prior(NamedTuple):
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
 
 # %% ../nbs/02_vbpca.ipynb #94810b0c
-def sum_tau_ww(data:Observed,
-               W, # (M, D) means of q(w_m)
-               Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
-               tau, # (M,) or (1,) <tau_m>
-              ): # (N, D, D), or (1, D, D) with complete data
-    "sum over m in O_n of <tau_m><w_m w_m^T>, for every sample n."
+def sum_tau_ww(data:Observed, W, Sw, tau):
+    """Sum over m in O_n of <tau_m><w_m w_m^T>, for every sample n.
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    W : ndarray, shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray, shape (M, D, D) or (1, D, D)
+        Covariances of q(w_m) (one shared covariance when the first axis has length 1).
+    tau : ndarray, shape (M,) or (1,)
+        <tau_m>, per feature or shared.
+
+    Returns
+    -------
+    ndarray, shape (N, D, D), or (1, D, D) with complete data
+    """
     M, D = W.shape
     t = np.broadcast_to(tau, (M,))
     if data.complete: return ((W.T * t) @ W + _wsum(t, Sw))[None]
     return _masked_outer_sum(data.maskT, W, Sw, t)
 
-def update_X(data:Observed,
-             W, # (M, D) means of q(w_m)
-             TWW, # sum_tau_ww(data, W, Sw, tau)
-             mu, # (M,) <mu_m>
-             tau, # (M,) or (1,) <tau_m>
-             return_logdet:bool=False, # also return log|Sigma_x_n|, for `elbo`
-            ): # X (N, D), Sx (N, D, D) or (1, D, D)[, logdet (N,) or (1,)]
-    """q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean Sigma_x_n sum_{m in O_n}
-    <tau_m> w_m (y_mn - <mu_m>)."""
+def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False):
+    """The update of q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean
+    Sigma_x_n sum_{m in O_n} <tau_m> w_m (y_mn - <mu_m>).
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    W : ndarray, shape (M, D)
+        Means of q(w_m).
+    TWW : ndarray, shape (N, D, D) or (1, D, D)
+        `sum_tau_ww(data, W, Sw, tau)`.
+    mu : ndarray, shape (M,)
+        <mu_m>.
+    tau : ndarray, shape (M,) or (1,)
+        <tau_m>.
+    return_logdet : bool, default False
+        Also return log|Sigma_x_n|, which `elbo` can reuse.
+
+    Returns
+    -------
+    X : ndarray, shape (N, D)
+        Means of q(x_n).
+    Sx : ndarray, shape (N, D, D), or (1, D, D) with complete data
+        Covariances of q(x_n).
+    logdet : ndarray, shape (N,) or (1,)
+        log|Sigma_x_n|; only with `return_logdet`.
+    """
     tw = tau[:, None] * W
     h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
     X, Sx, logdet = _gaussian_from_precision(np.eye(W.shape[1]) + TWW, h)
@@ -235,25 +266,65 @@ def random_posterior(rng:np.random.Generator,
                      b_alpha=rng.uniform(1, 5, D) if ard else None)
 
 # %% ../nbs/02_vbpca.ipynb #e02ee85a
-def sum_xx(data:Observed,
-           X, # (N, D) means of q(x_n)
-           Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
-          ): # (M, D, D), or (1, D, D) with complete data
-    "sum over n in O_m of <x_n x_n^T>, for every feature m."
-    N, D = X.shape
-    if data.complete: return (X.T @ X + _wsum(np.ones(N), Sx))[None]
-    return _masked_outer_sum(data.mask, X, Sx)
+def sum_xx(data:Observed, X, Sx, split:bool=False):
+    """Sum over n in O_m of <x_n x_n^T>, for every feature m.
 
-def update_W(data:Observed,
-             X, # (N, D) means of q(x_n)
-             XX, # sum_xx(data, X, Sx)
-             mu, # (M,) <mu_m>
-             tau, # (M,) or (1,) <tau_m>
-             alpha, # (D,) <alpha_d>
-             return_logdet:bool=False, # also return log|Sigma_w_m|, for `elbo`
-            ): # W (M, D), Sw (M, D, D) or (1, D, D)[, logdet (M,) or (1,)]
-    """q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean Sigma_w_m
-    <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>)."""
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    X : ndarray, shape (N, D)
+        Means of q(x_n).
+    Sx : ndarray, shape (N, D, D) or (1, D, D)
+        Covariances of q(x_n).
+    split : bool, default False
+        Also return SX, the sums over n in O_m of Sigma_x_n that `sq_error` needs, from the same
+        masked product (None where `sq_error` does not use them: complete data, one shared
+        Sigma_x, or mostly missing data).
+
+    Returns
+    -------
+    XX : ndarray, shape (M, D, D), or (1, D, D) with complete data
+    SX : ndarray of shape (M, D, D), or None
+        Only with `split`.
+    """
+    N, D = X.shape
+    if data.complete: XX = (X.T @ X + _wsum(np.ones(N), Sx))[None]
+    elif split and len(Sx) > 1 and _sx_by_product(data):
+        return _masked_outer_sum(data.mask, X, Sx, split=True)   # one product for both sums
+    else: XX = _masked_outer_sum(data.mask, X, Sx)
+    return (XX, None) if split else XX
+
+def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False):
+    """The update of q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean
+    Sigma_w_m <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>).
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    X : ndarray, shape (N, D)
+        Means of q(x_n).
+    XX : ndarray, shape (M, D, D) or (1, D, D)
+        `sum_xx(data, X, Sx)`.
+    mu : ndarray, shape (M,)
+        <mu_m>.
+    tau : ndarray, shape (M,) or (1,)
+        <tau_m>.
+    alpha : ndarray, shape (D,)
+        <alpha_d>.
+    return_logdet : bool, default False
+        Also return log|Sigma_w_m|, which `elbo` can reuse.
+
+    Returns
+    -------
+    W : ndarray, shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray, shape (M, D, D), or (1, D, D) with complete data and shared noise
+        Covariances of q(w_m).
+    logdet : ndarray, shape (M,) or (1,)
+        log|Sigma_w_m|; only with `return_logdet`.
+    """
     h = tau[:, None] * (data.Y @ X - mu[:, None] * (data.mask @ X))
     P = tau[:, None, None] * XX
     P[:, np.arange(len(alpha)), np.arange(len(alpha))] += alpha
@@ -273,18 +344,32 @@ def update_mu(data:Observed,
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
 # %% ../nbs/02_vbpca.ipynb #c3ba89c4
-def sx_quadratic(data:Observed,
-                 W, # (M, D) means of q(w_m)
-                 Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
-                ): # (M,) sum over n in O_m of <w_m>^T Sigma_x_n <w_m>
+def sx_quadratic(data:Observed, W, Sx, SX=None):
     """The posterior variance of the latent variables seen through each feature's loadings,
-    summed over its observed entries."""
+    summed over its observed entries: sum over n in O_m of <w_m>^T Sigma_x_n <w_m>.
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    W : ndarray, shape (M, D)
+        Means of q(w_m).
+    Sx : ndarray, shape (N, D, D) or (1, D, D)
+        Covariances of q(x_n).
+    SX : ndarray, shape (M, D, D), optional
+        Sum over n in O_m of Sigma_x_n, if already computed (`sum_xx(..., split=True)`).
+
+    Returns
+    -------
+    ndarray, shape (M,)
+    """
     M, N = data.mask.shape
     if len(Sx) == 1:                                       # one covariance for every sample
         return data.n_row * np.einsum('md,de,me->m', W, Sx[0], W)
-    # mostly observed: one masked product of the packed Sigma_x_n
-    if data.n_row.sum() >= 0.5 * M * N:
-        SX = _masked_outer_sum(data.mask, None, Sx)
+    # mostly observed (or already summed by `sum_xx(..., split=True)`): one masked product
+    # of the packed Sigma_x_n
+    if SX is not None or _sx_by_product(data):
+        if SX is None: SX = _masked_outer_sum(data.mask, None, Sx)
         return np.einsum('md,md->m', W, np.einsum('mde,me->md', SX, W))
     maskT = data.maskT if sparse.issparse(data.maskT) else sparse.csr_matrix(data.maskT)
     out = np.zeros(M)  # sparse: |O| D^2 work, sample by sample, as BLAS products
@@ -292,6 +377,10 @@ def sx_quadratic(data:Observed,
         rows = maskT.indices[maskT.indptr[n]:maskT.indptr[n + 1]]
         if len(rows): out[rows] += np.einsum('kd,kd->k', W[rows] @ Sx[n], W[rows])
     return out
+
+def _sx_by_product(data:Observed)->bool:
+    "Whether `sx_quadratic` sums the Sigma_x_n by one masked product (mostly observed data)."
+    return not data.complete and data.n_row.sum() >= 0.5 * data.mask.shape[0] * data.mask.shape[1]
 
 def residual_ss(data:Observed,
                 W, # (M, D) means of q(w_m)
@@ -313,18 +402,35 @@ def residual_ss(data:Observed,
         out += np.bincount(r, res * res, minlength=len(W))
     return out
 
-def sq_error(data:Observed,
-             W, # (M, D) means of q(w_m)
-             Sw, # (M, D, D) or (1, D, D) covariances of q(w_m)
-             X, # (N, D) means of q(x_n)
-             Sx, # (N, D, D) or (1, D, D) covariances of q(x_n)
-             XX, # sum_xx(data, X, Sx)
-             mu, # (M,) means of q(mu_m)
-             vmu, # (M,) variances of q(mu_m)
-            ): # (M,) expected squared errors
-    """err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>: squared residuals of the
-    means plus the posterior variances, every term >= 0."""
-    return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx) + _tr(Sw, XX)
+def sq_error(data:Observed, W, Sw, X, Sx, XX, mu, vmu, SX=None):
+    """The expected squared errors err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>:
+    squared residuals of the means plus the posterior variances, every term >= 0.
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, from `observed`.
+    W : ndarray, shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray, shape (M, D, D) or (1, D, D)
+        Covariances of q(w_m).
+    X : ndarray, shape (N, D)
+        Means of q(x_n).
+    Sx : ndarray, shape (N, D, D) or (1, D, D)
+        Covariances of q(x_n).
+    XX : ndarray, shape (M, D, D) or (1, D, D)
+        `sum_xx(data, X, Sx)`.
+    mu, vmu : ndarray, shape (M,)
+        Means and variances of q(mu_m).
+    SX : ndarray, shape (M, D, D), optional
+        Sum over n in O_m of Sigma_x_n, if already computed (`sum_xx(..., split=True)`): saves
+        a second masked product.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+    """
+    return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx, SX) + _tr(Sw, XX)
             + data.n_row * vmu)
 
 def update_tau(err, # (M,) sq_error(...)
@@ -441,18 +547,35 @@ def init_posterior(data:Observed,
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
     return prior.w.update(q)
 
-def sweep(data:Observed, q:Posterior, prior:Prior,
-          shared:bool, # one shared tau
-         ): # (new Posterior, ElboTerms after the sweep)
-    "One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound."
+def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool):
+    """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound.
+
+    Parameters
+    ----------
+    data : Observed
+        The observations (M features x N samples), from `observed`.
+    q : Posterior
+        The current posterior (D components); left unchanged.
+    prior : Prior
+        Hyperparameters and the prior on W.
+    shared : bool
+        One shared tau (VB PCA) instead of one per feature (VBFA).
+
+    Returns
+    -------
+    q : Posterior
+        The updated posterior.
+    terms : ElboTerms
+        The lower bound after the sweep, term by term.
+    """
     tau = _moments(q.a_tau, q.b_tau)[0]  # valid by construction: the checks are skipped
     TWW = sum_tau_ww(data, q.W, q.Sw, tau)
     X, Sx, logdet_Sx = update_X(data, q.W, TWW, q.mu, tau, return_logdet=True)
-    XX = sum_xx(data, X, Sx)
+    XX, SX = sum_xx(data, X, Sx, split=True)
     alpha = prior.w.moments(q)[0]
     W, Sw, logdet_Sw = update_W(data, X, XX, q.mu, tau, alpha, return_logdet=True)
     mu, vmu = update_mu(data, W, X, tau, prior.beta)
-    err = sq_error(data, W, Sw, X, Sx, XX, mu, vmu)
+    err = sq_error(data, W, Sw, X, Sx, XX, mu, vmu, SX)
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
     q = q._replace(X=X, Sx=Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
     q = prior.w.update(q)
