@@ -21,8 +21,8 @@ from fastcore.docscrape import NumpyDocString
 import vbfa_lit
 
 MODULES = sorted(m.name for m in pkgutil.iter_modules(vbfa_lit.__path__) if not m.name.startswith('_'))
-# converted by another branch (helper "sweep"): strict, so the mark must go once their docstrings are numpydoc
-PENDING = {'vbpca'}
+# modules whose public docstrings are not numpydoc yet (strict xfail: the mark must go once they are)
+PENDING = set()
 ROLE = re.compile(r':(?:py:)?(?:func|class|meth|attr|data|mod|obj|exc|math|ref|doc):`')
 
 

@@ -21,18 +21,27 @@ from .linalg import (   # the numerical machinery; names kept importable from he
     _gaussian_from_precision, _tril_solve, _cholesky_inverse, _tril_inv, one_blas_thread)
 
 # %% ../nbs/02_vbpca.ipynb #436108a5
-def symbolic_vbfa(M:int, # number of features
-                  N:int, # number of samples
-                  D:int, # latent dimension
-                  observed=None, # 1-based (m, n) pairs of the observed set O; default all
-                  noise:str='per_feature', # 'per_feature' (tau_m) or 'shared' (one tau)
-                  # 'broad' (alpha_d fixed symbols) or 'ard' (a Gamma factor per alpha_d)
-                  prior:str='broad',
-                 # factors (X, W, mu, tau, alpha dicts; `factors` list), data symbols Y,
-                 # hyperparameters, log joint
-                 )->SimpleNamespace:
-    """The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its
-    mean-field factors."""
+def symbolic_vbfa(M: int, N: int, D: int, observed=None, noise: str = 'per_feature',
+                  prior: str = 'broad') -> SimpleNamespace:
+    """The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its mean-field factors.
+
+    Parameters
+    ----------
+    M, N, D : int
+        Numbers of features, samples and latent components.
+    observed : iterable of (int, int), optional
+        1-based (m, n) pairs of the observed set O; default all.
+    noise : {'per_feature', 'shared'}, default 'per_feature'
+        One precision tau_m per feature, or one shared tau.
+    prior : {'broad', 'ard'}, default 'broad'
+        'broad': the alpha_d are fixed symbols; 'ard': a Gamma factor per alpha_d.
+
+    Returns
+    -------
+    SimpleNamespace
+        The factors (X, W, mu, tau, alpha dicts and the `factors` list), the data symbols Y, the hyperparameters
+        and the log joint.
+    """
     import sympy as sp  # the symbolic helpers load SymPy only when a lesson calls them
     from vbfa_lit.symbolic import GaussianFactor, GammaFactor
     everything = [(m, n) for m in range(1, M + 1) for n in range(1, N + 1)]
@@ -78,11 +87,21 @@ def symbolic_vbfa(M:int, # number of features
     return SimpleNamespace(X=X, W=W, mu=mu, tau=tau, alpha=alpha, Y=Y, observed=observed,
                            hyper=hyper, factors=factors, log_lik=log_lik, log_joint=log_joint)
 
-def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
-               factor, # one of model.factors
-              ): # log q*(factor) up to an additive constant
-    """The optimal log factor (Bishop, eq. 13): the log joint averaged over all other factors,
-    constants dropped."""
+def mean_field(model: SimpleNamespace, factor):
+    """The optimal log factor (Bishop, eq. 13): the log joint averaged over all other factors, constants dropped.
+
+    Parameters
+    ----------
+    model : SimpleNamespace
+        From `symbolic_vbfa`.
+    factor
+        One of ``model.factors``.
+
+    Returns
+    -------
+    sympy.Expr
+        log q*(factor), up to an additive constant.
+    """
     import sympy as sp
     from vbfa_lit.symbolic import GammaFactor, expectation, drop_constant
     others = [f for f in model.factors if f is not factor]
@@ -93,7 +112,25 @@ def mean_field(model:SimpleNamespace, # from `symbolic_vbfa`
 LOG2PI = np.log(2 * np.pi)
 
 class Observed(NamedTuple):
-    "Observed entries of Y (M, N); every sum in the updates runs over O only."
+    """Observed entries of Y (M, N); every sum in the updates runs over O only.
+
+    Attributes
+    ----------
+    Y : ndarray or CSR, shape (M, N)
+        Zeros where missing; a CSR matrix has exactly the mask's pattern.
+    mask : ndarray or CSR, shape (M, N)
+        1.0 where observed.
+    YT : ndarray or CSR, shape (N, M)
+        The transpose of Y.
+    maskT : ndarray or CSR, shape (N, M)
+        The transpose of mask.
+    n_row : ndarray of shape (M,)
+        N_m, the observed values of feature m.
+    y_row : ndarray of shape (M,)
+        Sum over n in O_m of y_mn.
+    complete : bool
+        Nothing missing and the shared-covariance fast path enabled.
+    """
     Y: object # (M, N) zeros where missing: ndarray, or CSR with exactly the mask's pattern
     mask: object # (M, N) 1.0 where observed: ndarray or CSR
     YT: object # (N, M) transpose of Y
@@ -102,13 +139,24 @@ class Observed(NamedTuple):
     y_row: np.ndarray # (M,) sum over n in O_m of y_mn
     complete: bool # nothing missing and the shared-covariance fast path enabled
 
-def observed(Y, # (M, N) array, NaN where missing; or scipy.sparse (stored entries = observed)
-             mask=None, # optional (M, N) bool, True where observed (dense Y only)
-             sparse_storage:bool=False, # store dense Y and its mask as CSR
-             fast:bool=True, # use the shared-covariance fast path when nothing is missing
-            )->Observed:
-    """Package the observations (papers' orientation, features x samples) for the update
-    functions."""
+def observed(Y, mask=None, sparse_storage: bool = False, fast: bool = True) -> Observed:
+    """Package the observations (papers' orientation, features x samples) for the update functions.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N), or scipy.sparse
+        NaN where missing; or a sparse matrix whose stored entries are the observed ones.
+    mask : ndarray of bool, shape (M, N), optional
+        True where observed (dense Y only); default ``~isnan(Y)``.
+    sparse_storage : bool, default False
+        Store a dense Y and its mask as CSR.
+    fast : bool, default True
+        Use the shared-covariance fast path when nothing is missing.
+
+    Returns
+    -------
+    Observed
+    """
     if sparse.issparse(Y):
         if mask is not None:
             raise ValueError("mask: must be None for sparse Y "
@@ -139,7 +187,31 @@ def observed(Y, # (M, N) array, NaN where missing; or scipy.sparse (stored entri
 
 # %% ../nbs/02_vbpca.ipynb #81c33a31
 class Posterior(NamedTuple):
-    "Parameters of q(X) q(W) q(mu) q(tau) q(alpha)."
+    """Parameters of q(X) q(W) q(mu) q(tau) q(alpha).
+
+    Attributes
+    ----------
+    X : ndarray of shape (N, D)
+        Means of q(x_n).
+    Sx : ndarray of shape (N, D, D), or (1, D, D) when shared
+        Covariances of q(x_n).
+    W : ndarray of shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray of shape (M, D, D), or (1, D, D) when shared
+        Covariances of q(w_m).
+    mu : ndarray of shape (M,)
+        Means of q(mu_m).
+    vmu : ndarray of shape (M,)
+        Variances of q(mu_m).
+    a_tau : ndarray of shape (M,) per feature or (1,) shared
+        Shapes of q(tau).
+    b_tau : ndarray, the shape of a_tau
+        Rates of q(tau).
+    a_alpha : ndarray of shape (D,) or None
+        Shapes of q(alpha_d); None when alpha is fixed.
+    b_alpha : ndarray of shape (D,) or None
+        Rates of q(alpha_d); None when alpha is fixed.
+    """
     X: np.ndarray # (N, D) means of q(x_n)
     Sx: np.ndarray # (N, D, D), or (1, D, D) when shared: covariances of q(x_n)
     W: np.ndarray # (M, D) means of q(w_m)
@@ -152,18 +224,58 @@ class Posterior(NamedTuple):
     b_alpha: object = None # (D,) rates of q(alpha_d); None when alpha is fixed
 
 class FixedAlpha(NamedTuple):
-    """The broad prior on the columns of W: every alpha_d fixed to a small value (Luttinen &
-    Ilin, Sec. 4.1)."""
+    """The broad prior on the columns of W: every alpha_d fixed to a small value (Luttinen & Ilin, Sec. 4.1).
+
+    Attributes
+    ----------
+    alpha : float, default 1e-3
+        The fixed precision of each w_md.
+    """
     alpha: float = 1e-3 # the fixed precision of each w_md
-    def moments(self, q:Posterior): # (<alpha>, <log alpha>), each (D,)
-        "The fixed alpha_d and their logarithms."
+    def moments(self, q: Posterior):
+        """The fixed alpha_d and their logarithms.
+
+        Parameters
+        ----------
+        q : Posterior
+
+        Returns
+        -------
+        alpha, log_alpha : ndarray of shape (D,)
+        """
         a = np.full(q.W.shape[1], float(self.alpha))
         return a, np.log(a)
-    def update(self, q:Posterior)->Posterior: return q
-    def kl(self, q:Posterior)->float: return 0.0
+    def update(self, q: Posterior) -> Posterior:
+        """Nothing to update: returns q unchanged.
+
+        Parameters
+        ----------
+        q : Posterior
+        """
+        return q
+    def kl(self, q: Posterior) -> float:
+        """KL(q(alpha) || p(alpha)) of a fixed alpha: 0.
+
+        Parameters
+        ----------
+        q : Posterior
+        """
+        return 0.0
 
 class Prior(NamedTuple):
-    "Hyperparameters of the VBFA model; Luttinen & Ilin use 1e-5 for the broad ones."
+    """Hyperparameters of the VBFA model; Luttinen & Ilin use 1e-5 for the broad ones.
+
+    Attributes
+    ----------
+    beta : float, default 1e-5
+        Precision of p(mu_m) = N(0, 1/beta).
+    a_tau : float, default 1e-5
+        Shape of p(tau_m) = G(a_tau, b_tau).
+    b_tau : float, default 1e-5
+        Rate of p(tau_m).
+    w : FixedAlpha or vbfa_lit.ard.ARD, default FixedAlpha()
+        The prior on the columns of W.
+    """
     beta: float = 1e-5 # precision of p(mu_m) = N(0, 1/beta)
     a_tau: float = 1e-5 # shape of p(tau_m) = G(a_tau, b_tau)
     b_tau: float = 1e-5 # rate of p(tau_m)
@@ -227,12 +339,25 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False):
     return (X, Sx, logdet) if return_logdet else (X, Sx)
 
 # %% ../nbs/02_vbpca.ipynb #c2d64efd
-def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
-                    Y, # (M, N) data, NaN where missing
-                    q:Posterior, # a posterior of matching shapes
-                    prior:Prior, # hyperparameters (and the W prior)
-                   )->dict: # {symbol: number} for every data, moment and hyperparameter symbol
-    "Numbers for the symbols of a symbolic model, taken from a numeric posterior."
+def symbolic_values(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> dict:
+    """Numbers for the symbols of a symbolic model, taken from a numeric posterior.
+
+    Parameters
+    ----------
+    model : SimpleNamespace
+        From `symbolic_vbfa`.
+    Y : ndarray of shape (M, N)
+        The data, NaN where missing.
+    q : Posterior
+        A posterior of matching shapes.
+    prior : Prior
+        Hyperparameters (and the prior on W).
+
+    Returns
+    -------
+    dict
+        {symbol: number} for every data, moment and hyperparameter symbol.
+    """
     vals = {s: Y[m - 1, n - 1] for (m, n), s in model.Y.items()}
     for n, f in model.X.items(): vals.update(f.values(q.X[n - 1], q.Sx[(n - 1) % len(q.Sx)]))
     for m, f in model.W.items(): vals.update(f.values(q.W[m - 1], q.Sw[(m - 1) % len(q.Sw)]))
@@ -248,13 +373,24 @@ def symbolic_values(model:SimpleNamespace, # from `symbolic_vbfa`
     return vals
 
 # %% ../nbs/02_vbpca.ipynb #e13d9465
-def random_posterior(rng:np.random.Generator,
-                     M:int, N:int, D:int, # numbers of features, samples and components
-                     shared:bool=False, # one q(tau) instead of one per feature
-                     ard:bool=False, # include a q(alpha)
-                    )->Posterior:
-    """A random, deliberately non-optimal posterior with one covariance per row: the input of
-    derivation checks."""
+def random_posterior(rng: np.random.Generator, M: int, N: int, D: int, shared: bool = False,
+                     ard: bool = False) -> Posterior:
+    """A random, deliberately non-optimal posterior with one covariance per row: the input of derivation checks.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    M, N, D : int
+        Numbers of features, samples and components.
+    shared : bool, default False
+        One q(tau) instead of one per feature.
+    ard : bool, default False
+        Include a q(alpha).
+
+    Returns
+    -------
+    Posterior
+    """
     def spd(K):
         A = rng.normal(size=(K, D, D))
         return A @ A.transpose(0, 2, 1) / D + 0.2 * np.eye(D)
@@ -332,14 +468,25 @@ def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False):
     return (W, Sw, logdet) if return_logdet else (W, Sw)
 
 # %% ../nbs/02_vbpca.ipynb #51234ce8
-def update_mu(data:Observed,
-              W, # (M, D) means of q(w_m)
-              X, # (N, D) means of q(x_n)
-              tau, # (M,) or (1,) <tau_m>
-              beta:float, # prior precision of mu_m
-             ): # (mean (M,), variance (M,))
-    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn -
-    <w_m>^T <x_n>)."""
+def update_mu(data: Observed, W, X, tau, beta: float):
+    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>).
+
+    Parameters
+    ----------
+    data : Observed
+    W : ndarray of shape (M, D)
+        Means of q(w_m).
+    X : ndarray of shape (N, D)
+        Means of q(x_n).
+    tau : ndarray of shape (M,) or (1,)
+        <tau_m>.
+    beta : float
+        Prior precision of mu_m.
+
+    Returns
+    -------
+    mean, variance : ndarray of shape (M,)
+    """
     v = 1.0 / (beta + data.n_row * tau)
     return v * tau * (data.y_row - np.sum(W * (data.mask @ X), 1)), v
 
@@ -382,14 +529,26 @@ def _sx_by_product(data:Observed)->bool:
     "Whether `sx_quadratic` sums the Sigma_x_n by one masked product (mostly observed data)."
     return not data.complete and data.n_row.sum() >= 0.5 * data.mask.shape[0] * data.mask.shape[1]
 
-def residual_ss(data:Observed,
-                W, # (M, D) means of q(w_m)
-                X, # (N, D) means of q(x_n)
-                mu, # (M,) means of q(mu_m)
-                # sparse data: entries per block, which bounds the temporaries to chunk x D
-                chunk:int=1 << 16,
-               ): # (M,) sum over n in O_m of (y_mn - <w_m>^T <x_n> - <mu_m>)^2
-    "Squared residuals of the posterior means, summed over each feature's observed entries."
+def residual_ss(data: Observed, W, X, mu, chunk: int = 1 << 16):
+    """Squared residuals of the posterior means, summed over each feature's observed entries.
+
+    Parameters
+    ----------
+    data : Observed
+    W : ndarray of shape (M, D)
+        Means of q(w_m).
+    X : ndarray of shape (N, D)
+        Means of q(x_n).
+    mu : ndarray of shape (M,)
+        Means of q(mu_m).
+    chunk : int, default 65536
+        Sparse data: entries per block, which bounds the temporaries to chunk x D.
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        sum over n in O_m of (y_mn - <w_m>^T <x_n> - <mu_m>)^2.
+    """
     if not sparse.issparse(data.Y):
         R = data.Y - W @ X.T - mu[:, None]
         R *= data.mask
@@ -433,21 +592,47 @@ def sq_error(data:Observed, W, Sw, X, Sx, XX, mu, vmu, SX=None):
     return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx, SX) + _tr(Sw, XX)
             + data.n_row * vmu)
 
-def update_tau(err, # (M,) sq_error(...)
-               n_row, # (M,) N_m
-               a_tau:float, # prior shape
-               b_tau:float, # prior rate
-               # one tau for all features (VB PCA) instead of one per feature (VBFA)
-               shared:bool,
-              ): # (shape, rate), each (M,) or (1,)
-    """q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m
-    err_m/2), n_obs the number of observed entries."""
+def update_tau(err, n_row, a_tau: float, b_tau: float, shared: bool):
+    """q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m err_m/2), n_obs the
+    number of observed entries.
+
+    Parameters
+    ----------
+    err : ndarray of shape (M,)
+        From `sq_error`.
+    n_row : ndarray of shape (M,)
+        N_m, the observed values of each feature.
+    a_tau, b_tau : float
+        Prior shape and rate.
+    shared : bool
+        One tau for all features (VB PCA) instead of one per feature (VBFA).
+
+    Returns
+    -------
+    shape, rate : ndarray of shape (M,) or (1,)
+    """
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
 # %% ../nbs/02_vbpca.ipynb #ae8d0c9d
 class ElboTerms(NamedTuple):
-    "Signed contributions to the lower bound; `total` is their sum."
+    """Signed contributions to the lower bound; `total` is their sum.
+
+    Attributes
+    ----------
+    loglik : float
+        <log p(Y | X, W, mu, tau)>.
+    x : float
+        -KL(q(X) || p(X)).
+    mu : float
+        -KL(q(mu) || p(mu)).
+    w : float
+        <log p(W | alpha)> + H[q(W)].
+    alpha : float
+        -KL(q(alpha) || p(alpha)); 0 for a fixed alpha.
+    tau : float
+        -KL(q(tau) || p(tau)).
+    """
     loglik: float # <log p(Y | X, W, mu, tau)>
     x: float # -KL(q(X) || p(X))
     mu: float # -KL(q(mu) || p(mu))
@@ -457,16 +642,28 @@ class ElboTerms(NamedTuple):
     @property
     def total(self): return self.loglik + self.x + self.mu + self.w + self.alpha + self.tau
 
-def elbo(data:Observed, q:Posterior, prior:Prior,
-         XX=None, # sum_xx(data, q.X, q.Sx), if already computed
-         err=None, # sq_error(...), if already computed
-         # (N,) or (1,) log|Sigma_x_n|, if already computed
-         # (by `update_X(..., return_logdet=True)`)
-         logdet_Sx=None,
-         logdet_Sw=None, # (M,) or (1,) log|Sigma_w_m|, if already computed
-        )->ElboTerms:
-    """The full lower bound L(q) (Luttinen & Ilin, eq. 3), every constant included, term by
-    term."""
+def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_Sx=None,
+         logdet_Sw=None) -> ElboTerms:
+    """The full lower bound L(q) (Luttinen & Ilin, eq. 3), every constant included, term by term.
+
+    Parameters
+    ----------
+    data : Observed
+    q : Posterior
+    prior : Prior
+    XX : optional
+        ``sum_xx(data, q.X, q.Sx)``, if already computed.
+    err : ndarray of shape (M,), optional
+        ``sq_error(...)``, if already computed.
+    logdet_Sx : ndarray of shape (N,) or (1,), optional
+        log|Sigma_x_n|, if already computed (by ``update_X(..., return_logdet=True)``).
+    logdet_Sw : ndarray of shape (M,) or (1,), optional
+        log|Sigma_w_m|, if already computed.
+
+    Returns
+    -------
+    ElboTerms
+    """
     (N, D), M = q.X.shape, q.W.shape[0]
     if err is None:
         XX = sum_xx(data, q.X, q.Sx) if XX is None else XX
@@ -491,8 +688,18 @@ def _entropy_sum(S, # (K, D, D) or (1, D, D) covariances
     if logdet is None: return _wsum(np.ones(K), gaussian_entropy(S))
     return 0.5 * (K * S.shape[-1] * (1 + LOG2PI) + _wsum(np.ones(K), logdet))
 
-def expected_log_prior_W(q:Posterior, prior:Prior)->float:
-    "<log p(W | alpha)> = sum_d [M (<log alpha_d> - log 2 pi) - <alpha_d> sum_m <w_md^2>] / 2."
+def expected_log_prior_W(q: Posterior, prior: Prior) -> float:
+    """<log p(W | alpha)> = sum_d [M (<log alpha_d> - log 2 pi) - <alpha_d> sum_m <w_md^2>] / 2.
+
+    Parameters
+    ----------
+    q : Posterior
+    prior : Prior
+
+    Returns
+    -------
+    float
+    """
     M = q.W.shape[0]
     alpha, logalpha = prior.w.moments(q)
     return float(0.5 * (M * np.sum(logalpha - LOG2PI) - alpha @ _sum_ww(q.W, q.Sw)))
@@ -504,13 +711,25 @@ def _sum_ww(W, # (M, D) means of q(w_m)
     return np.einsum('md,md->d', W, W) + _diag_sum(Sw, len(W))
 
 # %% ../nbs/02_vbpca.ipynb #f4527c7e
-def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
-                  Y, # (M, N) data, NaN where missing
-                  q:Posterior, # a posterior of matching shapes
-                  prior:Prior, # hyperparameters (and the W prior)
-                 )->float: # the lower bound
-    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus
-    the entropy of every factor."""
+def symbolic_elbo(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> float:
+    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor.
+
+    Parameters
+    ----------
+    model : SimpleNamespace
+        From `symbolic_vbfa`.
+    Y : ndarray of shape (M, N)
+        The data, NaN where missing.
+    q : Posterior
+        A posterior of matching shapes.
+    prior : Prior
+        Hyperparameters (and the prior on W).
+
+    Returns
+    -------
+    float
+        The lower bound.
+    """
     from vbfa_lit.symbolic import expectation, evaluate
     vals = symbolic_values(model, Y, q, prior)
     expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
@@ -523,16 +742,27 @@ def symbolic_elbo(model:SimpleNamespace, # from `symbolic_vbfa`
     return expected_log_joint + entropy
 
 # %% ../nbs/02_vbpca.ipynb #f631c5e8
-def init_posterior(data:Observed,
-                   D:int, # number of latent components
-                   prior:Prior,
-                   shared:bool, # one shared tau
-                   rng:np.random.Generator,
-                   # initial <tau> = tau_scale / v, v the variance of the observed values
-                   tau_scale:float=1e3,
-                  )->Posterior:
-    """Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a
-    large <tau>; then the prior on W."""
+def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
+                   tau_scale: float = 1e3) -> Posterior:
+    """Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a large <tau>; then the
+    prior on W.
+
+    Parameters
+    ----------
+    data : Observed
+    D : int
+        Number of latent components.
+    prior : Prior
+    shared : bool
+        One shared tau.
+    rng : numpy.random.Generator
+    tau_scale : float, default 1e3
+        The initial <tau> is tau_scale / v, v the variance of the observed values.
+
+    Returns
+    -------
+    Posterior
+    """
     M, N = data.mask.shape
     nobs = data.n_row.sum()
     row_mean = data.y_row / np.maximum(data.n_row, 1)
@@ -592,29 +822,53 @@ def _check_prior(prior:Prior):
             raise ValueError(f"{name}: must be a finite number > 0, got {v!r}")
 
 class FitResult(NamedTuple):
-    "What `fit_vbfa` returns."
+    """What `fit_vbfa` returns.
+
+    Attributes
+    ----------
+    q : Posterior
+        The final posterior.
+    elbo : list of float
+        The lower bound after each sweep.
+    terms : ElboTerms
+        The decomposition of the bound after the last sweep.
+    converged : bool
+        Whether the relative change fell below `tol`.
+    """
     q: Posterior # the final posterior
     elbo: list # the lower bound after each sweep
     terms: ElboTerms # the decomposition of the bound after the last sweep
     converged: bool # whether the relative change fell below `tol`
 
 @one_blas_thread
-def fit_vbfa(data:Observed, # from `observed`
-             D:int, # number of latent components
-             prior:Prior=Prior(),
-             shared:bool=False, # one shared tau (VB PCA) instead of one per feature (VBFA)
-             max_iter:int=1000,
-             tol:float=1e-6, # stop when |L_t - L_{t-1}| < tol |L_t|
-             rng=None, # None, an int seed or a numpy Generator
-             callback=None, # called as callback(iteration, q, bound) after each sweep
-             # optional transform(data, q, prior) -> (q, gain), applied between sweeps
-             # (vbfa_lit.transformations)
-             transform=None,
-             # number of plain sweeps before `transform` is first applied (at least 1)
-             transform_start:int=1,
-            )->FitResult:
-    """Variational EM for the VBFA model: sweeps, optionally with `transform` between them,
-    until the bound settles."""
+def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = False, max_iter: int = 1000,
+             tol: float = 1e-6, rng=None, callback=None, transform=None, transform_start: int = 1) -> FitResult:
+    """Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles.
+
+    Parameters
+    ----------
+    data : Observed
+        From `observed`.
+    D : int
+        Number of latent components.
+    prior : Prior, default Prior()
+    shared : bool, default False
+        One shared tau (VB PCA) instead of one per feature (VBFA).
+    max_iter : int, default 1000
+    tol : float, default 1e-6
+        Stop when |L_t - L_{t-1}| < tol |L_t|.
+    rng : None, int or numpy.random.Generator
+    callback : callable, optional
+        Called as ``callback(iteration, q, bound)`` after each sweep.
+    transform : callable, optional
+        ``transform(data, q, prior) -> (q, gain)``, applied between sweeps (`vbfa_lit.transformations`).
+    transform_start : int, default 1
+        Plain sweeps before `transform` is first applied (at least 1).
+
+    Returns
+    -------
+    FitResult
+    """
     _check_prior(prior)
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
