@@ -856,7 +856,7 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         One shared tau (VB PCA) instead of one per feature (VBFA).
     max_iter : int, default 1000
     tol : float, default 1e-6
-        Stop when |L_t - L_{t-1}| < tol |L_t|.
+        Stop when abs(L_t - L_{t-1}) < tol abs(L_t).
     rng : None, int or numpy.random.Generator
     callback : callable, optional
         Called as ``callback(iteration, q, bound)`` after each sweep.
