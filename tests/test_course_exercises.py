@@ -413,26 +413,13 @@ def test_02_exercise_3_large_tau_gives_least_squares():
 
 def test_02_exercise_4_any_update_order_never_lowers_the_bound():
     from vbfa_lit.data import make_low_rank
-    from vbfa_lit.notation import gamma_moments
-    from vbfa_lit.vbpca import elbo, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X
+    from test_vbpca import apply_update
+    from vbfa_lit.vbpca import elbo
     toy = make_low_rank(80, 12, 3, scale=1.5, offset='normal', noise_std=0.3, missing=0.2,
                         random_state=np.random.default_rng(0))
     data, prior, shared = observed(toy.X.T), Prior(w=FixedAlpha(1e-3)), False
 
-    def step(name, q):
-        tau = gamma_moments(q.a_tau, q.b_tau)[0]
-        if name == 'X':
-            X, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
-            return q._replace(X=X, Sx=Sx)
-        if name == 'W':
-            W, Sw = update_W(data, q.X, sum_xx(data, q.X, q.Sx), q.mu, tau, prior.w.moments(q)[0])
-            return q._replace(W=W, Sw=Sw)
-        if name == 'mu':
-            mu, vmu = update_mu(data, q.W, q.X, tau, prior.beta)
-            return q._replace(mu=mu, vmu=vmu)
-        err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
-        a, b = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
-        return q._replace(a_tau=a, b_tau=b)
+    step = lambda name, q: apply_update(name, data, q, prior, shared)    # one factor's VB update
 
     q = init_posterior(data, 5, prior, shared, np.random.default_rng(3))
     bounds = [elbo(data, q, prior).total]

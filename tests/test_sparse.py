@@ -66,10 +66,12 @@ def test_explicit_zero_is_observed_and_stored_nan_is_missing():
 
 def test_scale_from_stored_values_matches_dense():
     Xd, Xs, *_ = ratings(offset=1e8)
-    c1, s1 = data_scale(Xd)
+    c1 = np.nanmean(Xd, 0)                           # an independent reference, in long double
+    s1 = float(np.sqrt(np.nanmean((Xd.astype(np.longdouble) - c1) ** 2)))
     c2, s2 = sparse_data_scale(check_sparse(Xs))
     np.testing.assert_allclose(c2, c1, rtol=1e-13)
-    assert abs(s2 - s1) <= 1e-12 * s1
+    assert abs(s2 - s1) <= 1e-10 * s1
+    np.testing.assert_array_equal(data_scale(Xd)[0], c2)      # the dense form goes through the same entries
 
 
 def test_never_densified_and_input_unmodified(monkeypatch):

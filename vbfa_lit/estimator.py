@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataWarning', 'NotFittedError', 'feature_names', 'check_data',
-           'data_scale', 'explained_variance', 'latent_posterior', 'predictive_logpdf', 'check_sparse',
-           'sparse_data_scale', 'standardise', 'observed_counts', 'VBPCA']
+           'data_scale', 'entries_scale', 'explained_variance', 'latent_posterior', 'predictive_moments',
+           'predictive_logpdf', 'check_sparse', 'sparse_data_scale', 'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
 import numbers
@@ -146,16 +146,33 @@ def data_scale(X):
         (center (n_features,), scale: a float, 0 when no feature varies).
     """
     mask = ~np.isnan(X)
-    n = np.maximum(mask.sum(0), 1)
-    # sums of values near 1e308 must not overflow
-    big = np.max(np.abs(X[mask]), initial=0.0) or 1.0
-    center = np.where(mask, X / big, 0.0).sum(0) / n * big
+    return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
+
+def entries_scale(cols, values, n_features: int):
+    """`data_scale` from the observed entries alone, as (column index, value) pairs: dense and sparse data alike.
+
+    Parameters
+    ----------
+    cols : ndarray of int, shape (K,)
+        The column of each observed value.
+    values : ndarray of shape (K,)
+        The observed values.
+    n_features : int
+
+    Returns
+    -------
+    center : ndarray of shape (n_features,)
+    scale : float
+        0 when no feature varies.
+    """
+    n = np.maximum(np.bincount(cols, minlength=n_features), 1)
+    big = np.max(np.abs(values), initial=0.0) or 1.0             # sums of values near 1e308 must not overflow
+    center = np.bincount(cols, values / big, minlength=n_features) / n * big
     # one refinement: the mean to full precision, even with offsets of 1e8
-    center += np.where(mask, X - center, 0.0).sum(0) / n
-    centred = np.where(mask, X - center, 0.0)
-    # squares of 1e-200 must not underflow, of 1e200 not overflow
-    big = np.max(np.abs(centred)) or 1.0
-    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(mask.sum(), 1)))
+    center += np.bincount(cols, values - center[cols], minlength=n_features) / n
+    centred = values - center[cols]
+    big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares of 1e-200 must not underflow, of 1e200 not overflow
+    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(values.size, 1)))
 
 # %% ../nbs/04a_estimator.ipynb #0e155405
 def explained_variance(W, psi):
@@ -197,6 +214,39 @@ def latent_posterior(X, q: Posterior):
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+
+def predictive_moments(q: Posterior, Z, Sx, rows, cols):
+    """Mean and variance of chosen entries y_mn under the fitted q (the papers' units of the fit), entry by entry:
+    mean <w_m>^T <x_n> + <mu_m>, variance w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m].
+
+    Parameters
+    ----------
+    q : Posterior
+        The fitted posterior (M features, D components).
+    Z : ndarray of shape (n_samples, D)
+        Means of q(x_n), from `latent_posterior`.
+    Sx : ndarray of shape (n_samples, D, D) or (1, D, D)
+        Covariances of q(x_n), from `latent_posterior`.
+    rows, cols : ndarray of int, shape (K,)
+        Sample and feature index of each entry.
+
+    Returns
+    -------
+    mean, var : ndarray of shape (K,)
+    """
+    M, D = q.W.shape
+    Sw = np.broadcast_to(q.Sw, (M, D, D))
+    e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))   # E[1/tau] of a Gamma(a, b)
+    mean = np.einsum('kd,kd->k', Z[rows], q.W[cols]) + q.mu[cols]
+    var = np.empty(len(rows))
+    for k in range(0, len(rows), 4096):                          # (4096, D, D) temporaries at most
+        r, c = rows[k:k + 4096], cols[k:k + 4096]
+        S, w, z = Sx[r if len(Sx) > 1 else np.zeros_like(r)], q.W[c], Z[r]
+        var[k:k + 4096] = (np.einsum('kd,kde,ke->k', w, S, w)      # w^T S_x w
+                           + np.einsum('kd,kde,ke->k', z, Sw[c], z)   # x^T S_w x
+                           + np.einsum('kde,ked->k', S, Sw[c])        # tr(S_x S_w)
+                           + q.vmu[c] + e_noise[c])                   # Var(mu) + E[1/tau]
+    return mean, var
 
 # %% ../nbs/04a_estimator.ipynb #aad01034
 def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
@@ -306,14 +356,7 @@ def sparse_data_scale(X):
     scale : float
         0 when no feature varies.
     """
-    M, cols, v = X.shape[1], X.indices, X.data
-    n = np.maximum(np.bincount(cols, minlength=M), 1)
-    big = np.max(np.abs(v), initial=0.0) or 1.0                  # sums of values near 1e308 must not overflow
-    center = np.bincount(cols, v / big, minlength=M) / n * big
-    center += np.bincount(cols, v - center[cols], minlength=M) / n    # the mean to full precision
-    centred = v - center[cols]
-    big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares must neither underflow nor overflow
-    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(v.size, 1)))
+    return entries_scale(X.indices, X.data, X.shape[1])
 
 def standardise(X, center, scale: float):
     """The data in the fitted units, (X - center) / scale; a sparse matrix keeps its pattern.
@@ -778,18 +821,9 @@ class VBPCA:
             raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
         q = self.posterior_
         Z, Sx = latent_posterior(standardise(arr, self.center_, self.scale_), q)
-        mean = self.center_[cols] + self.scale_ * (np.einsum('kd,kd->k', Z[rows], q.W[cols]) + q.mu[cols])
-        if not return_std: return mean
-        M, D = q.W.shape
-        Sw = np.broadcast_to(q.Sw, (M, D, D))
-        e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))      # E[1/tau] of a Gamma
-        var = np.empty(len(rows))
-        for k in range(0, len(rows), 4096):                  # (4096, D, D) temporaries at most
-            r, c = rows[k:k + 4096], cols[k:k + 4096]
-            S, w, z = Sx[r if len(Sx) > 1 else np.zeros_like(r)], q.W[c], Z[r]
-            var[k:k + 4096] = (np.einsum('kd,kde,ke->k', w, S, w) + np.einsum('kd,kde,ke->k', z, Sw[c], z)
-                               + np.einsum('kde,ked->k', S, Sw[c]) + q.vmu[c] + e_noise[c])
-        return mean, self.scale_ * np.sqrt(var)
+        mean, var = predictive_moments(q, Z, Sx, rows, cols)
+        mean = self.center_[cols] + self.scale_ * mean
+        return (mean, self.scale_ * np.sqrt(var)) if return_std else mean
 
     @one_blas_thread
     def impute(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
@@ -833,13 +867,9 @@ class VBPCA:
         if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
         out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
         if not return_std: return out
-        M, D = q.W.shape
-        Sw = np.broadcast_to(q.Sw, (M, D, D))
-        var = (np.einsum('md,nde,me->nm', q.W, Sx, q.W, optimize=True)
-               + np.einsum('nd,mde,ne->nm', Z, Sw, Z, optimize=True)
-               + Sx.reshape(len(Sx), D * D) @ Sw.reshape(M, D * D).T          # tr(S_x S_w), both symmetric
-               + q.vmu + q.b_tau / np.maximum(q.a_tau - 1, 1e-300))           # E[1/tau] of a Gamma(a, b)
-        std = np.where(missing, self.scale_ * np.sqrt(var), 0.0)
+        rows, cols = np.nonzero(missing)
+        std = np.zeros(missing.shape)                                # 0 where observed
+        std[rows, cols] = self.scale_ * np.sqrt(predictive_moments(q, Z, Sx, rows, cols)[1])
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
     def fit_transform(self, X, y=None):
