@@ -506,6 +506,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                             'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._arrow3d': ('widgets.html#_arrow3d', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._ipywidgets': ('widgets.html#_ipywidgets', 'vbfa_lit/widgets.py'),
+                                  'vbfa_lit.widgets._parse_positive': ('widgets.html#_parse_positive', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.exact_seconds': ('widgets.html#exact_seconds', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.figure_png': ('widgets.html#figure_png', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.householder_steps': ('widgets.html#householder_steps', 'vbfa_lit/widgets.py'),
