@@ -167,6 +167,7 @@ def is_signature_block(text: str) -> bool:
 # MathJax's list of typeset items), code blocks and printed outputs (<pre>), tables and images.
 _OVERFLOW_JS = '''() => {
   const a = document.querySelector('article') || document.querySelector('[role="main"]'); if (!a) return [];
+  for (const d of a.querySelectorAll('details')) d.open = true;   // folded code and solutions must fit too
   const col = a.getBoundingClientRect(), out = [], slack = 2;
   const wide = r => r.width > col.width + slack || r.right > col.right + slack;
   const items = (window.MathJax && MathJax.startup && MathJax.startup.document)
