@@ -14,46 +14,53 @@ from .notation import _moments
 from .vbpca import (_sx_by_product, elbo, sq_error, sweep, update_mu, update_tau)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
-def _k_csr_from_dense(op): # (R, K) dense mask -> CSR (indptr, indices, values) of its nonzero entries
-    R, K = op.shape
-    indptr = np.zeros(R + 1, np.int64)
-    n = 0
-    for r in range(R):
-        for k in range(K):
-            if op[r, k] != 0: n += 1
-        indptr[r + 1] = n
-    indices, values = np.empty(n, np.int64), np.empty(n)
-    n = 0
-    for r in range(R):
-        for k in range(K):
-            if op[r, k] != 0:
-                indices[n] = k; values[n] = op[r, k]; n += 1
-    return indptr, indices, values
-
-def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_cov):
-    # out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k] (mean_k mean_k^T +
-    # cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared by every item;
-    # out_cov of length R (split): the same sums of cov_k alone. Triangle entries in blocks of `block`.
-    R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
-    split, shared, with_mean = out_cov.shape[0] > 0, cov.shape[0] == 1, mean.shape[0] > 0
+def _k_triangle(D): # (i, j), i <= j, of the entries of the upper triangle, row by row
     T = D * (D + 1) // 2
-    ii, jj = np.empty(T, np.int64), np.empty(T, np.int64)   # (i, j), i <= j, of every triangle entry
+    ii, jj = np.empty(T, np.int64), np.empty(T, np.int64)
     t = 0
     for i in range(D):
         for j in range(i, D):
             ii[t] = i; jj[t] = j; t += 1
+    return ii, jj
+
+def _k_pack(mean, cov, weight, ii, jj, packed):
+    # packed[k, t] = weight_k (mean_ki mean_kj + cov_kij), (i, j) = (ii[t], jj[t]); mean of length 0: cov alone;
+    # cov of length 1: shared by all items. As 02a's `_pack`, weighted.
+    K, nb = packed.shape
+    shared, with_mean = cov.shape[0] == 1, mean.shape[0] > 0
+    for k in range(K):
+        c, w = 0 if shared else k, weight[k]
+        for t in range(nb):
+            v = cov[c, ii[t], jj[t]]
+            if with_mean: v = mean[k, ii[t]] * mean[k, jj[t]] + v
+            packed[k, t] = v * w
+
+def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (row by row)
+    R, D = out.shape[0], out.shape[1]
+    for r in range(R):
+        t = 0
+        for i in range(D):
+            for j in range(i, D):
+                out[r, i, j] = sums[r, t]; t += 1
+        for i in range(D):
+            for j in range(i): out[r, i, j] = out[r, j, i]
+
+def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_cov):
+    # CSR mask: out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k]
+    # (mean_k mean_k^T + cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared
+    # by every item; out_cov of length R (split): the same sums of cov_k alone. Triangle entries in blocks of
+    # `block`, packed by `_k_pack`.
+    R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
+    split = out_cov.shape[0] > 0
+    T = D * (D + 1) // 2
+    ii, jj = _k_triangle(D)
     pk, pc = np.empty((K, block)), np.empty((K if split else 0, block))
     acc, acc_cov = np.empty(block), np.empty(block)
     for b0 in range(0, T, block):
         nb = min(T - b0, block)
-        for k in range(K):        # this block of every item's packed triangle, weighted
-            c, w = 0 if shared else k, weight[k]
-            for t in range(nb):
-                i, j = ii[b0 + t], jj[b0 + t]
-                v = cov[c, i, j]
-                if split: pc[k, t] = v * w
-                if with_mean: v = mean[k, i] * mean[k, j] + v
-                pk[k, t] = v * w
+        # this block of every item's packed triangle
+        _k_pack(mean, cov, weight, ii[b0:b0 + nb], jj[b0:b0 + nb], pk[:, :nb])
+        if split: _k_pack(mean[:0], cov, weight, ii[b0:b0 + nb], jj[b0:b0 + nb], pc[:, :nb])
         for r in range(R):        # the block of every row's sum, read from cache
             acc[:nb] = 0.0
             if split: acc_cov[:nb] = 0.0
@@ -112,7 +119,7 @@ def _k_gaussians(P, h, mean, S, logdet, L, Li):
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_csr_from_dense', '_k_outer_sums', '_k_gaussians')
+_KERNELS = ('_k_triangle', '_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians')
 _COMPILED = []
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
@@ -127,12 +134,6 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 # bytes of one packed block (both halves with `split`): about half of a core's L2 cache
 _BLOCK_BYTES = 1 << 20
 
-def _csr_arrays(op): # (indptr, indices, values) of a mask, dense or sparse, as int64/float64 arrays
-    if sparse.issparse(op):
-        op = op.tocsr()
-        return (op.indptr.astype(np.int64), op.indices.astype(np.int64),
-                np.ascontiguousarray(op.data, dtype=float))
-    return _k_csr_from_dense(np.ascontiguousarray(op, dtype=float))
 
 def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       mean, # (K, D), or None: the covariances alone
@@ -145,11 +146,23 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     (R, K), D = op.shape, cov.shape[-1]
     if mean is None and len(cov) == 1: return _masked_outer_sum_numpy(op, mean, cov, weight, split)
     T = D * (D + 1) // 2
-    block = int(max(8, min(T, _BLOCK_BYTES // (8 * K * (2 if split else 1)))))
+    mean = np.ascontiguousarray(np.empty((0, D)) if mean is None else mean, dtype=float)
+    cov = np.ascontiguousarray(cov, dtype=float)
+    weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
     out, out_cov = np.empty((R, D, D)), np.empty((R if split else 0, D, D))
-    _k_outer_sums(*_csr_arrays(op), np.ascontiguousarray(np.empty((0, D)) if mean is None else mean, dtype=float),
-                  np.ascontiguousarray(cov, dtype=float),
-                  np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float), block, out, out_cov)
+    if sparse.issparse(op):
+        op = op.tocsr()
+        block = int(max(8, min(T, _BLOCK_BYTES // (8 * K * (2 if split else 1)))))
+        _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
+                      mean, cov, weight, block, out, out_cov)
+    else:                      # dense: BLAS, between a compiled packing and unpacking
+        ii, jj = _k_triangle(D)
+        packed = np.empty((K, 2 * T if split else T))
+        _k_pack(mean, cov, weight, ii, jj, packed[:, :T])
+        if split: _k_pack(mean[:0], cov, weight, ii, jj, packed[:, T:])
+        sums = np.asarray(op @ packed)
+        _k_unpack(sums[:, :T], out)
+        if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
 
 def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite
