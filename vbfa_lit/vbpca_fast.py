@@ -118,8 +118,57 @@ def _k_gaussians(P, h, mean, S, logdet, L, Li):
             mean[k, a] = s
     return -1
 
+def _k_gaussians_lanes(P, h, mean, S, logdet, B):
+    # as _k_gaussians, for chunks of B factors side by side: the chunk is the innermost axis of the scratch
+    # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one
+    K, D = P.shape[0], P.shape[1]
+    L, Li, V, acc = np.empty((D, D, B)), np.empty((D, D, B)), np.empty((D, D, B)), np.empty(B)
+    for k0 in range(0, K, B):
+        nb = min(B, K - k0)
+        for i in range(D):
+            for j in range(i + 1):
+                for b in range(nb): L[i, j, b] = P[k0 + b, i, j]
+        for j in range(D):        # right-looking Cholesky: column j, then the update of the columns after it
+            for b in range(nb):
+                if not L[j, j, b] > 0: return k0 + b
+                L[j, j, b] = np.sqrt(L[j, j, b])
+            for i in range(j + 1, D):
+                for b in range(nb): L[i, j, b] /= L[j, j, b]
+            for i in range(j + 1, D):
+                for c in range(j + 1, i + 1):
+                    for b in range(nb): L[i, c, b] -= L[i, j, b] * L[c, j, b]
+        for b in range(nb): acc[b] = 0.0
+        for i in range(D):
+            for b in range(nb): acc[b] += np.log(L[i, i, b])
+        for b in range(nb): logdet[k0 + b] = -2.0 * acc[b]
+        for i in range(D):        # row i of L^-1 = (e_i - sum_{q<i} L_iq row q of L^-1) / L_ii
+            for j in range(i + 1):
+                for b in range(nb): Li[i, j, b] = 0.0
+            for q in range(i):
+                for j in range(q + 1):
+                    for b in range(nb): Li[i, j, b] -= L[i, q, b] * Li[q, j, b]
+            for b in range(nb): Li[i, i, b] += 1.0
+            for j in range(i + 1):
+                for b in range(nb): Li[i, j, b] /= L[i, i, b]
+        for a in range(D):
+            for c in range(a + 1):
+                for b in range(nb): V[a, c, b] = 0.0
+        for i in range(D):        # S = L^-T L^-1 = sum_i (row i)^T (row i), lower triangle
+            for a in range(i + 1):
+                for c in range(a + 1):
+                    for b in range(nb): V[a, c, b] += Li[i, a, b] * Li[i, c, b]
+        for b in range(nb):
+            for a in range(D):
+                for c in range(a + 1):
+                    S[k0 + b, a, c] = V[a, c, b]; S[k0 + b, c, a] = V[a, c, b]
+            for a in range(D):
+                s = 0.0
+                for c in range(D): s += S[k0 + b, a, c] * h[k0 + b, c]
+                mean[k0 + b, a] = s
+    return -1
+
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_triangle', '_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians')
+_KERNELS = ('_k_triangle', '_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes')
 _COMPILED = []
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
@@ -133,6 +182,8 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 # %% ../nbs/02c_vbpca_fast.ipynb #b3a81b07
 # bytes of one packed block (both halves with `split`): about half of a core's L2 cache
 _BLOCK_BYTES = 1 << 20
+# factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
+_LANES, _LANES_MAX_D = 32, 64
 
 
 def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
@@ -174,8 +225,9 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     K, D = P.shape[:2]
     one_for_all = K == 1 and len(h) != 1
     mean, S, logdet = np.empty((K, D)), np.empty((K, D, D)), np.empty(K)
-    bad = _k_gaussians(P, np.zeros((1, D)) if one_for_all else np.ascontiguousarray(h, dtype=float), mean, S,
-                       logdet, np.empty((D, D)), np.empty((D, D)))
+    h1 = np.zeros((1, D)) if one_for_all else np.ascontiguousarray(h, dtype=float)
+    if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, h1, mean, S, logdet, _LANES)
+    else: bad = _k_gaussians(P, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
     if bad >= 0: raise np.linalg.LinAlgError(f"Matrix is not positive definite (precision {bad} of {K})")
     if one_for_all: mean = h @ S[0]
     return mean, S, logdet
