@@ -462,7 +462,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                  'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_outer_sums': ('vbpca_fast.html#_k_outer_sums', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_pack': ('vbpca_fast.html#_k_pack', 'vbfa_lit/vbpca_fast.py'),
-                                     'vbfa_lit.vbpca_fast._k_triangle': ('vbpca_fast.html#_k_triangle', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_unpack': ('vbpca_fast.html#_k_unpack', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._masked_outer_sum': ( 'vbpca_fast.html#_masked_outer_sum',
                                                                                 'vbfa_lit/vbpca_fast.py'),

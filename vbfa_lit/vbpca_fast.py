@@ -14,26 +14,20 @@ from .notation import _moments
 from .vbpca import (_sx_by_product, elbo, sq_error, sweep, update_mu, update_tau)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
-def _k_triangle(D): # (i, j), i <= j, of the entries of the upper triangle, row by row
-    T = D * (D + 1) // 2
-    ii, jj = np.empty(T, np.int64), np.empty(T, np.int64)
-    t = 0
-    for i in range(D):
-        for j in range(i, D):
-            ii[t] = i; jj[t] = j; t += 1
-    return ii, jj
-
-def _k_pack(mean, cov, weight, ii, jj, packed):
-    # packed[k, t] = weight_k (mean_ki mean_kj + cov_kij), (i, j) = (ii[t], jj[t]); mean of length 0: cov alone;
-    # cov of length 1: shared by all items. As 02a's `_pack`, weighted.
-    K, nb = packed.shape
+def _k_pack(mean, cov, weight, i0, i1, packed):
+    # packed[k] = rows i0..i1-1 of the upper triangle of weight_k (mean_k mean_k^T + cov_k), one after the other;
+    # mean of length 0: cov alone; cov of length 1: shared by all items. As 02a's `_pack`, weighted.
+    K, D = packed.shape[0], cov.shape[-1]
     shared, with_mean = cov.shape[0] == 1, mean.shape[0] > 0
     for k in range(K):
-        c, w = 0 if shared else k, weight[k]
-        for t in range(nb):
-            v = cov[c, ii[t], jj[t]]
-            if with_mean: v = mean[k, ii[t]] * mean[k, jj[t]] + v
-            packed[k, t] = v * w
+        c, w, t = 0 if shared else k, weight[k], 0
+        for i in range(i0, i1):
+            if with_mean:
+                m = mean[k, i]
+                for j in range(i, D): packed[k, t + j - i] = (m * mean[k, j] + cov[c, i, j]) * w
+            else:
+                for j in range(i, D): packed[k, t + j - i] = cov[c, i, j] * w
+            t += D - i
 
 def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (row by row)
     R, D = out.shape[0], out.shape[1]
@@ -52,15 +46,16 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
     # `block`, packed by `_k_pack`.
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split = out_cov.shape[0] > 0
-    T = D * (D + 1) // 2
-    ii, jj = _k_triangle(D)
+    block = max(block, D)         # whole rows of the triangle: at least one
     pk, pc = np.empty((K, block)), np.empty((K if split else 0, block))
     acc, acc_cov = np.empty(block), np.empty(block)
-    for b0 in range(0, T, block):
-        nb = min(T - b0, block)
-        # this block of every item's packed triangle
-        _k_pack(mean, cov, weight, ii[b0:b0 + nb], jj[b0:b0 + nb], pk[:, :nb])
-        if split: _k_pack(mean[:0], cov, weight, ii[b0:b0 + nb], jj[b0:b0 + nb], pc[:, :nb])
+    i1 = 0
+    while i1 < D:
+        i0, nb = i1, 0            # the rows i0..i1-1 of the triangle that fill at most `block` entries
+        while i1 < D and nb + D - i1 <= block:
+            nb += D - i1; i1 += 1
+        _k_pack(mean, cov, weight, i0, i1, pk)       # this block of every item's packed triangle
+        if split: _k_pack(mean[:0], cov, weight, i0, i1, pc)
         for r in range(R):        # the block of every row's sum, read from cache
             acc[:nb] = 0.0
             if split: acc_cov[:nb] = 0.0
@@ -69,9 +64,12 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
                 for t in range(nb): acc[t] += v * pk[k, t]
                 if split:
                     for t in range(nb): acc_cov[t] += v * pc[k, t]
-            for t in range(nb):
-                out[r, ii[b0 + t], jj[b0 + t]] = acc[t]
-                if split: out_cov[r, ii[b0 + t], jj[b0 + t]] = acc_cov[t]
+            t = 0
+            for i in range(i0, i1):
+                for j in range(i, D):
+                    out[r, i, j] = acc[t]
+                    if split: out_cov[r, i, j] = acc_cov[t]
+                    t += 1
     for r in range(R):            # the lower triangles, one matrix at a time
         for i in range(D):
             for j in range(i):
@@ -90,7 +88,7 @@ def _k_gaussians(P, h, mean, S, logdet, L, Li):
                 s = P[k, i, j]
                 for q in range(j): s -= L[i, q] * L[j, q]
                 if i == j:
-                    if not s > 0: return k
+                    if s <= 0: return k   # NaN goes on, as in LAPACK
                     L[i, i] = np.sqrt(s)
                 else: L[i, j] = s / L[j, j]
         ld = 0.0
@@ -130,7 +128,7 @@ def _k_gaussians_lanes(P, h, mean, S, logdet, B):
                 for b in range(nb): L[i, j, b] = P[k0 + b, i, j]
         for j in range(D):        # right-looking Cholesky: column j, then the update of the columns after it
             for b in range(nb):
-                if not L[j, j, b] > 0: return k0 + b
+                if L[j, j, b] <= 0: return k0 + b
                 L[j, j, b] = np.sqrt(L[j, j, b])
             for i in range(j + 1, D):
                 for b in range(nb): L[i, j, b] /= L[j, j, b]
@@ -168,7 +166,7 @@ def _k_gaussians_lanes(P, h, mean, S, logdet, B):
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_triangle', '_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes')
+_KERNELS = ('_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes')
 _COMPILED = []
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
@@ -207,10 +205,9 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
                       mean, cov, weight, block, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
-        ii, jj = _k_triangle(D)
         packed = np.empty((K, 2 * T if split else T))
-        _k_pack(mean, cov, weight, ii, jj, packed[:, :T])
-        if split: _k_pack(mean[:0], cov, weight, ii, jj, packed[:, T:])
+        _k_pack(mean, cov, weight, 0, D, packed[:, :T])
+        if split: _k_pack(mean[:0], cov, weight, 0, D, packed[:, T:])
         sums = np.asarray(op @ packed)
         _k_unpack(sums[:, :T], out)
         if split: _k_unpack(sums[:, T:], out_cov)
