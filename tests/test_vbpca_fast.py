@@ -89,6 +89,10 @@ def test_gaussian_from_precision_equals_numpy(D, K):
     H = rng.standard_normal((9, D))                                  # one precision shared by 9 linear terms
     for x, y in zip(_gaussian_from_precision(P[:1], H), compiled(P[:1], H)):
         assert rel(x, y) < 1e-12
+    scale, diag = rng.uniform(0.1, 10, K), rng.uniform(0, 3, D)      # scale_k P_k + diag(diag), formed in the kernel
+    ref = _gaussian_from_precision(scale[:, None, None] * P + np.diag(diag), h)
+    for x, y in zip(ref, compiled(P, h, scale=scale, diag=diag)):
+        assert rel(x, y) < 1e-12
 
 
 @needs_numba

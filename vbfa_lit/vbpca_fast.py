@@ -78,14 +78,16 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
     return 0
 
 # %% ../nbs/02c_vbpca_fast.ipynb #f06a84d5
-def _k_gaussians(P, h, mean, S, logdet, L, Li):
-    # P (K, D, D) precisions, h (K, D) linear terms -> mean (K, D), S (K, D, D), logdet (K,) of N(P^-1 h, P^-1);
-    # L, Li (D, D) scratch. Returns -1, or the first k whose P_k is not positive definite.
+def _k_gaussians(P, scale, diag, h, mean, S, logdet, L, Li):
+    # precisions scale_k P_k + diag(diag) (scale of length 0: 1), P (K, D, D), h (K, D) linear terms -> mean (K, D),
+    # S (K, D, D), logdet (K,) of N(P^-1 h, P^-1); L, Li (D, D) scratch. Returns -1, or the first k whose
+    # precision is not positive definite.
     K, D = P.shape[0], P.shape[1]
     for k in range(K):
         for i in range(D):        # Cholesky-Banachiewicz: row i of L from the rows above it
             for j in range(i + 1):
-                s = P[k, i, j]
+                s = P[k, i, j] * scale[k] if scale.size else P[k, i, j]
+                if i == j: s += diag[i]
                 for q in range(j): s -= L[i, q] * L[j, q]
                 if i == j:
                     if s <= 0: return k   # NaN goes on, as in LAPACK
@@ -116,7 +118,7 @@ def _k_gaussians(P, h, mean, S, logdet, L, Li):
             mean[k, a] = s
     return -1
 
-def _k_gaussians_lanes(P, h, mean, S, logdet, B):
+def _k_gaussians_lanes(P, scale, diag, h, mean, S, logdet, B):
     # as _k_gaussians, for chunks of B factors side by side: the chunk is the innermost axis of the scratch
     # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one
     K, D = P.shape[0], P.shape[1]
@@ -125,7 +127,11 @@ def _k_gaussians_lanes(P, h, mean, S, logdet, B):
         nb = min(B, K - k0)
         for i in range(D):
             for j in range(i + 1):
-                for b in range(nb): L[i, j, b] = P[k0 + b, i, j]
+                if scale.size:
+                    for b in range(nb): L[i, j, b] = P[k0 + b, i, j] * scale[k0 + b]
+                else:
+                    for b in range(nb): L[i, j, b] = P[k0 + b, i, j]
+            for b in range(nb): L[i, i, b] += diag[i]
         for j in range(D):        # right-looking Cholesky: column j, then the update of the columns after it
             for b in range(nb):
                 if L[j, j, b] <= 0: return k0 + b
@@ -180,6 +186,8 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 # %% ../nbs/02c_vbpca_fast.ipynb #b3a81b07
 # bytes of one packed block (both halves with `split`): about half of a core's L2 cache
 _BLOCK_BYTES = 1 << 20
+# a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
+_DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
 _LANES, _LANES_MAX_D = 32, 64
 
@@ -199,6 +207,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     cov = np.ascontiguousarray(cov, dtype=float)
     weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
     out, out_cov = np.empty((R, D, D)), np.empty((R if split else 0, D, D))
+    if not sparse.issparse(op) and np.count_nonzero(op) < _DENSE_MIN * op.size: op = sparse.csr_matrix(op)
     if sparse.issparse(op):
         op = op.tocsr()
         block = int(max(8, min(T, _BLOCK_BYTES // (8 * K * (2 if split else 1)))))
@@ -215,16 +224,21 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
 
 def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite
                              h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
+                             scale=None, # (K,): the precisions are scale_k P_k + diag(diag)
+                             diag=None, # (D,)
                             ): # (mean (K or len(h), D), covariance (K, D, D), log|P^-1| (K,))
-    "`linalg._gaussian_from_precision`, compiled: Cholesky, inverse, mean and log-determinant row by row."
+    """`linalg._gaussian_from_precision`, compiled: Cholesky, inverse, mean and log-determinant row by row; with
+    `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them."""
     _compile()
     P = np.ascontiguousarray(P, dtype=float)
     K, D = P.shape[:2]
+    scale = np.empty(0) if scale is None else np.ascontiguousarray(np.broadcast_to(scale, (K,)), dtype=float)
+    diag = np.zeros(D) if diag is None else np.ascontiguousarray(diag, dtype=float)
     one_for_all = K == 1 and len(h) != 1
     mean, S, logdet = np.empty((K, D)), np.empty((K, D, D)), np.empty(K)
     h1 = np.zeros((1, D)) if one_for_all else np.ascontiguousarray(h, dtype=float)
-    if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, h1, mean, S, logdet, _LANES)
-    else: bad = _k_gaussians(P, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
+    if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, scale, diag, h1, mean, S, logdet, _LANES)
+    else: bad = _k_gaussians(P, scale, diag, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
     if bad >= 0: raise np.linalg.LinAlgError(f"Matrix is not positive definite (precision {bad} of {K})")
     if one_for_all: mean = h @ S[0]
     return mean, S, logdet
@@ -234,18 +248,16 @@ def _sweep(data, q, prior, shared):
     "`vbpca.sweep` with the masked outer sums and the Gaussian factors compiled (arguments and result the same)."
     if data.complete: return sweep(data, q, prior, shared)
     tau = _moments(q.a_tau, q.b_tau)[0]
-    (M, D), diag = q.W.shape, np.arange(q.W.shape[1])
-    P = _masked_outer_sum(data.maskT, q.W, q.Sw, np.broadcast_to(tau, (M,)))   # sum_tau_ww
-    P[:, diag, diag] += 1.0                                                       # update_X
-    tw = tau[:, None] * q.W
-    X, Sx, logdet_Sx = _gaussian_from_precision(P, data.YT @ tw - data.maskT @ (q.mu[:, None] * tw))
+    M, D = q.W.shape
+    TWW = _masked_outer_sum(data.maskT, q.W, q.Sw, np.broadcast_to(tau, (M,)))   # sum_tau_ww
+    tw = tau[:, None] * q.W                                                         # update_X: I + TWW
+    X, Sx, logdet_Sx = _gaussian_from_precision(TWW, data.YT @ tw - data.maskT @ (q.mu[:, None] * tw),
+                                                diag=np.ones(D))
     if _sx_by_product(data): XX, SX = _masked_outer_sum(data.mask, X, Sx, split=True)   # sum_xx
     else: XX, SX = _masked_outer_sum(data.mask, X, Sx), None
-    alpha = prior.w.moments(q)[0]
-    P = tau[:, None, None] * XX                                                   # update_W
-    P[:, diag, diag] += alpha
+    alpha = prior.w.moments(q)[0]                                                   # update_W: tau XX + diag(alpha)
     h = tau[:, None] * (data.Y @ X - q.mu[:, None] * (data.mask @ X))
-    W, Sw, logdet_Sw = _gaussian_from_precision(P, h)
+    W, Sw, logdet_Sw = _gaussian_from_precision(XX, h, scale=tau, diag=alpha)
     mu, vmu = update_mu(data, W, X, tau, prior.beta)
     err = sq_error(data, W, Sw, X, Sx, XX, mu, vmu, SX)
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
