@@ -42,39 +42,47 @@ def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (r
 def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_cov):
     # CSR mask: out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k]
     # (mean_k mean_k^T + cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared
-    # by every item; out_cov of length R (split): the same sums of cov_k alone. Triangle entries in blocks of
-    # `block`, packed by `_k_pack`.
+    # by every item; out_cov of length R (split): the same sums of cov_k alone. The covariances' triangle entries
+    # in blocks of `block`, packed by `_k_pack`; the means' part by BLAS, row by row.
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
-    split = out_cov.shape[0] > 0
+    split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
+    C = out_cov if split else out  # where the sums of the covariances go
     block = max(block, D)         # whole rows of the triangle: at least one
-    pk, pc = np.empty((K, block)), np.empty((K if split else 0, block))
-    acc, acc_cov = np.empty(block), np.empty(block)
+    pk, acc = np.empty((K, block)), np.empty(block)
     i1 = 0
     while i1 < D:
         i0, nb = i1, 0            # the rows i0..i1-1 of the triangle that fill at most `block` entries
         while i1 < D and nb + D - i1 <= block:
             nb += D - i1; i1 += 1
-        _k_pack(mean, cov, weight, i0, i1, pk)       # this block of every item's packed triangle
-        if split: _k_pack(mean[:0], cov, weight, i0, i1, pc)
+        _k_pack(mean[:0], cov, weight, i0, i1, pk)   # this block of every item's packed covariance
         for r in range(R):        # the block of every row's sum, read from cache
             acc[:nb] = 0.0
-            if split: acc_cov[:nb] = 0.0
             for p in range(indptr[r], indptr[r + 1]):
                 k, v = indices[p], values[p]
                 for t in range(nb): acc[t] += v * pk[k, t]
-                if split:
-                    for t in range(nb): acc_cov[t] += v * pc[k, t]
             t = 0
             for i in range(i0, i1):
                 for j in range(i, D):
-                    out[r, i, j] = acc[t]
-                    if split: out_cov[r, i, j] = acc_cov[t]
-                    t += 1
-    for r in range(R):            # the lower triangles, one matrix at a time
+                    C[r, i, j] = acc[t]; t += 1
+    for r in range(R):            # the means' part, then the lower triangles, one matrix at a time
+        n = indptr[r + 1] - indptr[r]
+        if with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
+            G, Gw = np.empty((n, D)), np.empty((n, D))
+            for q in range(n):
+                k = indices[indptr[r] + q]
+                s = values[indptr[r] + q] * weight[k]
+                for j in range(D):
+                    G[q, j] = mean[k, j]; Gw[q, j] = mean[k, j] * s
+            M = np.dot(Gw.T, G)
+            for i in range(D):
+                for j in range(i, D): out[r, i, j] = C[r, i, j] + M[i, j]
+        elif split:
+            for i in range(D):
+                for j in range(i, D): out[r, i, j] = C[r, i, j]
         for i in range(D):
             for j in range(i):
                 out[r, i, j] = out[r, j, i]
-                if split: out_cov[r, i, j] = out_cov[r, j, i]
+                if split: C[r, i, j] = C[r, j, i]
     return 0
 
 # %% ../nbs/02c_vbpca_fast.ipynb #f06a84d5
@@ -184,7 +192,7 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
     _COMPILED.append(True)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #b3a81b07
-# bytes of one packed block (both halves with `split`): about half of a core's L2 cache
+# bytes of one packed block of the covariances: about half of a core's L2 cache
 _BLOCK_BYTES = 1 << 20
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
@@ -210,7 +218,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     if not sparse.issparse(op) and np.count_nonzero(op) < _DENSE_MIN * op.size: op = sparse.csr_matrix(op)
     if sparse.issparse(op):
         op = op.tocsr()
-        block = int(max(8, min(T, _BLOCK_BYTES // (8 * K * (2 if split else 1)))))
+        block = int(max(8, min(T, _BLOCK_BYTES // (8 * K))))
         _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
                       mean, cov, weight, block, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
