@@ -433,7 +433,7 @@ def test_02_exercise_4_any_update_order_never_lowers_the_bound():
 def test_02_exercise_5_q_mu_splits_over_features():
     import sympy as sp
     from vbfa_lit.symbolic import expectation
-    from vbfa_lit.vbpca import symbolic_vbfa
+    from vbfa_lit.symbolic import symbolic_vbfa
     model = symbolic_vbfa(M=3, N=2, D=2, observed=[(1, 1), (2, 1), (3, 1), (1, 2), (3, 2)])
     others = [f for f in model.factors if f not in model.mu.values()]
     variables = [f.vars[0] for f in model.mu.values()]

@@ -5,8 +5,9 @@ import pytest
 from vbfa_lit.ard import ARD, update_alpha
 from vbfa_lit.notation import gamma_moments
 from vbfa_lit.symbolic import evaluate, gamma_readoff, gaussian_readoff
-from vbfa_lit.vbpca import (FixedAlpha, Prior, elbo, mean_field, observed, random_posterior, sq_error, sum_tau_ww,
-                            sum_xx, symbolic_elbo, symbolic_values, symbolic_vbfa, update_mu, update_tau, update_W,
+from vbfa_lit.symbolic import mean_field, symbolic_elbo, symbolic_values, symbolic_vbfa
+from vbfa_lit.vbpca import (FixedAlpha, Prior, elbo, observed, random_posterior, sq_error, sum_tau_ww,
+                            sum_xx, update_mu, update_tau, update_W,
                             update_X)
 
 M, N = 3, 3

@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .notation import _moments, _kl
-from .vbpca import Posterior, _sum_ww
+from .notation import gamma_moments, gamma_kl
+from .vbpca import Posterior, sum_ww
 
 # %% ../nbs/03_ard.ipynb #b07f8fa7
 def update_alpha(W, Sw, a_alpha: float, b_alpha: float):
@@ -34,7 +34,7 @@ def update_alpha(W, Sw, a_alpha: float, b_alpha: float):
         (shape (D,), rate (D,)).
     """
     M, D = W.shape
-    return np.full(D, a_alpha + M / 2), b_alpha + _sum_ww(W, Sw) / 2
+    return np.full(D, a_alpha + M / 2), b_alpha + sum_ww(W, Sw) / 2
 
 class ARD(NamedTuple):
     """The ARD prior on the columns of W: a Gamma factor q(alpha_d) per column (Bishop, 1999).
@@ -61,7 +61,7 @@ class ARD(NamedTuple):
         tuple of ndarray
             (<alpha>, <log alpha>), each (D,).
         """
-        return _moments(q.a_alpha, q.b_alpha)
+        return gamma_moments(q.a_alpha, q.b_alpha, check=False)
     def update(self, q: Posterior) -> Posterior:
         """Replace q(alpha) by its update given q(W).
 
@@ -88,7 +88,7 @@ class ARD(NamedTuple):
         -------
         float
         """
-        return float(np.sum(_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha)))
+        return float(np.sum(gamma_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha, check=False)))
 
 def effective_components(q: Posterior, tol: float = 1e-2):
     """Columns that ARD keeps: sum_m <w_md^2> >= tol * sum_m 1/<tau_m> (the variance a column explains vs the
@@ -106,4 +106,4 @@ def effective_components(q: Posterior, tol: float = 1e-2):
     bool ndarray of shape (D,)
     """
     noise = np.sum(np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)))
-    return _sum_ww(q.W, q.Sw) >= tol * noise
+    return sum_ww(q.W, q.Sw) >= tol * noise

@@ -18,11 +18,11 @@ import scipy.sparse as sparse
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
-from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, update_X, fit_vbfa
+from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, sum_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
 from .rjmcmc_fast import check_engine
-from .validation import check_int, check_random_state, check_real, warn_caller
+from .validation import check_choice, check_int, check_random_state, check_real, output_dtype, warn_caller
 from .transformations import TRANSFORMATIONS, transform_posterior
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
@@ -396,15 +396,6 @@ def observed_counts(X):
     mask = ~np.isnan(X)
     return mask.sum(1), mask.sum(0)
 
-# %% ../nbs/04a_estimator.ipynb #8fd24f45
-def _check_choice(name, value, choices): # one of choices
-    "A string hyperparameter from a fixed set."
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
-    return value
-
-
-
 # %% ../nbs/04a_estimator.ipynb #b1fab30a
 class VBPCA:
     """Variational Bayesian PCA and factor analysis with missing values.
@@ -623,14 +614,14 @@ class VBPCA:
         "Check every hyperparameter; each error names its argument."
         self._unstored()                                             # missing_values
         s = dict(
-            prior=_check_choice('prior', self.prior, ('ard', 'broad')),
-            noise=_check_choice('noise', self.noise, ('shared', 'per_feature')),
-            transformations=_check_choice('transformations', self.transformations, TRANSFORMATIONS),
+            prior=check_choice('prior', self.prior, ('ard', 'broad')),
+            noise=check_choice('noise', self.noise, ('shared', 'per_feature')),
+            transformations=check_choice('transformations', self.transformations, TRANSFORMATIONS),
             warmup_sweeps=check_int('warmup_sweeps', self.warmup_sweeps, 0),
             max_iter=check_int('max_iter', self.max_iter, 1),
             tol=check_real('tol', self.tol, 0.0, inclusive=True),
             effective_tol=check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
-            storage=_check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
+            storage=check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
             engine=check_engine(self.engine),
             **{
                 k: check_real(k, getattr(self, k))
@@ -783,7 +774,7 @@ class VBPCA:
         self._check_fitted()
         arr = self._check_new(X, allow_sparse=True)
         Z = latent_posterior(standardise(arr, self.center_, self.scale_), self.posterior_)[0]
-        return self._wrap(Z.astype(_out_dtype(X), copy=False), X)
+        return self._wrap(Z.astype(output_dtype(X), copy=False), X)
 
     @one_blas_thread
     def predict_entries(self, X, rows, cols, return_std:bool=False):
@@ -868,7 +859,7 @@ class VBPCA:
         q, missing = self.posterior_, np.isnan(arr)
         Z, Sx = latent_posterior((arr - self.center_) / self.scale_, q)
         filled = np.where(missing, self.center_ + self.scale_ * (Z @ q.W.T + q.mu), arr)
-        dtype, names = _out_dtype(X), getattr(self, 'feature_names_in_', None)
+        dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
         if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
         out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
         if not return_std: return out
@@ -909,7 +900,7 @@ class VBPCA:
             raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = "
                              f"{self.n_components_}")
         if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
-        return (arr @ self.components_ + self.mean_).astype(_out_dtype(Z), copy=False)
+        return (arr @ self.components_ + self.mean_).astype(output_dtype(Z), copy=False)
 
     @one_blas_thread
     def score_samples(self, X) -> np.ndarray:
@@ -983,7 +974,7 @@ class VBPCA:
             'pandas' for DataFrame outputs, 'default' for NumPy arrays, None to leave the setting unchanged.
         """
         if transform is None: return self
-        _check_choice('transform', transform, ('default', 'pandas', 'polars'))
+        check_choice('transform', transform, ('default', 'pandas', 'polars'))
         self._sklearn_output_config = {'transform': transform}
         return self
 
@@ -1012,14 +1003,10 @@ def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
         raise ValueError(f"{name}: indices must lie in [0, {size}), got range [{a.min()}, {a.max()}]")
     return a
 
-def _out_dtype(X): # float32 stays float32; everything else gives float64
-    return np.float32 if getattr(X, 'dtype', None) == np.float32 else np.float64
-
 def _ordered_columns(q:Posterior)->Posterior:
     """The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its
     largest loading positive: a permutation and sign flips, which leave the bound unchanged."""
-    from vbfa_lit.vbpca import _sum_ww
-    order = np.argsort(-_sum_ww(q.W, q.Sw), kind='stable')
+    order = np.argsort(-sum_ww(q.W, q.Sw), kind='stable')
     W = q.W[:, order]
     sign = np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
     P = np.eye(len(order))[:, order] * sign                      # W -> W P, x -> P^T x, P orthogonal

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .stiefel import _householder_columns, _log_sv_kernel
+from .stiefel import householder_columns, singular_value_log_kernel
 from .validation import check_int, check_random_state, check_real
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
@@ -165,7 +165,7 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
     jax, jnp, numpyro = _import_numpyro()
     import numpyro.distributions as dist
     from numpyro.distributions import constraints
-    kernel = sigma_log_kernel or (lambda s: _log_sv_kernel(s, D, xp=jnp))
+    kernel = sigma_log_kernel or (lambda s: singular_value_log_kernel(s, D, xp=jnp))
     def model():
         if parameterisation == 'householder':
             if radius_concentration is None:                              # the slides: v_n ~ N(0, I_n)
@@ -181,7 +181,7 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
                     numpyro.factor(f'radius_{v.shape[-1]}',
                                    dist.Gamma(radius_concentration, radius_concentration).log_prob(r)
                                    - (v.shape[-1] - 1) * jnp.log(r))
-            U = _householder_columns(vs, xp=jnp, reflection=reflection)
+            U = householder_columns(vs, xp=jnp, reflection=reflection)
             increasing = numpyro.sample('sigma_increasing',
                                         dist.ImproperUniform(constraints.positive_ordered_vector, (), (Q,)))
             sigma = numpyro.deterministic('sigma', increasing[::-1])

@@ -8,7 +8,8 @@ __all__ = ['VBPCAImputer']
 # %% ../nbs/04b_imputation.ipynb #0a58d13e
 import numpy as np
 
-from .estimator import VBPCA, check_data, feature_names, _check_choice, _out_dtype
+from .estimator import VBPCA, check_data, feature_names
+from .validation import check_choice, output_dtype
 from .validation import check_random_state, check_real
 
 # %% ../nbs/04b_imputation.ipynb #5338b4b3
@@ -105,7 +106,7 @@ class VBPCAImputer:
             Bad data or hyperparameters (the message names the argument), or too few observed entries to hold
             out with ``calibrate='holdout'``.
         """
-        calibrate = _check_choice('calibrate', self.calibrate, ('none', 'holdout'))
+        calibrate = check_choice('calibrate', self.calibrate, ('none', 'holdout'))
         holdout = check_real('holdout', self.holdout)
         if holdout > 0.5: raise ValueError(f"holdout: expected a fraction in (0, 0.5], got {self.holdout!r}")
         names, arr = feature_names(X), check_data(X)
@@ -155,7 +156,7 @@ class VBPCAImputer:
         self._check_fitted()
         if not isinstance(return_std, (bool, np.bool_)):
             raise TypeError(f"return_std: expected True or False, got {return_std!r}")
-        arr, dtype, names = self._check_new(X), _out_dtype(X), self.get_feature_names_out()
+        arr, dtype, names = self._check_new(X), output_dtype(X), self.get_feature_names_out()
         filled, std = (np.asarray(v) for v in self.estimator_.impute(arr, return_std=True))
         out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
         if not return_std: return out

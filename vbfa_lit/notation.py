@@ -19,15 +19,14 @@ def _check_gamma(a, b, names=('a', 'b')):
             raise ValueError(f"Gamma parameter `{name}` must be finite and > 0, got {v!r}")
     return a, b
 
-# The formulas, unchecked: the public functions below validate their arguments once and then use these.
-# The VB sweep of later lessons calls them directly: its Gamma parameters are valid by construction.
+# The formulas, unchecked: the public functions below validate their arguments (unless told not to) and use these.
 def _moments(a, b): return a / b, digamma(a) - np.log(b)
 def _expected_log_pdf(a0, b0, mean, mean_log):
     return a0 * np.log(b0) - gammaln(a0) + (a0 - 1) * mean_log - b0 * mean
 def _entropy(a, b): return a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
 def _kl(a, b, a0, b0): return -_entropy(a, b) - _expected_log_pdf(a0, b0, *_moments(a, b))
 
-def gamma_moments(a, b):
+def gamma_moments(a, b, *, check=True):
     """Mean and mean logarithm of a Gamma(shape `a`, rate `b`) distribution.
 
     Parameters
@@ -36,13 +35,16 @@ def gamma_moments(a, b):
         Shape parameter(s) of q, > 0, any array shape.
     b
         Rate parameter(s) of q, > 0, broadcastable with `a`.
+    check : bool, optional
+        Validate `a` and `b` first (the default). The VB sweeps pass ``False``: their Gamma parameters are
+        valid by construction, and the check would cost a pass over every array at every update.
 
     Returns
     -------
     tuple of ndarray
         (<theta>, <log theta>), each of the broadcast shape.
     """
-    return _moments(*_check_gamma(a, b))
+    return _moments(*_check_gamma(a, b)) if check else _moments(a, b)
 
 def gamma_expected_log_pdf(a0, b0, mean, mean_log):
     """Expected log density of a Gamma(a0, b0) prior under any q with the given moments.
@@ -82,7 +84,7 @@ def gamma_entropy(a, b):
     """
     return _entropy(*_check_gamma(a, b))
 
-def gamma_kl(a, b, a0, b0):
+def gamma_kl(a, b, a0, b0, *, check=True):
     """KL divergence KL(Gamma(a, b) || Gamma(a0, b0)) = -H[q] - <log p>_q.
 
     Parameters
@@ -95,12 +97,15 @@ def gamma_kl(a, b, a0, b0):
         Shape of p, > 0.
     b0
         Rate of p, > 0.
+    check : bool, optional
+        Validate the four parameters first (the default); ``False`` as in `gamma_moments`.
 
     Returns
     -------
     ndarray or float
         KL(q || p) >= 0, broadcast shape.
     """
+    if not check: return _kl(a, b, a0, b0)
     return _kl(*_check_gamma(a, b), *_check_gamma(a0, b0, ('a0', 'b0')))
 
 # %% ../nbs/00_notation.ipynb #455f5164

@@ -126,7 +126,7 @@ def rotation_bound(R, C, S, N: int, M: int, w_prior) -> float:
     N : int
         Number of samples (columns of Y).
     M : int
-        Numbers of samples and features.
+        Number of features (rows of Y).
     w_prior
         FixedAlpha or ARD.
 
@@ -170,7 +170,7 @@ def optimal_rotation(C, S, N: int, M: int, w_prior) -> np.ndarray:
     N : int
         Number of samples (columns of Y).
     M : int
-        Numbers of samples and features.
+        Number of features (rows of Y).
     w_prior
         FixedAlpha or ARD.
 

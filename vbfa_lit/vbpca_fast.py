@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import _masked_outer_sum as _masked_outer_sum_numpy
-from .notation import _moments
+from .notation import gamma_moments
 from .vbpca import (_sx_by_product, elbo, sq_error, sweep, update_mu, update_tau)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
@@ -255,7 +255,7 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
 def _sweep(data, q, prior, shared):
     "`vbpca.sweep` with the masked outer sums and the Gaussian factors compiled (arguments and result the same)."
     if data.complete: return sweep(data, q, prior, shared)
-    tau = _moments(q.a_tau, q.b_tau)[0]
+    tau = gamma_moments(q.a_tau, q.b_tau, check=False)[0]
     M, D = q.W.shape
     TWW = _masked_outer_sum(data.maskT, q.W, q.Sw, np.broadcast_to(tau, (M,)))   # sum_tau_ww
     tw = tau[:, None] * q.W                                                         # update_X: I + TWW

@@ -531,6 +531,14 @@ def rjmcmc_chains(g, N: int, n_sweeps: int, burn_in: int, n_chains: int, seed, p
     return res, trace
 
 # %% ../nbs/09_widgets.ipynb #05393374
+def _parse_positive(text: str, name: str, what: str, most: int) -> np.ndarray:
+    "2 to `most` positive finite numbers from a comma- or space-separated string; a ValueError naming `name`."
+    try: s = np.array([float(t) for t in text.replace(',', ' ').split()])
+    except ValueError: raise ValueError(f"{name}: expected {what} separated by commas, got {text!r}") from None
+    if not 2 <= len(s) <= most: raise ValueError(f"{name}: expected 2 to {most} {what}, got {len(s)}")
+    if not np.all(np.isfinite(s) & (s > 0)): raise ValueError(f"{name}: expected positive finite {what}, got {text!r}")
+    return s
+
 def parse_stds(text: str) -> np.ndarray:
     """Standard deviations from a comma- or space-separated string; a ValueError naming `stds` otherwise.
 
@@ -543,11 +551,7 @@ def parse_stds(text: str) -> np.ndarray:
     -------
     np.ndarray
     """
-    try: s = np.array([float(t) for t in text.replace(',', ' ').split()])
-    except ValueError: raise ValueError(f"stds: expected numbers separated by commas, got {text!r}") from None
-    if len(s) < 2 or len(s) > 30: raise ValueError(f"stds: expected 2 to 30 standard deviations, got {len(s)}")
-    if not np.all(np.isfinite(s) & (s > 0)): raise ValueError(f"stds: expected positive finite numbers, got {text!r}")
-    return s
+    return _parse_positive(text, 'stds', 'standard deviations', 30)
 
 class ARDPruningPanel(Panel):
     """Panel 2: which columns ARD keeps on Bishop's example, and how the others are pruned sweep by sweep.
@@ -678,11 +682,7 @@ def parse_spectrum(text: str) -> np.ndarray:
     -------
     np.ndarray
     """
-    try: s = np.array([float(t) for t in text.replace(',', ' ').split()])
-    except ValueError: raise ValueError(f"spectrum: expected variances separated by commas, got {text!r}") from None
-    if not 2 <= len(s) <= 20: raise ValueError(f"spectrum: expected 2 to 20 variances, got {len(s)}")
-    if not np.all(np.isfinite(s) & (s > 0)): raise ValueError(f"spectrum: expected positive finite variances, got {text!r}")
-    return np.sort(s)[::-1]
+    return np.sort(_parse_positive(text, 'spectrum', 'variances', 20))[::-1]
 
 def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str = '') -> dict:
     """The eigenvalues g of the sample covariance (divisor N) and N that the RJMCMC explorer samples from: a data set drawn
