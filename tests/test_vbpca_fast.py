@@ -182,10 +182,32 @@ def test_engine_is_checked_by_name():
         sweep(data, q, Prior(), False, engine='auto')                # the sweep takes a resolved engine
 
 
-@pytest.mark.skipif(numba_available(), reason='numba is installed')
-def test_numba_engine_without_numba_says_how_to_install():
-    with pytest.raises(ImportError, match='fast'):
-        fit_vbfa(observed(problem(0, 6, 10, 0.2)), 2, engine='numba')
+def test_without_numba_auto_is_numpy_and_numba_says_how_to_install(monkeypatch):
+    import vbfa_lit.rjmcmc_fast as rjf
+    data = observed(problem(0, 6, 10, 0.2))
+    ref = fit_vbfa(data, 2, max_iter=5, tol=0, rng=0, engine='numpy')
+    monkeypatch.setattr(rjf, 'numba_available', lambda: False)
+    auto = fit_vbfa(data, 2, max_iter=5, tol=0, rng=0, engine='auto')
+    assert auto.elbo == ref.elbo                                      # the NumPy sweep, bit for bit
+    with pytest.raises(ImportError, match=r"vbfa_lit\[fast\]"):
+        fit_vbfa(data, 2, engine='numba')
+    with pytest.raises(ImportError, match=r"vbfa_lit\[fast\]"):
+        VBPCA(engine='numba').fit(problem(0, 6, 10, 0.2).T)
+
+
+@needs_numba
+def test_kernels_are_cached_on_disk():
+    "After one compiled fit, a new process loads the machine code from numba's cache instead of compiling."
+    fit_vbfa(observed(problem(0, 6, 10, 0.2)), 2, max_iter=2, engine='numba')
+    code = ("import numpy as np\n"
+            "from vbfa_lit.vbpca import fit_vbfa, observed\n"
+            "Y = np.random.default_rng(0).standard_normal((6, 10)); Y[0, :3] = np.nan\n"
+            "fit_vbfa(observed(Y), 2, max_iter=2, engine='numba')\n")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env={**__import__('os').environ, 'NUMBA_DEBUG_CACHE': '1'})
+    log = out.stdout + out.stderr
+    assert 'data loaded from' in log and '_k_gaussians_lanes' in log and '_k_pack' in log
+    assert 'data saved to' not in log, log[-2000:]
 
 
 def test_numpy_engine_never_imports_numba():
