@@ -113,6 +113,20 @@ def test_not_positive_definite_is_refused_like_numpy(D):
         assert np.all(np.isfinite(np.delete(S, 3, axis=0)))
 
 
+@needs_numba
+@pytest.mark.parametrize('offset', [0.0, 1e3])
+def test_residual_ss_equals_numpy(offset):
+    "The compiled squared residuals of CSR data; dense data keep NumPy's (the same function)."
+    from vbfa_lit.vbpca import residual_ss
+    from vbfa_lit.vbpca_fast import _residual_ss
+    rng = np.random.default_rng(5)
+    Y = problem(5, 30, 70, 0.7) + offset
+    W, X, mu = rng.standard_normal((30, 4)), rng.standard_normal((70, 4)), rng.standard_normal(30) + offset
+    for storage in (False, True):
+        data = observed(Y, sparse_storage=storage)
+        assert rel(residual_ss(data, W, X, mu), _residual_ss(data, W, X, mu)) < 1e-12
+
+
 # ---------------------------------------------------------------------------------------- whole fits
 
 def problem(seed, M, N, missing):

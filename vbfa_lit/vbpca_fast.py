@@ -11,7 +11,8 @@ import scipy.sparse as sparse
 
 from .linalg import _masked_outer_sum as _masked_outer_sum_numpy
 from .notation import gamma_moments
-from .vbpca import (_sx_by_product, elbo, sq_error, sweep, update_mu, update_tau)
+from .linalg import _tr
+from .vbpca import (_sx_by_product, elbo, residual_ss, sweep, sx_quadratic, update_mu, update_tau)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
 def _k_pack(mean, cov, weight, i0, i1, packed):
@@ -126,6 +127,19 @@ def _k_gaussians(P, scale, diag, h, mean, S, logdet, L, Li):
             mean[k, a] = s
     return -1
 
+def _k_residual_ss(indptr, indices, values, W, X, mu, out):
+    # CSR Y (M, N): out[m] = sum over the stored entries (m, n) of (y_mn - W_m . X_n - mu_m)^2, as `residual_ss`
+    M, D = W.shape
+    for m in range(M):
+        s = 0.0
+        for p in range(indptr[m], indptr[m + 1]):
+            n, d = indices[p], 0.0
+            for j in range(D): d += W[m, j] * X[n, j]
+            r = values[p] - d - mu[m]
+            s += r * r
+        out[m] = s
+    return 0
+
 def _k_gaussians_lanes(P, scale, diag, h, mean, S, logdet, B):
     # as _k_gaussians, for chunks of B factors side by side: the chunk is the innermost axis of the scratch
     # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one
@@ -180,7 +194,7 @@ def _k_gaussians_lanes(P, scale, diag, h, mean, S, logdet, B):
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes')
+_KERNELS = ('_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss')
 _COMPILED = []
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
@@ -200,6 +214,18 @@ _DENSE_MIN = 0.1
 _LANES, _LANES_MAX_D = 32, 64
 
 
+def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
+    return sparse.issparse(op) or np.count_nonzero(op) < _DENSE_MIN * op.size
+
+def _residual_ss(data, W, X, mu): # `vbpca.residual_ss`, compiled for CSR data (NumPy's own for dense data)
+    if not sparse.issparse(data.Y): return residual_ss(data, W, X, mu)
+    _compile()
+    Y, out = data.Y, np.empty(len(W))
+    _k_residual_ss(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), np.asarray(Y.data, dtype=float),
+                   np.ascontiguousarray(W, dtype=float), np.ascontiguousarray(X, dtype=float),
+                   np.ascontiguousarray(mu, dtype=float), out)
+    return out
+
 def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       mean, # (K, D), or None: the covariances alone
                       cov, # (K, D, D) or (1, D, D)
@@ -215,9 +241,8 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     cov = np.ascontiguousarray(cov, dtype=float)
     weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
     out, out_cov = np.empty((R, D, D)), np.empty((R if split else 0, D, D))
-    if not sparse.issparse(op) and np.count_nonzero(op) < _DENSE_MIN * op.size: op = sparse.csr_matrix(op)
-    if sparse.issparse(op):
-        op = op.tocsr()
+    if _by_csr(op):
+        op = sparse.csr_matrix(op)
         block = int(max(8, min(T, _BLOCK_BYTES // (8 * K))))
         _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
                       mean, cov, weight, block, out, out_cov)
@@ -261,13 +286,15 @@ def _sweep(data, q, prior, shared):
     tw = tau[:, None] * q.W                                                         # update_X: I + TWW
     X, Sx, logdet_Sx = _gaussian_from_precision(TWW, data.YT @ tw - data.maskT @ (q.mu[:, None] * tw),
                                                 diag=np.ones(D))
-    if _sx_by_product(data): XX, SX = _masked_outer_sum(data.mask, X, Sx, split=True)   # sum_xx
+    del TWW                                                                         # its memory, for XX and SX
+    # sum_xx; the CSR kernel sums the Sigma_x_n apart anyway, so SX costs it nothing
+    if _sx_by_product(data) or _by_csr(data.mask): XX, SX = _masked_outer_sum(data.mask, X, Sx, split=True)
     else: XX, SX = _masked_outer_sum(data.mask, X, Sx), None
     alpha = prior.w.moments(q)[0]                                                   # update_W: tau XX + diag(alpha)
     h = tau[:, None] * (data.Y @ X - q.mu[:, None] * (data.mask @ X))
     W, Sw, logdet_Sw = _gaussian_from_precision(XX, h, scale=tau, diag=alpha)
     mu, vmu = update_mu(data, W, X, tau, prior.beta)
-    err = sq_error(data, W, Sw, X, Sx, XX, mu, vmu, SX)
+    err = _residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx, SX) + _tr(Sw, XX) + data.n_row * vmu  # sq_error
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
     q = q._replace(X=X, Sx=Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
     q = prior.w.update(q)
