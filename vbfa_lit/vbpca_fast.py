@@ -211,7 +211,7 @@ _BLOCK_BYTES = 1 << 20
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
-_LANES, _LANES_MAX_D = 32, 64
+_LANES, _LANES_MAX_D = 64, 64
 
 
 def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
