@@ -6,8 +6,12 @@ nbdev prepares notebooks for Quarto. Sphinx + myst-nb reading them as-is loses t
 functions below fix exactly that:
 
 - raw front matter -> a markdown cell with the page title (H1) and the description;
-- `#| echo: false` -> the `remove-input` cell tag (also `output: false`, `include: false`);
+- `#| echo: false` -> the `remove-input` cell tag (also `output: false`, `include: false`; `code-fold: true` ->
+  `hide-input`, the code folded behind a toggle);
 - every remaining leading `#|` line is stripped from code cells;
+- a lesson's `#| exports` cell (library code the lesson shows: nbdev keeps its source, marked "Exported
+  source") is shown without its docstrings: the lines that carry the method, with the docstrings a link away on
+  the API page;
 - a run of `show_doc` cells -> one line linking each name to its entry on the API reference page
   (`api.html`, written by autodoc + napoleon from the same numpydoc docstrings `help()` shows);
 - links to other notebooks (`00_notation.ipynb`) and nbdev's symbol links (`/notation.html#gamma_kl`)
@@ -20,6 +24,7 @@ Notebooks are handled as plain JSON dicts (nbformat 4), so every function is eas
 """
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import re
@@ -29,8 +34,8 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 __all__ = ['LESSONS', 'APPENDIX', 'page_order', 'parse_front_matter', 'title_markdown', 'split_directives',
-           'directive_tags', 'rewrite_links', 'page_name', 'show_doc_name', 'convert_notebook', 'convert_tree',
-           'toctree_markdown']
+           'directive_tags', 'strip_docstrings', 'rewrite_links', 'page_name', 'show_doc_name', 'convert_notebook',
+           'convert_tree', 'toctree_markdown']
 
 # The reading path, by notebook stem (a notebook is matched by the part before its first `_`, so `04b` finds
 # `04b_imputation.ipynb` whatever follows; names that do not exist yet are skipped). The lessons come first, then
@@ -110,13 +115,28 @@ def split_directives(source: str) -> tuple[dict, str]:
 
 
 def directive_tags(dirs: dict) -> list[str]:
-    "myst-nb cell tags equivalent to Quarto's `echo`/`output`/`include` directives."
+    "myst-nb cell tags equivalent to Quarto's `echo`/`output`/`include`/`code-fold` directives."
     false = {'false', 'False'}
     tags = []
     if dirs.get('include') in false: tags.append('remove-cell')
     if dirs.get('echo') in false: tags.append('remove-input')
     if dirs.get('output') in false: tags.append('remove-output')
+    if dirs.get('code-fold') in {'true', 'True'}: tags.append('hide-input')   # folded code, a click away
     return tags
+
+
+def strip_docstrings(src: str) -> str:
+    "`src` without the docstrings of its functions and classes (a body that is only a docstring keeps it)."
+    try: tree = ast.parse(src)
+    except SyntaxError: return src                  # not plain Python (a magic): shown as it is
+    lines, drop = src.splitlines(keepends=True), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and len(node.body) > 1:
+            first = node.body[0]
+            is_doc = isinstance(first, ast.Expr) and isinstance(getattr(first, 'value', None), ast.Constant)
+            if is_doc and isinstance(first.value.value, str):
+                drop.update(range(first.lineno - 1, first.end_lineno))
+    return ''.join(line for i, line in enumerate(lines) if i not in drop)
 
 
 # a markdown link `[text](url#anchor)`, optionally with Quarto attributes `{target="_blank" ...}` after it
@@ -196,6 +216,8 @@ def convert_notebook(nb: dict, pages: dict[str, str], api: dict[str, str | None]
             cell['source'] = rewrite_links(src, pages, api)
         if cell['cell_type'] == 'code':
             dirs, body = split_directives(src)
+            if 'exports' in dirs or dirs.get('code-summary', '').strip('"') == 'Exported source':
+                body = strip_docstrings(body)
             cell['source'] = body
             tags = cell.setdefault('metadata', {}).setdefault('tags', [])
             tags.extend(t for t in directive_tags(dirs) if t not in tags)

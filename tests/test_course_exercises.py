@@ -552,3 +552,84 @@ def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
     assert n_obs.max() == 10 and n_obs.min() == 4
     np.testing.assert_allclose(many, [0.06, 0.09], atol=0.01)
     np.testing.assert_allclose(few, [0.14, 0.17], atol=0.01)
+
+
+# ---- 09: the exercises of the widgets page, on the panels themselves (debounce=0: computed at once) ----
+
+@pytest.fixture(scope='module')
+def widgets():
+    pytest.importorskip('ipywidgets')
+    import vbfa_lit.widgets as w
+    return w
+
+
+def test_09_exercise_1_the_speed_up_survives_missing_values(widgets):
+    p1 = widgets.VBPCAConvergencePanel(debounce=0)
+    assert p1.data['sweeps']['plain'] >= 10 * p1.data['sweeps']['transformed']
+    p1.controls['missing'].value = 0.5
+    s = p1.data['sweeps']
+    assert s['plain'] >= 10 * s['transformed'], s
+
+
+def test_09_exercise_2_two_equal_directions(widgets):
+    from vbfa_lit.rjmcmc import exact_posterior_q
+    p2 = widgets.ARDPruningPanel(debounce=0)
+    p2.controls['stds'].value = '3, 3, 1, 1, 1, 1'
+    d = p2.data
+    assert d['n_kept'] == 2 and d['pq_k'][np.argmax(d['pq_laplace'])] == 2 and d['pq_laplace'].max() > 0.9
+    assert np.argmax(exact_posterior_q(d['eigenvalues'], 100)) + 1 == 4
+    kept = np.abs(d['W'][:, :2])
+    assert np.all(kept.max(0) > 0.5) and np.sum(kept > 0.3) > 2      # both columns load on several features
+
+
+def test_09_exercise_3_fewer_samples_more_components(widgets):
+    p3 = widgets.RJMCMCPanel(debounce=0)
+    p5_paper = p3.data['exact'][4]
+    p3.controls['N'].value = 100
+    d = p3.data
+    assert p5_paper < 0.4 and d['exact'][4] > 0.6 and np.argmax(d['exact']) + 1 == 5
+    se = {}
+    for chains in (1, 8):
+        p3.controls['chains'].value, p3.controls['sweeps'].value, p3.controls['burn_in'].value = chains, 200, 0
+        se[chains] = p3.data['se'][3]
+    assert se[8] < se[1] / 1.5
+
+
+def test_09_exercise_4_three_equal_variances(widgets):
+    p3 = widgets.RJMCMCPanel(debounce=0)
+    p3.controls['dataset'].value = 'custom'
+    p3.controls['spectrum'].value = '5, 5, 5, 1, 1, 1, 1'
+    d = p3.data
+    assert np.argmax(d['exact']) + 1 == 5 and np.argsort(d['exact'])[-2] + 1 == 6
+    assert 0.3 < np.mean(np.diff(np.asarray(d['trace']), axis=-1) != 0) < 0.55
+
+
+def test_09_exercise_5_numpy_mirrors_against_the_sign_of_a11(widgets):
+    p4 = widgets.HouseholderPanel(debounce=0)
+    p4.controls['dim'].value = 2
+    for angle in (30.0, 120.0, 200.0, 300.0):
+        p4.controls['angle'].value = angle
+        a11 = p4.data['A'][0, 0]
+        assert np.sign(p4.data['R'][0, 0]) == -np.sign(a11) and p4.data['Q'][0, 0] < 0
+
+
+def test_09_exercise_6_a_panel_of_ones_own(widgets):
+    import matplotlib.pyplot as plt
+
+    class SinePanel(widgets.Panel):
+        title = 'a sine wave'
+        def make_controls(self, w):
+            return dict(f=w.FloatSlider(value=1.0, min=0.5, max=5.0, description='frequency'))
+        def compute(self, params, progress):
+            progress('computing')
+            t = np.linspace(0, 1, 200)
+            return dict(t=t, y=np.sin(2 * np.pi * params['f'] * t))
+        def draw(self, data):
+            fig, ax = plt.subplots(figsize=(5, 2.5))
+            ax.plot(data['t'], data['y'])
+            return fig
+
+    panel = SinePanel(debounce=0)
+    panel.controls['f'].value = 3.0
+    assert panel.error is None and np.isclose(panel.data['y'].max(), 1, atol=1e-3) and panel.image.value[:4] == b'\x89PNG'
+    plt.close('all')

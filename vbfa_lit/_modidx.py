@@ -246,6 +246,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots.plot_histogram': ('plots.html#plot_histogram', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_imputation': ('plots.html#plot_imputation', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_imputation_intervals': ('plots.html#plot_imputation_intervals', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_interval_rows': ('plots.html#plot_interval_rows', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_jump_moves': ('plots.html#plot_jump_moves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_learning_curves': ('plots.html#plot_learning_curves', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_matrix': ('plots.html#plot_matrix', 'vbfa_lit/plots.py'),

@@ -8,7 +8,7 @@ __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_lea
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
            'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation_intervals', 'plot_coverage',
            'plot_ridge', 'plot_matrix', 'plot_imputation', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains',
-           'plot_histogram', 'plot_jump_moves', 'plot_birth_state']
+           'plot_histogram', 'plot_interval_rows', 'plot_jump_moves', 'plot_birth_state']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -1098,6 +1098,7 @@ def plot_imputation(truth, # (K,) the hidden values
                     baseline=None, # (K,) a naive fill-in (e.g. column means), drawn in grey for comparison
                     ax=None, # matplotlib Axes; a new figure when None
                     xlabel:str='hidden value', ylabel:str='filled in',
+                    dodge:float=0.0, # horizontal offset of the two point clouds (baseline left, model right)
                    ): # the Axes
     """Hidden entries against their filled-in values, with the diagonal, RMSEs in the legend.
 
@@ -1111,6 +1112,9 @@ def plot_imputation(truth, # (K,) the hidden values
         A naive fill-in, drawn first in grey.
     ax : matplotlib.axes.Axes, optional
     xlabel, ylabel : str
+    dodge : float, optional
+        Draw the baseline at ``truth - dodge`` and the model at ``truth + dodge`` (for discrete hidden values such as
+        ratings, where the two clouds would otherwise cover each other); the RMSEs use the true values.
 
     Returns
     -------
@@ -1139,8 +1143,8 @@ def plot_imputation(truth, # (K,) the hidden values
     rmse = lambda p: float(np.sqrt(np.mean((p - truth) ** 2)))
     if baseline is not None:
         b = _as(baseline, 1, 'baseline')
-        ax.plot(truth, b, '.', ms=2, color='0.7', label=f'naive fill-in, RMSE {rmse(b):.3f}', zorder=1)
-    ax.plot(truth, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'model, RMSE {rmse(pred):.3f}', zorder=2)
+        ax.plot(truth - dodge, b, '.', ms=2, color='0.7', label=f'naive fill-in, RMSE {rmse(b):.3f}', zorder=1)
+    ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'model, RMSE {rmse(pred):.3f}', zorder=2)
     lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
     ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
     title = f'{truth.size} entries'
@@ -1357,6 +1361,63 @@ def plot_histogram(samples, # (n,) draws
         if len(x) != len(d): raise ValueError(f"density: expected {len(x)} values (one per x), got {len(d)}")
         ax.plot(x, d, color=colour(0), lw=1.5, label=label)
     ax.set(xlabel=xlabel, ylabel='density')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #ivrow001
+def plot_interval_rows(mean, # (K,) posterior means, one per row (feature)
+                       lower, # (K,) lower ends of the intervals
+                       upper, # (K,) upper ends
+                       names=None, # K row labels; the row numbers when None
+                       reference=None, # (K,) values to mark beside them (crosses), e.g. a classical estimate
+                       ax=None, # matplotlib Axes; a new figure when None
+                       label:str='posterior mean, 90% interval',
+                       reference_label:str='reference',
+                       xlabel:str='value',
+                      ): # the Axes
+    """One row per entry: a posterior mean with its interval, and optionally a reference value beside it.
+
+    The rows run top to bottom in the given order, so a loading vector reads like a table of features.
+
+    Parameters
+    ----------
+    mean, lower, upper : array_like, shape (K,)
+        Means and interval ends, ``lower <= mean <= upper``.
+    names : sequence of str, optional
+        Row labels.
+    reference : array_like, shape (K,), optional
+        Marked with crosses.
+    ax : matplotlib.axes.Axes, optional
+    label, reference_label, xlabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, `names` has the wrong length, or an interval does not contain its mean.
+
+    Examples
+    --------
+    >>> ax = plot_interval_rows([0.5, -0.2], [0.4, -0.5], [0.7, 0.1], names=['a', 'b'], reference=[0.6, 0.0])
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['a', 'b']
+    """
+    m, lo, hi = (_as(a, 1, n) for a, n in ((mean, 'mean'), (lower, 'lower'), (upper, 'upper')))
+    if not m.shape == lo.shape == hi.shape: raise ValueError("mean, lower, upper: expected arrays of one length")
+    if np.any(lo > m) or np.any(m > hi): raise ValueError("lower, upper: every interval must contain its mean")
+    K = len(m)
+    if names is not None and len(names) != K: raise ValueError(f"names: expected {K} labels, got {len(names)}")
+    ax = _axes(ax, (5, 0.22 * K + 1))
+    rows = np.arange(K)
+    ax.errorbar(m, rows, xerr=[m - lo, hi - m], fmt='o', ms=3, lw=1, color=colour(0), label=label)
+    if reference is not None:
+        ax.plot(_as(reference, 1, 'reference'), rows, 'x', color=colour(1), label=reference_label)
+    ax.axvline(0, color='0.8', lw=0.8, zorder=0)
+    ax.set_yticks(rows, list(names) if names is not None else [str(k + 1) for k in rows], fontsize=7)
+    ax.set_ylim(K - 0.5, -0.5)
+    ax.set_xlabel(xlabel)
     return ax
 
 # %% ../nbs/01a_plots.ipynb #rj0cd001

@@ -135,7 +135,8 @@ def ppca_log_likelihood(X, W, sigma2, mean):
     -2.1845
     """
     X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or not np.all(np.isfinite(X)): raise ValueError(f"X must be a finite 2-d array, got shape {X.shape}")
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be a finite 2-d array, got shape {X.shape}")
     N, M = X.shape
     W = np.asarray(W, dtype=float)
     if W.ndim != 2 or W.shape[0] != M: raise ValueError(f"W must have shape ({M}, D), got {W.shape}")

@@ -320,7 +320,8 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
 
-_TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (in units where g ~ 1): see `rjmcmc_pca_from_eigenvalues`
+# tau's prior is truncated here (in units where g ~ 1): see `rjmcmc_pca_from_eigenvalues`
+_TAU_FLOOR = np.finfo(float).tiny
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,

@@ -963,7 +963,7 @@ class HouseholderPanel(Panel):
         neg_x1 = dict(householder=float(np.mean(hh[:, 0] < 0)), qr=float(np.mean(qr[:, 0] < 0)))
         what = ('A' if k == 0 else f'{"after H_" if st["normals"][k - 1] is not None else "H_"}{k}'
                 f'{"" if st["normals"][k - 1] is not None else " = I"}: column {k} on axis {k}, '
-                f'r_{k}{k} = {st["R"][k - 1, k - 1]:+.2f}')
+                f't_{k}{k} = {st["R"][k - 1, k - 1]:+.2f}')
         return dict(A=A, step=k, dim=D, **st, householder=hh, qr=qr, mean_x1=mean_x1, neg_x1=neg_x1, sign_fix=params['sign_fix'],
                     summary=f"step {k} of {D}: {what}; mean x_1: Householder {mean_x1['householder']:+.2f}, "
                             f"QR{' with' if params['sign_fix'] else ' without'} sign fix {mean_x1['qr']:+.2f}")

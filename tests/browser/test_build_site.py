@@ -44,6 +44,7 @@ def test_directives_are_split_off_and_mapped_to_tags():
     assert p2s.directive_tags(dirs) == ['remove-input']
     assert p2s.directive_tags({'include': 'false', 'output': 'false'}) == ['remove-cell', 'remove-output']
     assert p2s.directive_tags({'echo': 'true'}) == []
+    assert p2s.directive_tags({'export': '', 'code-fold': 'true'}) == ['hide-input']
 
 
 def test_links_to_notebooks_point_at_renamed_pages_and_api_entries():
@@ -100,7 +101,7 @@ def test_convert_notebook():
     assert c2['cell_type'] == 'markdown' and c2['source'] == (
         '*API reference:* [`gauss_second_moment`](api.html#vbfa_lit.notation.gauss_second_moment), '
         '[`Gamma.kl`](api.html#vbfa_lit.notation.Gamma.kl)')
-    assert c3['source'] == 'x = 1' and 'tags' not in c3['metadata']
+    assert c3['source'] == 'x = 1' and c3['metadata']['tags'] == ['hide-input']   # folded, a click away
     assert c4['source'] == '*API reference:* `_private`'
     assert not any('show_doc' in p2s._src(c) or c.get('outputs') for c in out['cells'])
     assert nb['cells'][0]['cell_type'] == 'raw', 'the input notebook must not be modified'
@@ -215,3 +216,16 @@ def test_text_artefacts_are_detected():
     assert output_artefacts(['def f(\n    x, # data, shape (n, d)\n): # the mean\n']) != []
     assert output_artefacts(['class VBPCA(BaseEstimator)']) != []
     assert output_artefacts(['def f(x):\n    return x + 1', 'class A:\n    x: int', 'define the prior']) == []
+
+
+def test_shown_library_code_loses_its_docstrings():
+    src = ('def f(x):\n    """One line.\n\n    Parameters\n    ----------\n    x : float\n    """\n    return x\n\n'
+           'class C:\n    "Doc."\n    y = 1\n\ndef g():\n    "Only a docstring."\n')
+    assert p2s.strip_docstrings(src) == 'def f(x):\n    return x\n\nclass C:\n    y = 1\n\ndef g():\n    "Only a docstring."\n'
+    assert p2s.strip_docstrings('%timeit f(1)') == '%timeit f(1)'
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
+        cell('code', '#| code-fold: show\n#| code-summary: "Exported source"\n#| exports\ndef f():\n    "Doc."\n    return 1',
+             id='e', execution_count=1, outputs=[]),
+        cell('code', 'def h():\n    "Kept: a lesson cell."\n    return 2', id='l', execution_count=2, outputs=[])]}
+    out = p2s.convert_notebook(nb, {}, {}, page='x')
+    assert [c['source'] for c in out['cells']] == ['def f():\n    return 1', nb['cells'][1]['source']]
