@@ -4,18 +4,21 @@ sweep and peak memory.
 
 What one iteration is:
 - ours_fa / ours_pca: `sweep(data, q, prior, shared)`: q(X), q(W), q(mu), q(tau) (per feature / shared), q(alpha)
-  (ARD), then the full bound;
+  (ARD), then the full bound, with the NumPy sweep of lesson 02; ours_fa_numba / ours_pca_numba: the same sweep with
+  engine='numba' (02c: the masked outer sums and the Gaussian factors compiled), the default when numba is installed;
 - bayespy_fa: `Q.update(repeat=1)` on the same model from BayesPy nodes (same hyperparameters 1e-5, our update
   order), which always computes its lower bound; bayespy_fa_updates_only: the node updates without the bound;
 - vbpca_py: one `_iteration_step` of `pca_full` with `record_cost=True` (its bound, like ours) and
   `rotate2pca=False`; vbpca_py_default: its default iteration (rotation towards the PCA basis, no cost).
   vbpca-py has no per-iteration callback: its CPU per iteration is the difference between a call with
   101 + K iterations and one with 101, divided by K (after its 100 broad-prior iterations), same seed.
-Ratios: anchor / ours (larger = we are faster), from the medians over interleaved rounds, on CPU time.
+Ratios: anchor / ours (larger = we are faster), from the medians over interleaved rounds, on CPU time; numpy / numba
+for the two engines. The targets are checked on the default engine (numba when installed, else NumPy).
 """
 import time
 import numpy as np
 from harness import Case, have, interleave, proc_status, ratio, summary, timed
+from vbfa_lit.rjmcmc_fast import numba_available
 from problems import BayesPyFA, Ours, dataset1, movielens_like, oracle_rmse, rmse, vbpca_options
 
 # issue 17 (issue 3 had the same ratios, 2 s and 2 GB at MovieLens size)
@@ -32,9 +35,9 @@ def iteration(p):
     Y, Yo, miss, mean, cov = dataset1(p['seed'])
     D, K, W0, VB0 = p['D'], p['iters'], p['warmup'], p['vb_warmup']
 
-    def ours(shared):
+    def ours(shared, engine='numpy'):
         def run(r):
-            m = Ours(Yo, D, shared, p['seed'] + r)
+            m = Ours(Yo, D, shared, p['seed'] + r, engine=engine)
             with Ours.blas():  # as fit_vbfa runs its sweeps (matters in the default environment only)
                 for _ in range(W0): m.step()
                 return timed(m.step, K)
@@ -60,6 +63,8 @@ def iteration(p):
 
     tools = dict(ours_fa=ours(False), ours_pca=ours(True))
     skipped = []
+    if numba_available(): tools.update(ours_fa_numba=ours(False, 'numba'), ours_pca_numba=ours(True, 'numba'))
+    else: skipped.append('numba')
     if have('bayespy'): tools.update(bayespy_fa=bayespy(True), bayespy_fa_updates_only=bayespy(False))
     else: skipped.append('bayespy')
     if have('vbpca_py'): tools.update(vbpca_py=vbpca(False), vbpca_py_default=vbpca(True))
@@ -67,7 +72,11 @@ def iteration(p):
     res = interleave(tools, p['rounds'])
     ratios = {f'{a}/{o}': dict(cpu=ratio(res, a, o), wall=ratio(res, a, o, 'wall'))
               for a, o in [('vbpca_py', 'ours_pca'), ('vbpca_py', 'ours_fa'), ('vbpca_py_default', 'ours_pca'),
-                           ('bayespy_fa', 'ours_fa'), ('bayespy_fa_updates_only', 'ours_fa')] if a in tools}
+                           ('bayespy_fa', 'ours_fa'), ('bayespy_fa_updates_only', 'ours_fa'),
+                           ('vbpca_py', 'ours_pca_numba'), ('vbpca_py', 'ours_fa_numba'),
+                           ('vbpca_py_default', 'ours_pca_numba'), ('bayespy_fa', 'ours_fa_numba'),
+                           ('bayespy_fa_updates_only', 'ours_fa_numba'), ('ours_fa', 'ours_fa_numba'),
+                           ('ours_pca', 'ours_pca_numba')] if a in tools and o in tools}
     return dict(D=D, tools={t: v for t, v in res.items() if t != '_loadavg'}, ratios=ratios,
                 loadavg=res['_loadavg'], anchors_missing=skipped)
 
@@ -130,7 +139,8 @@ def movielens(p):
         (c0, w0), (c1, w1) = call(p['warmup']), call(p['warmup'] + p['iters'])
         cpu, wall, bound, traced = [(c1 - c0) / p['iters']], [(w1 - w0) / p['iters']], None, None
     else:
-        m = Ours(Y, p['D'], shared=False, seed=p['seed'], sparse_storage=p['storage'] == 'csr')
+        m = Ours(Y, p['D'], shared=False, seed=p['seed'], sparse_storage=p['storage'] == 'csr',
+                 engine='numba' if p['tool'] == 'ours_numba' else 'numpy')
         del Y
         with Ours.blas():  # as fit_vbfa runs its sweeps
             for _ in range(p['warmup']): m.step()
@@ -152,15 +162,19 @@ CASES = [Case(f'iteration_D{D}{SUFFIX[env]}', iteration,
 CASES += [Case('accuracy', accuracy, dict(D=10, tol=1e-7, max_iter=3000), quick=dict(max_iter=20), parallel=True)]
 CASES += [Case(f'movielens_{tool}_{storage}{SUFFIX[env]}', movielens,
                dict(tool=tool, storage=storage, D=100, warmup=1, iters=4), quick=dict(D=4, warmup=1, iters=1),
-               needs=('vbpca_py',) if tool == 'vbpca_py' else (), rounds=2, threads=threads)
+               needs={'vbpca_py': ('vbpca_py',), 'ours_numba': ('numba',)}.get(tool, ()), rounds=2, threads=threads)
           for env, threads in ENVS.items()
-          for tool, storage in [('ours', 'csr'), ('ours', 'dense'), ('vbpca_py', 'csr')]]
+          for tool, storage in [('ours', 'csr'), ('ours', 'dense'), ('ours_numba', 'csr'), ('ours_numba', 'dense'),
+                                ('vbpca_py', 'csr')]]
 
 
 def summarise(cases):
     """Rows for the page: per-iteration CPU (ms) and the ratios on dataset 1 in both environments; the MovieLens rows;
-    the targets of issue 17 (each measured in the run these cases come from)."""
+    the targets of issue 17 (each measured in the run these cases come from), on the default engine (numba when these
+    cases ran it, NumPy otherwise)."""
     rows, targets = [], []
+    ran_numba = any('ours_fa_numba' in c.get('tools', {}) for c in cases.values() if isinstance(c, dict))
+    fa, pca, ml_tool = ('ours_fa_numba', 'ours_pca_numba', 'ours_numba') if ran_numba else ('ours_fa', 'ours_pca', 'ours')
     def target(text, measured, ratio, met):
         targets.append(dict(issue=17, target=text, measured=measured, ratio=ratio, met=bool(met)))
     ratios = {}
@@ -174,16 +188,16 @@ def summarise(cases):
             r = c['ratios']
             ratios[f'D={D} {env}'] = {k: v['cpu']['ratio'] for k, v in r.items()}
             if D == 10:
-                for key, anchor in [('vbpca_py/ours_pca', 'vbpca_py'), ('bayespy_fa/ours_fa', 'bayespy')]:
+                for key, anchor in [(f'vbpca_py/{pca}', 'vbpca_py'), (f'bayespy_fa/{fa}', 'bayespy')]:
                     if key in r:
                         x = r[key]['cpu']
                         target(f'dataset 1, D=10, {env} environment: >= {TARGETS[anchor]:g}x faster than '
                                + ('vbpca-py (shared noise in both)' if anchor == 'vbpca_py' else
-                                  'BayesPy (per-feature noise in both)'),
+                                  'BayesPy (per-feature noise in both)') + f' ({key.split("/")[1]})',
                                f"{x['ratio']:.1f}x CPU (rounds {x['round_min']:.1f}-{x['round_max']:.1f})",
                                x['ratio'] / TARGETS[anchor], x['ratio'] >= TARGETS[anchor])
             if D == 30:
-                for t in ('ours_fa', 'ours_pca'):
+                for t in (fa, pca):
                     ms = 1e3 * c['tools'][t]['cpu']['median']
                     target(f'dataset 1, D=30, {env} environment, {t}: <= {TARGETS["d30_ms"]:g} ms CPU per sweep',
                            f'{ms:.2f} ms', TARGETS['d30_ms'] / ms, ms <= TARGETS['d30_ms'])
@@ -197,11 +211,11 @@ def summarise(cases):
                            storage=r0['storage'], data=r0.get('data'), D=r0['D'], cpu_s=cpu, wall_s=wall,
                            peak_gb=v['child']['max_rss_bytes'] / 1e9))
     for x in ml:
-        if x['tool'] == 'ours' and x['D'] == 100:
-            target(f"MovieLens-100k size, D=100, {x['storage']}, {x['env']} environment: <= "
+        if x['tool'] == ml_tool and x['D'] == 100:
+            target(f"MovieLens-100k size, D=100, {x['storage']}, {x['env']} environment, {ml_tool}: <= "
                    f"{TARGETS['movielens_seconds']:g} s per sweep", f"{x['cpu_s']:.2f} s CPU ({x['wall_s']:.2f} s wall)",
                    TARGETS['movielens_seconds'] / x['cpu_s'], x['cpu_s'] <= TARGETS['movielens_seconds'])
-            target(f"MovieLens-100k size, D=100, {x['storage']}, {x['env']} environment: <= "
+            target(f"MovieLens-100k size, D=100, {x['storage']}, {x['env']} environment, {ml_tool}: <= "
                    f"{TARGETS['movielens_gb']:g} GB peak memory", f"{x['peak_gb']:.2f} GB",
                    TARGETS['movielens_gb'] / x['peak_gb'], x['peak_gb'] <= TARGETS['movielens_gb'])
     # the default environment against one thread, case by case (ours only), on the wall-clock a user waits for
@@ -209,19 +223,25 @@ def summarise(cases):
     for D in (10, 30, 50):
         a, b = cases.get(f'iteration_D{D}', {}), cases.get(f'iteration_D{D}_default', {})
         if 'tools' in a and 'tools' in b:
-            for t in ('ours_fa', 'ours_pca'):
+            for t in (fa, pca):
                 pairs.append((f'dataset 1, D={D}, {t}', a['tools'][t]['wall']['median'], b['tools'][t]['wall']['median']))
     for x in ml:
-        if x['env'] == 'one' and x['tool'] == 'ours':
-            y = next((y for y in ml if y['env'] == 'default' and y['tool'] == 'ours' and y['storage'] == x['storage']), None)
-            if y: pairs.append((f"MovieLens-100k size, {x['storage']}", x['wall_s'], y['wall_s']))
+        if x['env'] == 'one' and x['tool'] == ml_tool:
+            y = next((y for y in ml if y['env'] == 'default' and y['tool'] == ml_tool and y['storage'] == x['storage']),
+                     None)
+            if y: pairs.append((f"MovieLens-100k size, {x['storage']}, {ml_tool}", x['wall_s'], y['wall_s']))
     for name, one, default in pairs:
         q = default / one
         target(f'{name}: default environment within {TARGETS["default_over_one"]:g}x of one thread (wall)',
                f'{q:.2f}x', TARGETS['default_over_one'] / q, q <= TARGETS['default_over_one'])
     for env in SUFFIX:
-        ours_ml = [x for x in ml if x['tool'] == 'ours' and x['storage'] == 'csr' and x['env'] == env]
         vb_ml = [x for x in ml if x['tool'] == 'vbpca_py' and x['env'] == env]
-        if ours_ml and vb_ml:
-            ratios[f'movielens vbpca_py/ours (csr) {env}'] = vb_ml[0]['cpu_s'] / ours_ml[0]['cpu_s']
+        for tool in ('ours', 'ours_numba'):
+            ours_ml = [x for x in ml if x['tool'] == tool and x['storage'] == 'csr' and x['env'] == env]
+            if ours_ml and vb_ml:
+                ratios[f'movielens vbpca_py/{tool} (csr) {env}'] = vb_ml[0]['cpu_s'] / ours_ml[0]['cpu_s']
+        for storage in ('csr', 'dense'):      # the two engines at MovieLens size
+            a = [x for x in ml if x['tool'] == 'ours' and x['storage'] == storage and x['env'] == env]
+            b = [x for x in ml if x['tool'] == 'ours_numba' and x['storage'] == storage and x['env'] == env]
+            if a and b: ratios[f'movielens ours/ours_numba ({storage}) {env}'] = a[0]['cpu_s'] / b[0]['cpu_s']
     return dict(rows=rows, ratios=ratios, movielens=ml, targets=targets)

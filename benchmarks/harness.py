@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 THREAD_VARS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'BLIS_NUM_THREADS',
                'VECLIB_MAXIMUM_THREADS', 'NUMEXPR_NUM_THREADS')
 ANCHORS = {'bayespy': 'bayespy', 'vbpca_py': 'vbpca-py', 'numpyro': 'numpyro', 'geomstats': 'geomstats'}
-VERSIONED = ('vbfa_lit', 'numpy', 'scipy', 'bayespy', 'vbpca-py', 'numpyro', 'jax', 'threadpoolctl', 'geomstats')
+VERSIONED = ('vbfa_lit', 'numpy', 'scipy', 'numba', 'bayespy', 'vbpca-py', 'numpyro', 'jax', 'threadpoolctl', 'geomstats')
 
 
 @dataclass

@@ -387,10 +387,11 @@ def test_score_samples_against_scipy(noise, missing):
 def test_get_params_set_params_round_trip():
     est = VBPCA(4, prior='broad', noise='per_feature', max_iter=77, tol=1e-4, random_state=5, beta=0.1,
                 a_alpha=0.2, b_alpha=0.3, a_tau=0.4, b_tau=0.5, alpha_broad=0.6, effective_tol=0.05, storage='dense',
-                missing_values='unstored')
+                missing_values='unstored', engine='numpy')
     params = est.get_params()
     assert params == VBPCA(**params).get_params()
-    assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and len(params) == 18
+    assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and params['engine'] == 'numpy'
+    assert len(params) == 19
     assert clone(est).get_params() == params
     other = VBPCA()
     assert other.set_params(**params) is other and other.get_params() == params

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from vbfa_lit import VBPCA
+from vbfa_lit.rjmcmc_fast import numba_available
 
 N_PROBLEMS = int(os.environ.get('RELIABILITY_N', 240))
 REL_TOL = 1e-9
@@ -53,9 +54,10 @@ def random_problem(seed: int):
     return X, params
 
 
-def check_fit(seed: int):
-    "Fit one random problem; return a list of what went wrong (empty when nothing did)."
+def check_fit(seed: int, engine: str = 'auto'):
+    "Fit one random problem with the sweeps of `engine`; return a list of what went wrong (empty when nothing did)."
     X, params = random_problem(seed)
+    params['engine'] = engine
     X0 = X.copy()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -75,10 +77,13 @@ def check_fit(seed: int):
     return problems
 
 
+@pytest.mark.parametrize('engine', ['numpy', 'numba'])
 @pytest.mark.parametrize('seed', range(N_PROBLEMS))
-def test_random_problem(seed):
-    problems = check_fit(seed)
-    assert not problems, f"problem {seed} {random_problem(seed)[1]}: " + '; '.join(problems)
+def test_random_problem(seed, engine):
+    "Every problem with both engines (the NumPy sweep, and the compiled one when numba is installed)."
+    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    problems = check_fit(seed, engine)
+    assert not problems, f"problem {seed} {random_problem(seed)[1]} ({engine}): " + '; '.join(problems)
 
 
 # ---- The answer does not depend on the data's units

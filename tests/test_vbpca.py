@@ -228,13 +228,14 @@ def test_elbo_matches_monte_carlo(ard, shared):
 
 @pytest.mark.parametrize('w', [ARD(), FixedAlpha()], ids=['ard', 'broad'])
 @pytest.mark.parametrize('shared', [True, False], ids=['shared', 'per_feature'])
-def test_fit_is_monotone_and_reconstructs(w, shared):
+@pytest.mark.parametrize('engine', ['numpy', 'auto'])
+def test_fit_is_monotone_and_reconstructs(w, shared, engine):
     rng = np.random.default_rng(5)
     M, N, D = 20, 60, 2
     Y = rng.standard_normal((M, D)) @ rng.standard_normal((D, N)) + 3 + 0.1 * rng.standard_normal((M, N))
     missing = rng.random((M, N)) < 0.2
     res = fit_vbfa(observed(np.where(missing, np.nan, Y)), D=4, prior=Prior(w=w), shared=shared,
-                   rng=0, max_iter=300)
+                   rng=0, max_iter=300, engine=engine)
     L = np.array(res.elbo)
     assert np.all(np.diff(L) >= -RTOL * np.abs(L[1:]))
     assert res.terms.total == L[-1]

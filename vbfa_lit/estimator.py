@@ -21,6 +21,7 @@ from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, sum_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
+from .rjmcmc_fast import check_engine
 from .validation import check_choice, check_int, check_random_state, check_real, output_dtype, warn_caller
 from .transformations import TRANSFORMATIONS, transform_posterior
 
@@ -444,6 +445,9 @@ class VBPCA:
         (any format) whose stored entries are the observations (an explicit 0 is an observed 0, a stored NaN
         is missing); it is never densified, and the fit equals that of the dense form with NaN. `transform`,
         `score_samples`, `score` and `predict_entries` then accept the same form.
+    engine : {'auto', 'numpy', 'numba'}, default 'auto'
+        The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
+        'auto' is numba when it is installed. Both give the same fit to 1e-12.
 
     Attributes
     ----------
@@ -510,14 +514,14 @@ class VBPCA:
     def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
-                 storage='auto', missing_values=np.nan):
+                 storage='auto', missing_values=np.nan, engine='auto'):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
         self.max_iter, self.tol, self.random_state, self.progress = max_iter, tol, random_state, progress
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
-        self.missing_values = missing_values
+        self.missing_values, self.engine = missing_values, engine
 
     # -- scikit-learn's parameter protocol, without importing scikit-learn
     @classmethod
@@ -618,6 +622,7 @@ class VBPCA:
             tol=check_real('tol', self.tol, 0.0, inclusive=True),
             effective_tol=check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
             storage=check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
+            engine=check_engine(self.engine),
             **{
                 k: check_real(k, getattr(self, k))
                 for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
@@ -677,7 +682,7 @@ class VBPCA:
             transform = None if kind == 'none' else (
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
             fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
-                           callback, transform=transform, transform_start=s['warmup_sweeps'])
+                           callback, transform=transform, transform_start=s['warmup_sweeps'], engine=s['engine'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
                 bar.total = bar.n
                 bar.set_description(f'{type(self).__name__} (converged)', refresh=True)

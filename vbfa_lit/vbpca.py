@@ -17,6 +17,7 @@ from .notation import gamma_moments, gamma_kl, gaussian_entropy
 from .linalg import (   # the numerical machinery; names kept importable from here
     SMALL_D, _wsum, _diag_sum, _tr, _triangle, _masked_outer_sum,
     _gaussian_from_precision, _tril_solve, _cholesky_inverse, _tril_inv, one_blas_thread)
+from .rjmcmc_fast import check_engine
 
 # %% ../nbs/02_vbpca.ipynb #92e61378
 LOG2PI = np.log(2 * np.pi)
@@ -642,7 +643,7 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
     return prior.w.update(q)
 
-def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool):
+def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine:str='numpy'):
     """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound.
 
     Parameters
@@ -655,6 +656,9 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool):
         Hyperparameters and the prior on W.
     shared : bool
         One shared tau (VB PCA) instead of one per feature (VBFA).
+    engine : {'numpy', 'numba'}, default 'numpy'
+        'numba': the same sweep with the masked outer sums and the Gaussian factors compiled
+        (`vbfa_lit.vbpca_fast`, the optional ``fast`` extra); equal to this one to 1e-12.
 
     Returns
     -------
@@ -663,6 +667,10 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool):
     terms : ElboTerms
         The lower bound after the sweep, term by term.
     """
+    if engine == 'numba':
+        from vbfa_lit.vbpca_fast import _sweep   # numba is loaded (and the kernels compiled) on first use
+        return _sweep(data, q, prior, shared)
+    if engine != 'numpy': raise ValueError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
     tau = gamma_moments(q.a_tau, q.b_tau, check=False)[0]  # valid by construction: the checks are skipped
     TWW = sum_tau_ww(data, q.W, q.Sw, tau)
     X, Sx, logdet_Sx = update_X(data, q.W, TWW, q.mu, tau, return_logdet=True)
@@ -707,7 +715,8 @@ class FitResult(NamedTuple):
 
 @one_blas_thread
 def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = False, max_iter: int = 1000,
-             tol: float = 1e-6, rng=None, callback=None, transform=None, transform_start: int = 1) -> FitResult:
+             tol: float = 1e-6, rng=None, callback=None, transform=None, transform_start: int = 1,
+             engine: str = 'auto') -> FitResult:
     """Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles.
 
     Parameters
@@ -729,18 +738,29 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         ``transform(data, q, prior) -> (q, gain)``, applied between sweeps (`vbfa_lit.transformations`).
     transform_start : int, default 1
         Plain sweeps before `transform` is first applied (at least 1).
+    engine : {'auto', 'numpy', 'numba'}, default 'auto'
+        The sweep's engine: 'numba' compiles its costly steps (`vbfa_lit.vbpca_fast`); 'auto' is numba when it
+        is installed, NumPy otherwise. Both give the same fit to 1e-12.
 
     Returns
     -------
     FitResult
+
+    Raises
+    ------
+    ValueError
+        An unknown engine.
+    ImportError
+        engine='numba' without numba installed.
     """
+    engine = check_engine(engine)
     _check_prior(prior)
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
             q, _ = transform(data, q, prior)
-        q, terms = sweep(data, q, prior, shared)
+        q, terms = sweep(data, q, prior, shared, engine)
         history.append(terms.total)
         if not np.isfinite(terms.total):
             raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: "
