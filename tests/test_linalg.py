@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sparse
 
-from vbfa_lit.linalg import (SMALL_D, _cholesky_inverse, _diag_sum, _gaussian_from_precision,
-                             _masked_outer_sum, _tr, _tril_inv, _tril_solve, _wsum)
+from vbfa_lit.linalg import (SMALL_D, _cholesky_inverse, diagonal_sum, gaussian_from_precision,
+                             masked_outer_sum, trace_product, _tril_inv, _tril_solve, weighted_sum)
 
 
 def random_spd(rng, K, D):
@@ -26,7 +26,7 @@ def test_gaussian_from_precision_matches_lapack_on_both_paths(D, K):
     rng = np.random.default_rng(D * 10 + K)
     P = random_spd(rng, K, D) * rng.uniform(0.01, 100)
     h = rng.standard_normal((K, D))
-    mean, S, logdet = _gaussian_from_precision(P, h)
+    mean, S, logdet = gaussian_from_precision(P, h)
     test_tol = 1e-10 * np.linalg.cond(P).max()
     np.testing.assert_allclose(S, np.linalg.inv(P), rtol=0, atol=test_tol * np.abs(np.linalg.inv(P)).max())
     np.testing.assert_array_equal(S, S.transpose(0, 2, 1))               # symmetric by construction
@@ -39,7 +39,7 @@ def test_gaussian_from_precision_matches_lapack_on_both_paths(D, K):
 def test_gaussian_from_precision_shares_one_precision_between_many_means():
     rng = np.random.default_rng(3)
     P, h = random_spd(rng, 1, 4), rng.standard_normal((9, 4))
-    mean, S, logdet = _gaussian_from_precision(P, h)
+    mean, S, logdet = gaussian_from_precision(P, h)
     assert mean.shape == (9, 4) and S.shape == (1, 4, 4) and logdet.shape == (1,)
     np.testing.assert_allclose(mean, h @ np.linalg.inv(P[0]), rtol=1e-10)
 
@@ -57,7 +57,7 @@ def test_mean_from_the_covariance_has_the_forward_error_of_triangular_solves(D):
         h = (P[0] @ rng.standard_normal(D))[None]
         exact = np.array(mpmath.lu_solve(mpmath.matrix(P[0].tolist()), mpmath.matrix(h[0].tolist())).tolist(),
                          dtype=float).ravel()
-        mean, S, _ = _gaussian_from_precision(P, h)
+        mean, S, _ = gaussian_from_precision(P, h)
         L = np.linalg.cholesky(P)
         solves = _tril_solve(L, _tril_solve(L, h), transpose=True)[0]
         err = lambda x: np.linalg.norm(x - exact) / np.linalg.norm(exact)
@@ -69,7 +69,7 @@ def test_mean_from_the_covariance_has_the_forward_error_of_triangular_solves(D):
 def test_gaussian_from_precision_refuses_an_indefinite_precision():
     P = np.array([[[1.0, 2.0], [2.0, 1.0]]])
     with pytest.raises(np.linalg.LinAlgError):
-        _gaussian_from_precision(P, np.ones((1, 2)))
+        gaussian_from_precision(P, np.ones((1, 2)))
 
 
 @pytest.mark.parametrize("D", [1, 4, 16, 17, 30, 33, 64, 100])
@@ -128,9 +128,9 @@ def test_masked_outer_sum_equals_brute_force_on_both_paths(D, shared_cov, csr):
     cov = random_spd(rng, 1 if shared_cov else K, D)
     second = mean[:, :, None] * mean[:, None, :] + cov                  # (K, D, D), cov broadcast when shared
     expected = np.einsum('rk,k,kij->rij', op, weight, second)
-    got = _masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
+    got = masked_outer_sum(sparse.csr_matrix(op) if csr else op, mean, cov, weight)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)
+    np.testing.assert_allclose(masked_outer_sum(op, mean, cov), np.einsum('rk,kij->rij', op, second), rtol=1e-12)
 
 
 @pytest.mark.parametrize("D", [3, 20])
@@ -147,13 +147,13 @@ def test_masked_outer_sum_split_and_packing_paths(D, fancy, csr, monkeypatch):
     op_ = sparse.csr_matrix(op) if csr else op
     second = np.einsum('rk,kij->rij', op, mean[:, :, None] * mean[:, None, :] + cov)
     covs = np.einsum('rk,kij->rij', op, cov)
-    both, only_cov = _masked_outer_sum(op_, mean, cov, split=True)
+    both, only_cov = masked_outer_sum(op_, mean, cov, split=True)
     np.testing.assert_allclose(both, second, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(only_cov, covs, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_masked_outer_sum(op_, mean, cov, weight),
+    np.testing.assert_allclose(masked_outer_sum(op_, mean, cov, weight),
                                np.einsum('rk,k,kij->rij', op, weight, mean[:, :, None] * mean[:, None, :] + cov),
                                rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_masked_outer_sum(op_, None, cov), covs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(masked_outer_sum(op_, None, cov), covs, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("shared_cov", [False, True])
@@ -163,7 +163,7 @@ def test_masked_outer_sum_of_covariances_alone(shared_cov):
     op = (rng.random((5, 8)) < 0.5).astype(float)
     cov, weight = random_spd(rng, 1 if shared_cov else 8, 3), rng.uniform(0.5, 2, 8)
     expected = np.einsum('rk,k,kij->rij', op, weight, np.broadcast_to(cov, (8, 3, 3)))
-    np.testing.assert_allclose(_masked_outer_sum(op, None, cov, weight), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(masked_outer_sum(op, None, cov, weight), expected, rtol=1e-12, atol=1e-14)
 
 
 # ------------------------------------------------------------------------- shared-batch helpers
@@ -172,21 +172,26 @@ def test_shared_batch_helpers_equal_the_explicit_batch():
     rng = np.random.default_rng(5)
     w, S = rng.uniform(size=6), random_spd(rng, 6, 3)
     full = np.broadcast_to(S[:1], S.shape)
-    np.testing.assert_allclose(_wsum(w, S[:1]), np.tensordot(w, full, 1), rtol=1e-14)
-    np.testing.assert_allclose(_wsum(w, S), np.tensordot(w, S, 1), rtol=1e-14)
-    np.testing.assert_allclose(_diag_sum(S[:1], 6), np.einsum('kdd->d', full), rtol=1e-14)
-    np.testing.assert_allclose(_tr(S, S[::-1]), [np.trace(a @ b) for a, b in zip(S, S[::-1])], rtol=1e-12)
+    np.testing.assert_allclose(weighted_sum(w, S[:1]), np.tensordot(w, full, 1), rtol=1e-14)
+    np.testing.assert_allclose(weighted_sum(w, S), np.tensordot(w, S, 1), rtol=1e-14)
+    np.testing.assert_allclose(diagonal_sum(S[:1], 6), np.einsum('kdd->d', full), rtol=1e-14)
+    np.testing.assert_allclose(trace_product(S, S[::-1]), [np.trace(a @ b) for a, b in zip(S, S[::-1])], rtol=1e-12)
 
 
 # ------------------------------------------------------------------------- the module boundary
 
-def test_moved_names_stay_importable_from_vbpca():
-    "ard, estimator and transformations import these from vbfa_lit.vbpca: they are the same objects."
-    import vbfa_lit.linalg as L
-    import vbfa_lit.vbpca as V
-    for name in ['SMALL_D', '_wsum', '_diag_sum', '_tr', '_triangle', '_masked_outer_sum',
-                 '_gaussian_from_precision', '_tril_solve', '_cholesky_inverse', '_tril_inv']:
-        assert getattr(V, name) is getattr(L, name), name
+def test_no_module_imports_another_modules_private_names():
+    "Shared helpers have public names in the module that owns them (linalg for the numerics): no `from .x import _y`."
+    import ast
+    import pathlib
+    import vbfa_lit
+    bad = []
+    for path in sorted(pathlib.Path(vbfa_lit.__file__).parent.glob('*.py')):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or '').startswith('vbfa_lit')):
+                bad += [f'{path.name}: {a.name} from {node.module}' for a in node.names
+                        if a.name.startswith('_') and not a.name.startswith('__')]
+    assert not bad, bad
 
 
 def test_linalg_imports_light():

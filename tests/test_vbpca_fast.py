@@ -16,7 +16,7 @@ import scipy.sparse as sparse
 
 from vbfa_lit import VBPCA
 from vbfa_lit.ard import ARD
-from vbfa_lit.linalg import _gaussian_from_precision, _masked_outer_sum
+from vbfa_lit.linalg import gaussian_from_precision, masked_outer_sum
 from vbfa_lit.rjmcmc_fast import numba_available
 from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, init_posterior, observed, sweep
 
@@ -52,7 +52,7 @@ def test_masked_outer_sum_equals_numpy(D, csr, density):
     for c in (cov, cov[:1]):
         for w in (weight, None):
             for m, split in ((mean, False), (mean, True), (None, False)):
-                a, b = _masked_outer_sum(op, m, c, w, split), compiled(op, m, c, w, split)
+                a, b = masked_outer_sum(op, m, c, w, split), compiled(op, m, c, w, split)
                 for x, y in zip(*((a, b) if split else ((a,), (b,)))):
                     assert rel(x, y) < 1e-12
                     np.testing.assert_array_equal(y, y.transpose(0, 2, 1))          # exactly symmetric
@@ -67,7 +67,7 @@ def test_masked_outer_sum_blocks_cover_the_triangle():
     op = sparse.random(R, K, density=0.1, random_state=4, format='csr')
     op.data[:] = 1.0
     mean, cov = rng.standard_normal((K, D)), random_spd(rng, K, D)
-    ref = _masked_outer_sum(op, mean, cov, None, True)
+    ref = masked_outer_sum(op, mean, cov, None, True)
     for block in (1, D + 3, 5 * D):
         out, out_cov = np.empty((R, D, D)), np.empty((R, D, D))
         fast._compile()
@@ -84,13 +84,13 @@ def test_gaussian_from_precision_equals_numpy(D, K):
     from vbfa_lit.vbpca_fast import _gaussian_from_precision as compiled
     rng = np.random.default_rng(D * K)
     P, h = random_spd(rng, K, D) * 10.0 ** rng.uniform(-3, 3, (K, 1, 1)), rng.standard_normal((K, D))
-    for x, y in zip(_gaussian_from_precision(P, h), compiled(P, h)):
+    for x, y in zip(gaussian_from_precision(P, h), compiled(P, h)):
         assert rel(x, y) < 1e-12
     H = rng.standard_normal((9, D))                                  # one precision shared by 9 linear terms
-    for x, y in zip(_gaussian_from_precision(P[:1], H), compiled(P[:1], H)):
+    for x, y in zip(gaussian_from_precision(P[:1], H), compiled(P[:1], H)):
         assert rel(x, y) < 1e-12
     scale, diag = rng.uniform(0.1, 10, K), rng.uniform(0, 3, D)      # scale_k P_k + diag(diag), formed in the kernel
-    ref = _gaussian_from_precision(scale[:, None, None] * P + np.diag(diag), h)
+    ref = gaussian_from_precision(scale[:, None, None] * P + np.diag(diag), h)
     for x, y in zip(ref, compiled(P, h, scale=scale, diag=diag)):
         assert rel(x, y) < 1e-12
 
@@ -104,11 +104,11 @@ def test_not_positive_definite_is_refused_like_numpy(D):
     P = random_spd(rng, 5, D)
     P[3, D - 1, D - 1] = -1e3
     with pytest.raises(np.linalg.LinAlgError):
-        _gaussian_from_precision(P, np.ones((5, D)))
+        gaussian_from_precision(P, np.ones((5, D)))
     with pytest.raises(np.linalg.LinAlgError, match='not positive definite'):
         compiled(P, np.ones((5, D)))
     P[3, D - 1, D - 1] = np.nan
-    for mean, S, logdet in (_gaussian_from_precision(P, np.ones((5, D))), compiled(P, np.ones((5, D)))):
+    for mean, S, logdet in (gaussian_from_precision(P, np.ones((5, D))), compiled(P, np.ones((5, D)))):
         assert np.isnan(S[3]).any() and np.isnan(logdet[3])
         assert np.all(np.isfinite(np.delete(S, 3, axis=0)))
 

@@ -619,8 +619,8 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     with np.errstate(all='ignore'):
         for t in sweeps:
             if step > 1:
-                from vbfa_lit.rjmcmc_fast import _run_sweeps
-                _run_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
+                from vbfa_lit.rjmcmc_fast import run_sweeps_compiled
+                run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
                             min(t + step, n_sweeps), burn_in, out_q, out_y, out_tau)
                 if callback is not None and callback(min(t + step, n_sweeps), SweepState(q.copy(), tau * unit, n_sweeps,
                                                                                          burn_in)) is True:

@@ -11,8 +11,8 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
 import numpy as np
 
 from .notation import gamma_moments
-from .vbpca import (Observed, Posterior, Prior, FixedAlpha, elbo,
-                            expected_log_prior_W, _wsum)
+from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, expected_log_prior_W
+from .linalg import weighted_sum
 from .ard import ARD
 
 # %% ../nbs/04_transformations.ipynb #afb52eb0
@@ -109,8 +109,8 @@ def rotation_statistics(q: Posterior):
         (G_X (D, D), G_W (D, D)).
     """
     (N, D), M = q.X.shape, q.W.shape[0]
-    return (q.X.T @ q.X + _wsum(np.ones(N), q.Sx),
-            q.W.T @ q.W + _wsum(np.ones(M), q.Sw))
+    return (q.X.T @ q.X + weighted_sum(np.ones(N), q.Sx),
+            q.W.T @ q.W + weighted_sum(np.ones(M), q.Sw))
 
 def rotation_bound(R, C, S, N: int, M: int, w_prior) -> float:
     """The bound as a function of R, up to a constant; q(alpha) re-updated.

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['LOG2PI', 'Observed', 'observed', 'Posterior', 'FixedAlpha', 'Prior', 'sum_tau_ww', 'update_X', 'random_posterior',
-           'sum_xx', 'update_W', 'update_mu', 'sx_quadratic', 'residual_ss', 'sq_error', 'update_tau', 'ElboTerms',
-           'elbo', 'expected_log_prior_W', 'sum_ww', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
+           'sum_xx', 'update_W', 'update_mu', 'sx_quadratic', 'sx_by_product', 'residual_ss', 'sq_error', 'update_tau',
+           'ElboTerms', 'elbo', 'expected_log_prior_W', 'sum_ww', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
 # %% ../nbs/02_vbpca.ipynb #01d7bb56
 from typing import NamedTuple
@@ -14,9 +14,9 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl, gaussian_entropy
-from .linalg import (   # the numerical machinery; names kept importable from here
-    SMALL_D, _wsum, _diag_sum, _tr, _triangle, _masked_outer_sum,
-    _gaussian_from_precision, _tril_solve, _cholesky_inverse, _tril_inv, one_blas_thread)
+from .linalg import (   # the numerical machinery, shared by the sweeps (lesson 02a)
+    weighted_sum, diagonal_sum, trace_product, upper_triangle, masked_outer_sum, gaussian_from_precision,
+    one_blas_thread)
 from .rjmcmc_fast import check_engine
 
 # %% ../nbs/02_vbpca.ipynb #92e61378
@@ -213,8 +213,8 @@ def sum_tau_ww(data:Observed, W, Sw, tau):
     """
     M, D = W.shape
     t = np.broadcast_to(tau, (M,))
-    if data.complete: return ((W.T * t) @ W + _wsum(t, Sw))[None]
-    return _masked_outer_sum(data.maskT, W, Sw, t)
+    if data.complete: return ((W.T * t) @ W + weighted_sum(t, Sw))[None]
+    return masked_outer_sum(data.maskT, W, Sw, t)
 
 def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False):
     """The update of q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean
@@ -246,7 +246,7 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False):
     """
     tw = tau[:, None] * W
     h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
-    X, Sx, logdet = _gaussian_from_precision(np.eye(W.shape[1]) + TWW, h)
+    X, Sx, logdet = gaussian_from_precision(np.eye(W.shape[1]) + TWW, h)
     return (X, Sx, logdet) if return_logdet else (X, Sx)
 
 # %% ../nbs/02_vbpca.ipynb #e13d9465
@@ -302,10 +302,10 @@ def sum_xx(data:Observed, X, Sx, split:bool=False):
         Only with `split`.
     """
     N, D = X.shape
-    if data.complete: XX = (X.T @ X + _wsum(np.ones(N), Sx))[None]
-    elif split and len(Sx) > 1 and _sx_by_product(data):
-        return _masked_outer_sum(data.mask, X, Sx, split=True)   # one product for both sums
-    else: XX = _masked_outer_sum(data.mask, X, Sx)
+    if data.complete: XX = (X.T @ X + weighted_sum(np.ones(N), Sx))[None]
+    elif split and len(Sx) > 1 and sx_by_product(data):
+        return masked_outer_sum(data.mask, X, Sx, split=True)   # one product for both sums
+    else: XX = masked_outer_sum(data.mask, X, Sx)
     return (XX, None) if split else XX
 
 def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False):
@@ -341,7 +341,7 @@ def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False):
     h = tau[:, None] * (data.Y @ X - mu[:, None] * (data.mask @ X))
     P = tau[:, None, None] * XX
     P[:, np.arange(len(alpha)), np.arange(len(alpha))] += alpha
-    W, Sw, logdet = _gaussian_from_precision(P, h)
+    W, Sw, logdet = gaussian_from_precision(P, h)
     return (W, Sw, logdet) if return_logdet else (W, Sw)
 
 # %% ../nbs/02_vbpca.ipynb #51234ce8
@@ -392,8 +392,8 @@ def sx_quadratic(data:Observed, W, Sx, SX=None):
         return data.n_row * np.einsum('md,de,me->m', W, Sx[0], W)
     # mostly observed (or already summed by `sum_xx(..., split=True)`): one masked product
     # of the packed Sigma_x_n
-    if SX is not None or _sx_by_product(data):
-        if SX is None: SX = _masked_outer_sum(data.mask, None, Sx)
+    if SX is not None or sx_by_product(data):
+        if SX is None: SX = masked_outer_sum(data.mask, None, Sx)
         return np.einsum('md,md->m', W, np.einsum('mde,me->md', SX, W))
     maskT = data.maskT if sparse.issparse(data.maskT) else sparse.csr_matrix(data.maskT)
     out = np.zeros(M)  # sparse: |O| D^2 work, sample by sample, as BLAS products
@@ -402,8 +402,20 @@ def sx_quadratic(data:Observed, W, Sx, SX=None):
         if len(rows): out[rows] += np.einsum('kd,kd->k', W[rows] @ Sx[n], W[rows])
     return out
 
-def _sx_by_product(data:Observed)->bool:
-    "Whether `sx_quadratic` sums the Sigma_x_n by one masked product (mostly observed data)."
+def sx_by_product(data:Observed)->bool:
+    """Whether `sx_quadratic` sums the Sigma_x_n by one masked product (mostly observed data).
+
+    Shared with the compiled sweep (lesson 02c), which makes the same choice.
+
+    Parameters
+    ----------
+    data : Observed
+
+    Returns
+    -------
+    bool
+        True when at least half of the entries are observed (and some are missing).
+    """
     return not data.complete and data.n_row.sum() >= 0.5 * data.mask.shape[0] * data.mask.shape[1]
 
 def residual_ss(data: Observed, W, X, mu, chunk: int = 1 << 16):
@@ -466,7 +478,7 @@ def sq_error(data:Observed, W, Sw, X, Sx, XX, mu, vmu, SX=None):
     -------
     ndarray, shape (M,)
     """
-    return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx, SX) + _tr(Sw, XX)
+    return (residual_ss(data, W, X, mu) + sx_quadratic(data, W, Sx, SX) + trace_product(Sw, XX)
             + data.n_row * vmu)
 
 def update_tau(err, n_row, a_tau: float, b_tau: float, shared: bool):
@@ -547,7 +559,7 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
         err = sq_error(data, q.W, q.Sw, q.X, q.Sx, XX, q.mu, q.vmu)
     tau, logtau = gamma_moments(q.a_tau, q.b_tau, check=False)
     loglik = 0.5 * np.sum(data.n_row * (logtau - LOG2PI) - tau * err)
-    x = -0.5 * (np.sum(q.X ** 2) + np.sum(_diag_sum(q.Sx, N)) + N * D * LOG2PI)
+    x = -0.5 * (np.sum(q.X ** 2) + np.sum(diagonal_sum(q.Sx, N)) + N * D * LOG2PI)
     x += _entropy_sum(q.Sx, logdet_Sx, N)
     kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
     w = expected_log_prior_W(q, prior) + _entropy_sum(q.Sw, logdet_Sw, M)
@@ -562,8 +574,8 @@ def _entropy_sum(S, # (K, D, D) or (1, D, D) covariances
                  K:int, # number of factors (S shared by all of them when len(S) == 1)
                 ): # sum of the K Gaussian entropies
     "sum_k H[N(., S_k)] = sum_k [D (1 + log 2 pi) + log|S_k|] / 2."
-    if logdet is None: return _wsum(np.ones(K), gaussian_entropy(S))
-    return 0.5 * (K * S.shape[-1] * (1 + LOG2PI) + _wsum(np.ones(K), logdet))
+    if logdet is None: return weighted_sum(np.ones(K), gaussian_entropy(S))
+    return 0.5 * (K * S.shape[-1] * (1 + LOG2PI) + weighted_sum(np.ones(K), logdet))
 
 def expected_log_prior_W(q: Posterior, prior: Prior) -> float:
     """<log p(W | alpha)> = sum_d [M (<log alpha_d> - log 2 pi) - <alpha_d> sum_m <w_md^2>] / 2.
@@ -605,7 +617,7 @@ def sum_ww(W, Sw):
     >>> sum_ww(np.ones((3, 2)), np.eye(2)[None]).tolist()
     [6.0, 6.0]
     """
-    return np.einsum('md,md->d', W, W) + _diag_sum(Sw, len(W))
+    return np.einsum('md,md->d', W, W) + diagonal_sum(Sw, len(W))
 
 # %% ../nbs/02_vbpca.ipynb #f631c5e8
 def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
@@ -668,8 +680,8 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine:str='nump
         The lower bound after the sweep, term by term.
     """
     if engine == 'numba':
-        from vbfa_lit.vbpca_fast import _sweep   # numba is loaded (and the kernels compiled) on first use
-        return _sweep(data, q, prior, shared)
+        from vbfa_lit.vbpca_fast import sweep_compiled   # numba is loaded (and the kernels compiled) on first use
+        return sweep_compiled(data, q, prior, shared)
     if engine != 'numpy': raise ValueError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
     tau = gamma_moments(q.a_tau, q.b_tau, check=False)[0]  # valid by construction: the checks are skipped
     TWW = sum_tau_ww(data, q.W, q.Sw, tau)
