@@ -205,7 +205,7 @@ def gaussian_from_precision(P, h):
     mean : ndarray of shape (K, D) or (n, D)
     cov : ndarray of shape (K, D, D)
     logdet : ndarray of shape (K,)
-        log |P^-1|.
+        log det(P^-1).
 
     Raises
     ------
