@@ -465,7 +465,7 @@ class VBPCAConvergencePanel(Panel):
         curves = {f"with {name}" if data['kind'] != 'none' else name: data['transformed']} if len(data['transformed']) else {}
         if len(data['plain']): curves['plain'] = data['plain']
         if curves: plot_learning_curves(curves, axes=(ax_l, ax_g))
-        if 'W' in data: hinton(data['W'], ax=ax_h, title=r'$\langle\mathbf{W}\rangle$, ' + name)
+        if 'W' in data: hinton(data['W'], ax=ax_h, title=r'$\langle\mathbf{W}\rangle$' + '\n' + name)
         return fig
 
 # %% ../nbs/09_widgets.ipynb #87a41404
