@@ -627,8 +627,10 @@ class ARDPruningPanel(Panel):
             out['pq_note'] = f'p(q) needs N > d = {d} (S is singular)'
             return out
         progress('VB done; p(q) by RJMCMC', dict(out, partial=True))
-        res, _ = rjmcmc_chains(ev, params['N'], self.rj_sweeps, self.rj_burn_in, self.rj_chains, params['seed'],
-                               lambda text, partial=None: progress(text))
+        with warnings.catch_warnings():   # no trace of q is drawn here: the compiled sweep (same chains) when it is there
+            warnings.simplefilter('ignore', ConvergenceWarning)      # short chains may disagree: the error bars show it
+            res = rjmcmc_pca_from_eigenvalues(ev, params['N'], n_sweeps=self.rj_sweeps, burn_in=self.rj_burn_in,
+                                              n_chains=self.rj_chains, random_state=params['seed'])
         pq, lap = res.posterior_q(), laplace_evidence(T)
         out.update(pq_q=pq.q, pq_rjmcmc=pq.p, pq_se=pq.se, pq_laplace=lap.p, pq_k=lap.k)
         out['summary'] += (f'; p(q) mode: RJMCMC q = {pq.q[np.argmax(pq.p)]}, Laplace k = {lap.k[np.argmax(lap.p)]}')
