@@ -28,7 +28,7 @@ def numbers(x):
 
 def test_modules_found():
     assert {'bench_vbpca', 'bench_transformations', 'bench_rjmcmc', 'bench_stiefel', 'bench_householder',
-            'bench_scaling'} <= set(MODULES)
+            'bench_scaling', 'bench_widgets'} <= set(MODULES)
 
 
 @pytest.mark.parametrize('module', MODULES)

@@ -93,6 +93,24 @@ def test_gaussian_from_precision_equals_numpy(D, K):
     ref = gaussian_from_precision(scale[:, None, None] * P + np.diag(diag), h)
     for x, y in zip(ref, compiled(P, h, scale=scale, diag=diag)):
         assert rel(x, y) < 1e-12
+    iu = np.triu_indices(D)                                          # the packed upper rows `packed=True` gives
+    for x, y in zip(compiled(P, h, scale=scale, diag=diag), compiled(P[:, iu[0], iu[1]], h, scale=scale, diag=diag)):
+        assert np.array_equal(x, y)                                  # the same numbers in the same order: equal
+
+
+@needs_numba
+@pytest.mark.parametrize('D', [1, 4, 30])
+def test_masked_outer_sum_packed_is_the_upper_triangle(D):
+    "With packed=True a dense mask's sums come back as the upper triangles, row by row; a sparse one's unpacked."
+    from vbfa_lit.vbpca_fast import _masked_outer_sum as compiled
+    rng = np.random.default_rng(D)
+    R, K = 17, 23
+    op, mean, cov, w = (rng.random((R, K)) < 0.7).astype(float), rng.standard_normal((K, D)), random_spd(rng, K, D), \
+        rng.uniform(0.5, 2, K)
+    full, iu = compiled(op, mean, cov, w), np.triu_indices(D)
+    assert np.array_equal(compiled(op, mean, cov, w, packed=True), full[:, iu[0], iu[1]])
+    sparse_op = (rng.random((R, K)) < 0.05).astype(float)             # below _DENSE_MIN: the CSR kernel, (R, D, D)
+    assert np.array_equal(compiled(sparse_op, mean, cov, w, packed=True), compiled(sparse_op, mean, cov, w))
 
 
 @needs_numba

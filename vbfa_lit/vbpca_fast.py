@@ -140,19 +140,24 @@ def _k_residual_ss(indptr, indices, values, W, X, mu, out):
         out[m] = s
     return 0
 
-def _k_gaussians_lanes(P, scale, diag, h, mean, S, logdet, B):
+def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
     # as _k_gaussians, for chunks of B factors side by side: the chunk is the innermost axis of the scratch
-    # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one
-    K, D = P.shape[0], P.shape[1]
+    # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one.
+    # Pp of length K: the precisions' upper triangles packed row by row, (K, D(D+1)/2), read instead of P
+    from_packed = Pp.shape[0] > 0
+    K, D = (Pp.shape[0], mean.shape[1]) if from_packed else (P.shape[0], P.shape[1])
     L, Li, V, acc = np.empty((D, D, B)), np.empty((D, D, B)), np.empty((D, D, B)), np.empty(B)
     for k0 in range(0, K, B):
         nb = min(B, K - k0)
         for i in range(D):
             for j in range(i + 1):
-                if scale.size:
-                    for b in range(nb): L[i, j, b] = P[k0 + b, i, j] * scale[k0 + b]
+                t = j * D - j * (j - 1) // 2 + i - j       # (j, i) of the upper triangle, packed row by row
+                if from_packed:
+                    for b in range(nb): L[i, j, b] = Pp[k0 + b, t]
                 else:
                     for b in range(nb): L[i, j, b] = P[k0 + b, i, j]
+                if scale.size:
+                    for b in range(nb): L[i, j, b] *= scale[k0 + b]
             for b in range(nb): L[i, i, b] += diag[i]
         for j in range(D):        # right-looking Cholesky: column j, then the update of the columns after it
             for b in range(nb):
@@ -231,8 +236,11 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       cov, # (K, D, D) or (1, D, D)
                       weight=None, # (K,), or None for unit weights
                       split:bool=False, # also return the sums of the covariances alone
+                      packed:bool=False, # a dense mask's sums as packed upper triangles (R, D(D+1)/2)
                      ): # (R, D, D) [and (R, D, D) of the covariances when split]
-    "`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks."
+    """`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks. With
+    `packed`, a dense mask's sums stay as BLAS left them, the upper triangles packed row by row, for
+    `_gaussian_from_precision`, which reads nothing else (no unpacking, no mirroring)."""
     _compile()
     (R, K), D = op.shape, cov.shape[-1]
     if mean is None and len(cov) == 1: return _masked_outer_sum_numpy(op, mean, cov, weight, split)
@@ -247,15 +255,17 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
                       mean, cov, weight, block, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
-        packed = np.empty((K, 2 * T if split else T))
-        _k_pack(mean, cov, weight, 0, D, packed[:, :T])
-        if split: _k_pack(mean[:0], cov, weight, 0, D, packed[:, T:])
-        sums = np.asarray(op @ packed)
+        pk = np.empty((K, 2 * T if split else T))
+        _k_pack(mean, cov, weight, 0, D, pk[:, :T])
+        if split: _k_pack(mean[:0], cov, weight, 0, D, pk[:, T:])
+        sums = np.asarray(op @ pk)
+        if packed and not split: return sums
         _k_unpack(sums[:, :T], out)
         if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
 
-def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite
+def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite; or (K, D(D+1)/2)
+                             #   their upper triangles packed row by row (`_masked_outer_sum(..., packed=True)`)
                              h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
                              scale=None, # (K,): the precisions are scale_k P_k + diag(diag)
                              diag=None, # (D,)
@@ -264,13 +274,16 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them."""
     _compile()
     P = np.ascontiguousarray(P, dtype=float)
-    K, D = P.shape[:2]
+    K, D = (len(P), len(h[0])) if P.ndim == 2 else P.shape[:2]
+    Pp = np.empty((0, 0))
+    if P.ndim == 2 and D <= _LANES_MAX_D: P, Pp = np.empty((0, D, D)), P      # packed: the lanes kernel reads it
+    elif P.ndim == 2: full = np.empty((K, D, D)); _k_unpack(P, full); P = full  # the row-wise kernel: unpacked
     scale = np.empty(0) if scale is None else np.ascontiguousarray(np.broadcast_to(scale, (K,)), dtype=float)
     diag = np.zeros(D) if diag is None else np.ascontiguousarray(diag, dtype=float)
     one_for_all = K == 1 and len(h) != 1
     mean, S, logdet = np.empty((K, D)), np.empty((K, D, D)), np.empty(K)
     h1 = np.zeros((1, D)) if one_for_all else np.ascontiguousarray(h, dtype=float)
-    if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, scale, diag, h1, mean, S, logdet, _LANES)
+    if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, Pp, scale, diag, h1, mean, S, logdet, _LANES)
     else: bad = _k_gaussians(P, scale, diag, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
     if bad >= 0: raise np.linalg.LinAlgError(f"Matrix is not positive definite (precision {bad} of {K})")
     if one_for_all: mean = h @ S[0]
@@ -299,7 +312,7 @@ def sweep_compiled(data, q, prior, shared):
     if data.complete: return sweep(data, q, prior, shared)
     tau = gamma_moments(q.a_tau, q.b_tau, check=False)[0]
     M, D = q.W.shape
-    TWW = _masked_outer_sum(data.maskT, q.W, q.Sw, np.broadcast_to(tau, (M,)))   # sum_tau_ww
+    TWW = _masked_outer_sum(data.maskT, q.W, q.Sw, np.broadcast_to(tau, (M,)), packed=True)   # sum_tau_ww
     tw = tau[:, None] * q.W                                                         # update_X: I + TWW
     X, Sx, logdet_Sx = _gaussian_from_precision(TWW, data.YT @ tw - data.maskT @ (q.mu[:, None] * tw),
                                                 diag=np.ones(D))
