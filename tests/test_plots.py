@@ -307,6 +307,8 @@ def test_curves_styles_legend_histogram_colour_and_badges():
                            styles={'sample': dict(marker='', color='k', label='_nolegend_')})
     assert ax.lines[1].get_color() == 'k' and ax.lines[1].get_marker() in ('', 'None') and ax.get_legend() is None
     with pytest.raises(ValueError, match='styles'): plots.plot_curves([1.0], {'a': [1.0]}, styles={'b': {}})
+    ax = plots.plot_curves([4, 5], {'paper': [0.9, 0.1]}, styles={'paper': dict(marker='_', ms=14, mew=2, ls='none')})
+    assert ax.lines[0].get_markersize() == 14 and ax.lines[0].get_linestyle() == 'None'     # aliases accepted
     ax = plots.plot_histogram([0.1, 0.2, 0.6], bins=2, range=(0, 1), color='r', draws_label='$l_1$')
     assert ax.patches[0].get_facecolor()[:3] == (1.0, 0.0, 0.0) and ax.patches[0].get_label() == '$l_1$'
     nodes = {'x': (0, 1, 'x', 'latent'), 'y': (0, 0, 'y', 'observed')}

@@ -15,6 +15,8 @@ __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_lea
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.patches import Ellipse
+from matplotlib.cbook import normalize_kwargs
+from matplotlib.lines import Line2D
 
 # %% ../nbs/01a_plots.ipynb #9b73e38b
 OKABE_ITO = ('#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000')
@@ -506,7 +508,8 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     xlabel, ylabel : str
     styles : dict of str to dict, optional
         Per curve (by its label), keyword arguments of `Axes.plot` that replace the defaults, e.g.
-        ``{'sample': dict(marker='', color='k', label='_nolegend_')}`` for a thin black line without a legend entry.
+        ``{'sample': dict(marker='', color='k', label='_nolegend_')}`` for a thin black line without a legend
+        entry.
     legend : bool, default True
 
     Returns
@@ -517,7 +520,8 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     Raises
     ------
     ValueError
-        If `x` is not 1-d, a curve does not have its length, or `styles` names a curve that is not in `curves`.
+        If `x` is not 1-d, a curve does not have its length, or `styles` names a curve that is not in
+        `curves`.
 
     Examples
     --------
@@ -533,8 +537,9 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     for i, (label, y) in enumerate(curves.items()):
         y = _as(y, 1, 'curves')
         if len(y) != len(x): raise ValueError(f"curves: {label!r} has {len(y)} values, expected {len(x)}")
-        kw = dict(marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
-        ax.plot(x, y, **(kw | styles.get(label, {})))
+        kw = dict(marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)],
+                  label=label)
+        ax.plot(x, y, **(kw | normalize_kwargs(styles.get(label, {}), Line2D)))      # ms -> markersize, ...
     for j, (label, (mx, my)) in enumerate((marks or {}).items()):
         ax.plot([mx], [my], marker='Dsv^'[j % 4], color=colour(7), linestyle='none', markersize=6, label=label)
     ax.set(xlabel=xlabel, ylabel=ylabel)
