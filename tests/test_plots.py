@@ -255,6 +255,7 @@ def test_band_edges_scalar_edge_and_order():
     v = ax.collections[0].get_paths()[0].vertices
     assert v[:, 1].max() == 2.0 and v[:, 1].min() == 0.0 and (ax.get_xlabel(), ax.get_ylabel()) == ('m', 'nats')
     with pytest.raises(ValueError, match='lower'): plots.plot_band([0.0, 1.0], [3.0, 0.0], 1.0)
+    plots.plot_band([0.0, 1.0], [1.0 + 1e-15, 0.0], 1.0)        # edges that touch may cross by rounding
     with pytest.raises(ValueError, match='upper'): plots.plot_band([0.0, 1.0], 0.0, [1.0, 2.0, 3.0])
 
 

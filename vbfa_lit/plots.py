@@ -1639,7 +1639,8 @@ def plot_band(x, # (K,) positions along the horizontal axis
     Raises
     ------
     ValueError
-        If `x` is not 1-d, an edge does not have K values, or ``lower > upper`` somewhere.
+        If `x` is not 1-d, an edge does not have K values, or ``lower > upper`` somewhere (by more than rounding,
+        1e-9 relative).
 
     Examples
     --------
@@ -1652,7 +1653,8 @@ def plot_band(x, # (K,) positions along the horizontal axis
               for e, n in ((lower, 'lower'), (upper, 'upper')))
     for e, n in ((lo, 'lower'), (hi, 'upper')):
         if e.shape != x.shape: raise ValueError(f"{n}: expected {len(x)} values (one per x), got {len(e)}")
-    if np.any(lo > hi): raise ValueError("lower: expected lower <= upper everywhere")
+    if np.any(lo - hi > 1e-9 * np.maximum(1.0, np.abs(hi))):        # edges that touch may cross by rounding
+        raise ValueError("lower: expected lower <= upper everywhere")
     ax = _axes(ax, (5, 3))
     ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, label=label, zorder=0.5)
     if xlabel is not None: ax.set_xlabel(xlabel)
