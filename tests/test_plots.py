@@ -236,3 +236,83 @@ def test_imputation_rmse_share_within_two_sd_and_errors():
     with pytest.raises(ValueError, match='std'): plots.plot_imputation(truth, truth, std=-np.ones(4))
     with pytest.raises(ValueError, match='truth'): plots.plot_imputation([np.nan], [0.0])
     with pytest.raises(ValueError, match='truth'): plots.plot_imputation([], [])
+
+
+def test_reference_lines_positions_styles_and_errors():
+    ax = plots.plot_reference_lines([1.0, 2.5], labels=['target', None], colors=['k', 'r'], linestyles='--')
+    assert [l.get_ydata()[0] for l in ax.lines] == [1.0, 2.5]
+    assert [l.get_color() for l in ax.lines] == ['k', 'r'] and {l.get_linestyle() for l in ax.lines} == {'--'}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ['target']
+    ax = plots.plot_reference_lines(3.0, axis='x')
+    assert ax.lines[0].get_xdata()[0] == 3.0 and ax.get_legend() is None
+    with pytest.raises(ValueError, match='axis'): plots.plot_reference_lines([1.0], axis='z')
+    with pytest.raises(ValueError, match='labels'): plots.plot_reference_lines([1.0, 2.0], labels=['a'])
+    with pytest.raises(ValueError, match='values'): plots.plot_reference_lines([np.inf])
+
+
+def test_band_edges_scalar_edge_and_order():
+    ax = plots.plot_band([0.0, 1.0, 2.0], [0.0, 1.0, 0.5], 2.0, label='gap', xlabel='m', ylabel='nats')
+    v = ax.collections[0].get_paths()[0].vertices
+    assert v[:, 1].max() == 2.0 and v[:, 1].min() == 0.0 and (ax.get_xlabel(), ax.get_ylabel()) == ('m', 'nats')
+    with pytest.raises(ValueError, match='lower'): plots.plot_band([0.0, 1.0], [3.0, 0.0], 1.0)
+    plots.plot_band([0.0, 1.0], [1.0 + 1e-15, 0.0], 1.0)        # edges that touch may cross by rounding
+    with pytest.raises(ValueError, match='upper'): plots.plot_band([0.0, 1.0], 0.0, [1.0, 2.0, 3.0])
+
+
+def test_gaussian_ellipses_lie_at_their_mahalanobis_radius():
+    mean, cov = np.array([1.0, -2.0]), np.array([[2.0, 0.9], [0.9, 1.0]])
+    ax = plots.plot_gaussian_ellipses(mean, cov, n_std=(1, 3), label='q')
+    assert len(ax.lines) == 2 and ax.lines[0].get_label() == 'q' and ax.get_xlabel() and ax.get_ylabel()
+    for line, k in zip(ax.lines, (1, 3)):
+        p = line.get_xydata() - mean
+        np.testing.assert_allclose(np.einsum('ni,ij,nj->n', p, np.linalg.inv(cov), p), k ** 2)
+    with pytest.raises(ValueError, match='cov'): plots.plot_gaussian_ellipses(mean, [[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match='mean'): plots.plot_gaussian_ellipses([0.0], cov)
+    with pytest.raises(ValueError, match='n_std'): plots.plot_gaussian_ellipses(mean, cov, n_std=[0.0])
+
+
+def test_spread_median_range_and_censored_points():
+    groups = [[1.0, 3.0, 2.0], [4.0, 8.0]]
+    ax = plots.plot_spread([5, 10], groups, censored=[[False, True, False], [False, True]], band=False,
+                           label='without', color='r', linestyle='-')
+    med, lo, hi, cut = ax.lines
+    assert med.get_ydata().tolist() == [2.0, 6.0] and med.get_label() == 'without'
+    assert lo.get_ydata().tolist() == [1.0, 4.0] and hi.get_ydata().tolist() == [3.0, 8.0]
+    assert cut.get_xydata().tolist() == [[5.0, 3.0], [10.0, 8.0]] and cut.get_markerfacecolor() == 'none'
+    ax = plots.plot_spread([5, 10], groups)
+    assert len(ax.lines) == 1 and ax.collections[0].get_paths()[0].vertices[:, 1].max() == 8.0
+    with pytest.raises(ValueError, match='groups'): plots.plot_spread([5, 10], [[1.0]])
+    with pytest.raises(ValueError, match='censored'): plots.plot_spread([5], [[1.0, 2.0]], censored=[[True]])
+
+
+def test_update_sequence_path_and_one_legend_entry_per_kind():
+    ax = plots.plot_update_sequence([-5.0, -3.0, -2.5, -2.4], ['start', 'X', 'W', 'X'], colors={'start': 'k'})
+    assert ax.lines[0].get_ydata().tolist() == [-5.0, -3.0, -2.5, -2.4]
+    assert [l.get_label() for l in ax.lines[1:]] == ['start', 'X', 'W'] and ax.lines[1].get_color() == 'k'
+    assert ax.lines[2].get_xdata().tolist() == [1, 3] and ax.lines[2].get_ydata().tolist() == [-3.0, -2.4]
+    with pytest.raises(ValueError, match='labels'): plots.plot_update_sequence([1.0, 2.0], ['a'])
+
+
+def test_grouped_bars_positions_heights_and_errors():
+    ax = plots.plot_grouped_bars({'exact': ([1, 2, 3], [0.2, 0.5, 0.3]), 'Laplace': ([0, 1, 2], [0.1, 0.6, 0.3])},
+                                 xlabel='k', ylabel='p(k | D)')
+    centres = [round(p.get_x() + p.get_width() / 2, 6) for p in ax.patches]
+    assert centres == [0.8, 1.8, 2.8, 0.2, 1.2, 2.2] and [p.get_height() for p in ax.patches[:3]] == [0.2, 0.5, 0.3]
+    assert ax.get_xlabel() == 'k' and ax.get_ylabel() == 'p(k | D)'
+    with pytest.raises(ValueError, match='bars'): plots.plot_grouped_bars({})
+    with pytest.raises(ValueError, match='bars'): plots.plot_grouped_bars({'a': ([1, 2], [0.5])})
+
+
+def test_curves_styles_legend_histogram_colour_and_badges():
+    ax = plots.plot_curves([1.0, 2.0], {'target': [1.0, 2.0], 'sample': [1.1, 1.9]}, legend=False,
+                           styles={'sample': dict(marker='', color='k', label='_nolegend_')})
+    assert ax.lines[1].get_color() == 'k' and ax.lines[1].get_marker() in ('', 'None') and ax.get_legend() is None
+    with pytest.raises(ValueError, match='styles'): plots.plot_curves([1.0], {'a': [1.0]}, styles={'b': {}})
+    ax = plots.plot_curves([4, 5], {'paper': [0.9, 0.1]}, styles={'paper': dict(marker='_', ms=14, mew=2, ls='none')})
+    assert ax.lines[0].get_markersize() == 14 and ax.lines[0].get_linestyle() == 'None'     # aliases accepted
+    ax = plots.plot_histogram([0.1, 0.2, 0.6], bins=2, range=(0, 1), color='r', draws_label='$l_1$')
+    assert ax.patches[0].get_facecolor()[:3] == (1.0, 0.0, 0.0) and ax.patches[0].get_label() == '$l_1$'
+    nodes = {'x': (0, 1, 'x', 'latent'), 'y': (0, 0, 'y', 'observed')}
+    ax = plots.plot_graphical_model(nodes, [('x', 'y')], badges={'x': 1})
+    assert [t.get_text() for t in ax.texts][-1] == '1'
+    with pytest.raises(ValueError, match='badges'): plots.plot_graphical_model(nodes, [('x', 'y')], badges={'z': 1})

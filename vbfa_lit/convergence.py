@@ -22,7 +22,7 @@ from .data import LUTTINEN_ILIN_SPECTRA, make_gaussian_spectrum, make_luttinen_i
 from .vbpca import observed, Prior, FixedAlpha, fit_vbfa
 from .ard import ARD
 from .transformations import transform_posterior
-from .plots import plot_elbo
+from .plots import plot_elbo, plot_curves, plot_spread
 
 # %% ../nbs/05_convergence.ipynb #117b3e72
 def luttinen_ilin_dataset(eigenvalues, n_samples: int, missing: float = 0.2, rng=None):
@@ -399,7 +399,7 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
     Returns
     -------
     matplotlib.figure.Figure
-        The figure.
+        The figure; each panel drawn by `vbfa_lit.plots.plot_spread`.
     """
     datasets = datasets or sorted({r['dataset'] for r in rows}, key=int)
     priors = ['ARD', 'broad']
@@ -416,20 +416,12 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
                 if not Ds: continue
                 v = [[r[measure] if r[measure] is not None else r[total] for r in mine if r['D'] == d] for d in Ds]
                 cz = [[r[measure] is None for r in mine if r['D'] == d] for d in Ds]
-                lo, md_, hi = (np.array([f(x) for x in v]) for f in (np.min, np.median, np.max))
-                if tr:
-                    ax.fill_between(Ds, lo, hi, color='0.8', lw=0)
-                    ax.plot(Ds, md_, 'k:', lw=1.5, label='with')
-                else:
-                    ax.plot(Ds, md_, 'r-', lw=1.5, label='without')
-                    ax.plot(Ds, lo, 'r-', lw=0.6); ax.plot(Ds, hi, 'r-', lw=0.6)
-                for d, x, c in zip(Ds, v, cz):
-                    xs = [a for a, b in zip(x, c) if b]
-                    if xs: ax.plot([d] * len(xs), xs, 'o', mfc='none', mec='k' if tr else 'r', ms=4)
+                plot_spread(Ds, v, censored=cz, ax=ax, label='with' if tr else 'without', band=tr,
+                            color='k' if tr else 'r', linestyle=':' if tr else '-')
             ax.set_yscale('log')
             ax.set_title(f'dataset {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=9)
-            if j == 0: ax.set_ylabel('sweeps' if measure.startswith('it') else 'seconds')
-            if i == len(datasets) - 1: ax.set_xlabel('D')
+            ax.set_ylabel(('sweeps' if measure.startswith('it') else 'seconds') if j == 0 else '')
+            ax.set_xlabel('D' if i == len(datasets) - 1 else '')
     axes[0][0].legend(frameon=False, fontsize=8)
     fig = axes[0][0].figure
     what = 'sweeps' if measure.startswith('it') else 'time'
@@ -463,12 +455,13 @@ def plot_fig3(curves, title: str = ''):
             if (pr, tr) not in curves: continue
             r, lab = curves[pr, tr], 'with' if tr else 'without'
             plot_elbo(get(r, 'bound'), ax=axes[0][j], relative_to=best, label=lab, ls=style, color='k')
-            for i, k in ((1, 'rmse_train'), (2, 'rmse_test')):
+            for i, (k, name) in ((1, ('rmse_train', 'training RMSE')), (2, ('rmse_test', 'test RMSE'))):
                 y = get(r, k)
-                axes[i][j].plot(np.arange(1, len(y) + 1), y, style, color='k', label=lab)
+                plot_curves(np.arange(1, len(y) + 1), {lab: y}, ax=axes[i][j], legend=False,
+                            xlabel='sweep' if i == 2 else '',
+                            ylabel=name, styles={lab: dict(marker='', linestyle=style, color='k')})
         axes[0][j].set(ylabel='VB cost - best cost (nats)', title=f'{pr} prior')
         axes[0][j].set_ylim(bottom=1e-3)
-        axes[1][j].set(ylabel='training RMSE'); axes[2][j].set(ylabel='test RMSE', xlabel='sweep')
         for i in range(3): axes[i][j].set_xscale('log')
     if title: fig.suptitle(title, fontsize=10)
     fig.tight_layout()

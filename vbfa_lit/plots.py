@@ -8,12 +8,15 @@ __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_lea
            'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
            'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation_intervals', 'plot_coverage',
            'plot_ridge', 'plot_matrix', 'plot_imputation', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains',
-           'plot_histogram', 'plot_interval_rows', 'plot_jump_moves', 'plot_birth_state']
+           'plot_histogram', 'plot_interval_rows', 'plot_jump_moves', 'plot_birth_state', 'plot_reference_lines',
+           'plot_band', 'plot_gaussian_ellipses', 'plot_spread', 'plot_update_sequence', 'plot_grouped_bars']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.patches import Ellipse
+from matplotlib.cbook import normalize_kwargs
+from matplotlib.lines import Line2D
 
 # %% ../nbs/01a_plots.ipynb #9b73e38b
 OKABE_ITO = ('#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#F0E442', '#000000')
@@ -490,7 +493,8 @@ def plot_principal_axes(W, mu=(0.0, 0.0), Sw=None, X=None, ax=None, n_std: float
     return ax
 
 # %% ../nbs/01a_plots.ipynb #c1a7e0d2
-def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'parameter', ylabel: str = 'value'):
+def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'parameter', ylabel: str = 'value',
+                styles: dict = None, legend: bool = True):
     """Lines of one or more quantities against a parameter, with optional reference points.
 
     Parameters
@@ -502,6 +506,11 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     marks : dict of str to (float, float), optional
         Reference points, e.g. a published value, drawn as black markers with their label.
     xlabel, ylabel : str
+    styles : dict of str to dict, optional
+        Per curve (by its label), keyword arguments of `Axes.plot` that replace the defaults, e.g.
+        ``{'sample': dict(marker='', color='k', label='_nolegend_')}`` for a thin black line without a legend
+        entry.
+    legend : bool, default True
 
     Returns
     -------
@@ -511,7 +520,8 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     Raises
     ------
     ValueError
-        If `x` is not 1-d or a curve does not have its length.
+        If `x` is not 1-d, a curve does not have its length, or `styles` names a curve that is not in
+        `curves`.
 
     Examples
     --------
@@ -520,20 +530,24 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
     [1.0, 0.5, 0.2]
     """
     x = _as(x, 1, 'x')
+    styles = dict(styles or {})
+    for k in styles:
+        if k not in curves: raise ValueError(f"styles: {k!r} is not one of the curves {list(curves)}")
     ax = _axes(ax, (5, 3))
     for i, (label, y) in enumerate(curves.items()):
         y = _as(y, 1, 'curves')
         if len(y) != len(x): raise ValueError(f"curves: {label!r} has {len(y)} values, expected {len(x)}")
-        ax.plot(x, y, marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)],
-                label=label)
+        kw = dict(marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)],
+                  label=label)
+        ax.plot(x, y, **(kw | normalize_kwargs(styles.get(label, {}), Line2D)))      # ms -> markersize, ...
     for j, (label, (mx, my)) in enumerate((marks or {}).items()):
         ax.plot([mx], [my], marker='Dsv^'[j % 4], color=colour(7), linestyle='none', markersize=6, label=label)
     ax.set(xlabel=xlabel, ylabel=ylabel)
-    ax.legend(frameon=False, fontsize='small')
+    if legend: ax.legend(frameon=False, fontsize='small')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #gm0cd001
-def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float = 0.32):
+def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float = 0.32, badges: dict = None):
     """A directed graphical model: circles for random variables (grey when observed), dots for fixed parameters,
     arrows from parent to child, and plates around repeated variables.
 
@@ -547,12 +561,14 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
         A rounded box from (x0, y0) to (x1, y1) with its label (e.g. '$n = 1..N$') in the lower right corner.
     ax : matplotlib.axes.Axes, optional
     radius : float, default 0.32
+    badges : dict of str to str, optional
+        ``{name: text}``: a small filled disc with the text at the upper right of a node (e.g. the order of updates).
 
     Returns
     -------
     matplotlib.axes.Axes
         One circle patch per random variable and one `FancyArrowPatch` per edge (in ``ax.patches``), one text per
-        node label and plate label.
+        node label and plate label, then one text per badge.
 
     Raises
     ------
@@ -573,6 +589,8 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
     for a, b in edges:
         for e in (a, b):
             if e not in nodes: raise ValueError(f"edges: {e!r} is not a node")
+    for e in (badges or {}):
+        if e not in nodes: raise ValueError(f"badges: {e!r} is not a node")
     if ax is None: _, ax = plt.subplots(figsize=(4, 3), layout='constrained')
     for label, (x0, y0, x1, y1) in plates:
         ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle='round,pad=0.02,rounding_size=0.15',
@@ -597,6 +615,10 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
         (xa, ya), (xb, yb) = nodes[a][:2], nodes[b][:2]
         ax.add_patch(FancyArrowPatch(*_shrunk((xa, ya), (xb, yb), size[a], size[b]), arrowstyle='-|>',
                                      mutation_scale=12, color='black', shrinkA=0, shrinkB=0, zorder=1))
+    for name, text in (badges or {}).items():
+        x, y = nodes[name][:2]
+        ax.text(x + 0.33, y + 0.3, str(text), color='white', fontsize=9, ha='center', va='center', zorder=5,
+                bbox=dict(boxstyle='circle,pad=0.2', fc=colour(0), ec='none'))
     xs = [v[0] for v in nodes.values()] + [c for _, r in plates for c in (r[0], r[2])]
     ys = [v[1] for v in nodes.values()] + [c for _, r in plates for c in (r[1], r[3])]
     ax.set(xlim=(min(xs) - 0.8, max(xs) + 0.8), ylim=(min(ys) - 0.5, max(ys) + 0.5), aspect='equal')
@@ -1323,6 +1345,9 @@ def plot_histogram(samples, # (n,) draws
                    range=None, # (lo, hi) of the bins
                    xlabel:str='value',
                    label:str='reference density',
+                   color='0.72', # colour of the bars (several histograms on one Axes: one colour each)
+                   draws_label:str='draws', # legend entry of the bars
+                   alpha:float=1.0,
                   ): # the Axes
     """Normalised histogram of draws (grey), with a reference density drawn over it as a line.
 
@@ -1335,6 +1360,9 @@ def plot_histogram(samples, # (n,) draws
     bins : int or array_like
     range : tuple of float, optional
     xlabel, label : str
+    color : str, default '0.72'
+    draws_label : str, default 'draws'
+    alpha : float, default 1.0
 
     Returns
     -------
@@ -1355,7 +1383,7 @@ def plot_histogram(samples, # (n,) draws
     s = _as(samples, 1, 'samples')
     if (x is None) != (density is None): raise ValueError("x and density: give both or neither")
     ax = _axes(ax, (4, 3))
-    ax.hist(s, bins=bins, range=range, density=True, color='0.72', label='draws')
+    ax.hist(s, bins=bins, range=range, density=True, color=color, alpha=alpha, label=draws_label)
     if x is not None:
         x, d = _as(x, 1, 'x'), _as(density, 1, 'density')
         if len(x) != len(d): raise ValueError(f"density: expected {len(x)} values (one per x), got {len(d)}")
@@ -1520,3 +1548,335 @@ def plot_birth_state(x, s, v, ax=None):
     ax.set(ylim=(-0.6, 1.6), yticks=[0, 1], yticklabels=[f'after: q = {q + 1}', f'before: q = {q}'],
            xlabel='precision (log scale)')
     return ax
+
+# %% ../nbs/01a_plots.ipynb #lfb0cd01
+def _per_line(x, K, name, default):
+    "`x` as a list of K entries: one value repeated, or a sequence of exactly K (a ValueError naming `name`)."
+    if x is None: x = default
+    if isinstance(x, str) or not np.iterable(x): return [x] * K
+    x = list(x)
+    if len(x) != K: raise ValueError(f"{name}: expected one entry per line ({K}), got {len(x)}")
+    return x
+
+def plot_reference_lines(values, # (K,) where the lines go, in data units
+                         ax=None, # matplotlib Axes; a new figure when None
+                         axis:str='y', # 'y': horizontal lines at y = values; 'x': vertical lines at x = values
+                         labels=None, # K legend entries (None: no entry for that line)
+                         colors=None, # one colour, or one per line; default grey
+                         linestyles=None, # one line style, or one per line; default dotted
+                         linewidth:float=1.0,
+                        ): # the Axes
+    """Reference lines across the whole Axes: a target, a published value, a true parameter.
+
+    Parameters
+    ----------
+    values : array_like, shape (K,)
+        Positions of the lines, in data units of `axis` (a scalar is one line).
+    ax : matplotlib.axes.Axes, optional
+    axis : {'y', 'x'}, default 'y'
+        'y' draws horizontal lines at y = values, 'x' vertical lines at x = values.
+    labels : sequence of str, optional
+        One legend entry per line; None entries get none. With any label, the legend is redrawn.
+    colors, linestyles : str or sequence of str, optional
+        One for every line, or one per line; default grey ('0.5') and dotted.
+    linewidth : float, default 1.0
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The K new lines are the last K of ``ax.lines``, in the order of `values`.
+
+    Raises
+    ------
+    ValueError
+        If `axis` is not 'x' or 'y', a value is not finite, or a per-line sequence does not have K entries.
+
+    Examples
+    --------
+    >>> ax = plot_reference_lines([1.0, 2.5], labels=['target', None])
+    >>> [float(l.get_ydata()[0]) for l in ax.lines]
+    [1.0, 2.5]
+    """
+    if axis not in ('x', 'y'): raise ValueError(f"axis: expected 'x' or 'y', got {axis!r}")
+    v = _as(np.atleast_1d(np.asarray(values, dtype=float)), 1, 'values')
+    if not np.all(np.isfinite(v)): raise ValueError("values: expected finite positions")
+    K = len(v)
+    labels = _per_line(labels, K, 'labels', None)
+    colors, styles = _per_line(colors, K, 'colors', '0.5'), _per_line(linestyles, K, 'linestyles', ':')
+    ax = _axes(ax, (5, 3))
+    draw = ax.axhline if axis == 'y' else ax.axvline
+    for p, lab, c, ls in zip(v, labels, colors, styles):
+        draw(p, color=c, linestyle=ls, linewidth=linewidth, label=lab if lab else '_nolegend_', zorder=1.5)
+    if any(labels): ax.legend(frameon=False, fontsize='small')
+    return ax
+
+def plot_band(x, # (K,) positions along the horizontal axis
+              lower, # (K,) or scalar: the lower edge
+              upper, # (K,) or scalar: the upper edge
+              ax=None, # matplotlib Axes; a new figure when None
+              label:str=None, # legend entry
+              color='0.8', alpha:float=1.0,
+              xlabel:str=None, ylabel:str=None, # axis labels (left as they are when None)
+             ): # the Axes
+    """A shaded band between two curves: a range over seeds, an interval, the gap between a bound and its target.
+
+    Parameters
+    ----------
+    x : array_like, shape (K,)
+    lower, upper : array_like, shape (K,), or float
+        The edges of the band; a scalar is a constant edge.
+    ax : matplotlib.axes.Axes, optional
+    label : str, optional
+    color : str, default '0.8'
+    alpha : float, default 1.0
+    xlabel, ylabel : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The band is the last of ``ax.collections`` (a PolyCollection, drawn below the lines).
+
+    Raises
+    ------
+    ValueError
+        If `x` is not 1-d, an edge does not have K values, or ``lower > upper`` somewhere (by more than rounding,
+        1e-9 relative).
+
+    Examples
+    --------
+    >>> ax = plot_band([0.0, 1.0], [0.0, 1.0], 2.0)
+    >>> float(ax.collections[0].get_paths()[0].vertices[:, 1].max())
+    2.0
+    """
+    x = _as(x, 1, 'x')
+    lo, hi = (np.broadcast_to(np.asarray(e, dtype=float), x.shape) if np.ndim(e) == 0 else _as(e, 1, n)
+              for e, n in ((lower, 'lower'), (upper, 'upper')))
+    for e, n in ((lo, 'lower'), (hi, 'upper')):
+        if e.shape != x.shape: raise ValueError(f"{n}: expected {len(x)} values (one per x), got {len(e)}")
+    if np.any(lo - hi > 1e-9 * np.maximum(1.0, np.abs(hi))):        # edges that touch may cross by rounding
+        raise ValueError("lower: expected lower <= upper everywhere")
+    ax = _axes(ax, (5, 3))
+    ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, label=label, zorder=0.5)
+    if xlabel is not None: ax.set_xlabel(xlabel)
+    if ylabel is not None: ax.set_ylabel(ylabel)
+    return ax
+
+def plot_gaussian_ellipses(mean, # (2,) the mean
+                           cov, # (2, 2) the covariance (symmetric positive definite)
+                           ax=None, # matplotlib Axes; a new figure when None
+                           n_std=(1, 2, 3), # the Mahalanobis radii of the ellipses
+                           color=None, # default the palette's first colour
+                           label:str=None, # legend entry (on the first ellipse)
+                           linestyle='-', linewidth:float=1.0,
+                           xlabel:str=r'$\theta_1$', ylabel:str=r'$\theta_2$',
+                          ): # the Axes
+    """Contours of a two-dimensional Gaussian: the ellipses at 1, 2, 3 (`n_std`) standard deviations.
+
+    Parameters
+    ----------
+    mean : array_like, shape (2,)
+    cov : array_like, shape (2, 2)
+        Symmetric positive definite.
+    ax : matplotlib.axes.Axes, optional
+    n_std : sequence of float, default (1, 2, 3)
+        The point p lies on ellipse k when (p - mean)^T cov^{-1} (p - mean) = n_std[k]^2.
+    color : str, optional
+    label : str, optional
+    linestyle : str, default '-'
+    linewidth : float, default 1.0
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One closed line (101 points) per radius, in the order of `n_std`; the aspect is equal.
+
+    Raises
+    ------
+    ValueError
+        If `mean` is not a 2-vector, `cov` not a symmetric positive definite 2 x 2 matrix, or a radius is not positive.
+
+    Examples
+    --------
+    >>> ax = plot_gaussian_ellipses([0.0, 0.0], [[4.0, 0.0], [0.0, 1.0]], n_std=[1])
+    >>> round(float(ax.lines[0].get_xdata().max()), 6)
+    2.0
+    """
+    m, S = _as(mean, 1, 'mean'), _as(cov, 2, 'cov')
+    if m.shape != (2,): raise ValueError(f"mean: expected a vector of length 2, got shape {m.shape}")
+    if S.shape != (2, 2) or not np.allclose(S, S.T): raise ValueError("cov: expected a symmetric 2 x 2 matrix")
+    try: L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError: raise ValueError("cov: expected a positive definite matrix") from None
+    radii = _as(np.atleast_1d(n_std), 1, 'n_std')
+    if np.any(radii <= 0): raise ValueError("n_std: expected positive radii")
+    ax = _axes(ax, (4, 4))
+    color = colour(0) if color is None else color
+    t = np.linspace(0, 2 * np.pi, 101)
+    circle = np.stack([np.cos(t), np.sin(t)])
+    for i, k in enumerate(radii):
+        p = m[:, None] + k * L @ circle
+        ax.plot(p[0], p[1], color=color, linestyle=linestyle, linewidth=linewidth,
+                label=label if i == 0 and label else '_nolegend_')
+    ax.set(xlabel=xlabel, ylabel=ylabel, aspect='equal')
+    return ax
+
+def plot_spread(x, # (K,) positions, e.g. the numbers of components D
+                groups, # K array_likes: the repeats (seeds) at each x, any number >= 1 each
+                censored=None, # K boolean array_likes like `groups`: True where a value is only a lower bound
+                ax=None, # matplotlib Axes; a new figure when None
+                label:str=None, # legend entry of the median line
+                color='k', linestyle:str=':',
+                band:bool=True, # True: the range as a grey band; False: thin lines at the extremes
+                xlabel:str='D', ylabel:str='value',
+               ): # the Axes
+    """The median over repeats at each x with their range, and the censored repeats as open circles.
+
+    Parameters
+    ----------
+    x : array_like, shape (K,)
+    groups : sequence of K array_like
+        The repeated measurements at each x (e.g. one per seed).
+    censored : sequence of K array_like of bool, optional
+        Marks values that are lower bounds only (a run cut off before it met the criterion): drawn as open circles.
+    ax : matplotlib.axes.Axes, optional
+    label : str, optional
+    color : str, default 'k'
+    linestyle : str, default ':'
+        Of the median line.
+    band : bool, default True
+        Draw the range from the smallest to the largest repeat as a grey band (True) or as two thin lines (False).
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        New lines in order: the median, then (band=False) the minimum and the maximum, then the censored points
+        (one line, when there are any); with band=True the band is the last of ``ax.collections``.
+
+    Raises
+    ------
+    ValueError
+        If `groups` (or `censored`) does not have one non-empty entry per x, or a censored mask does not match its
+        group.
+
+    Examples
+    --------
+    >>> ax = plot_spread([1, 2], [[1.0, 3.0, 2.0], [5.0]])
+    >>> ax.lines[0].get_ydata().tolist()
+    [2.0, 5.0]
+    """
+    x = _as(x, 1, 'x')
+    if len(groups) != len(x): raise ValueError(f"groups: expected one group per x ({len(x)}), got {len(groups)}")
+    g = [np.atleast_1d(np.asarray(v, dtype=float)) for v in groups]
+    if any(v.size == 0 for v in g): raise ValueError("groups: every group needs at least one value")
+    if censored is None: c = [np.zeros(v.shape, bool) for v in g]
+    else:
+        if len(censored) != len(x): raise ValueError(f"censored: expected one mask per x ({len(x)})")
+        c = [np.atleast_1d(np.asarray(m, dtype=bool)) for m in censored]
+        if any(m.shape != v.shape for m, v in zip(c, g)): raise ValueError("censored: each mask must match its group")
+    lo, md, hi = (np.array([f(v) for v in g]) for f in (np.min, np.median, np.max))
+    ax = _axes(ax, (5, 3))
+    if band: ax.fill_between(x, lo, hi, color='0.8', linewidth=0, zorder=0.5)
+    ax.plot(x, md, color=color, linestyle=linestyle, linewidth=1.5, label=label)
+    if not band:
+        for e in (lo, hi): ax.plot(x, e, color=color, linestyle='-', linewidth=0.6, label='_nolegend_')
+    px = np.concatenate([np.full(int(m.sum()), xi) for xi, m in zip(x, c)])
+    py = np.concatenate([v[m] for v, m in zip(g, c)])
+    if px.size:
+        ax.plot(px, py, 'o', mfc='none', mec=color, markersize=4, linestyle='none', label='_nolegend_')
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    return ax
+
+def plot_update_sequence(values, # (T,) the quantity after each update, e.g. the bound
+                         labels, # (T,) which update was just made (str)
+                         ax=None, # matplotlib Axes; a new figure when None
+                         colors:dict=None, # label -> colour; default the palette, in order of first appearance
+                         xlabel:str='update', ylabel:str=r'$\mathcal{L}(q)$ (nats)',
+                        ): # the Axes
+    """A quantity after each of a sequence of updates: a thin line through dots coloured by the kind of update.
+
+    Parameters
+    ----------
+    values : array_like, shape (T,)
+    labels : sequence of str, length T
+        The kind of each update (e.g. which factor of q it updated); one legend entry per kind.
+    ax : matplotlib.axes.Axes, optional
+    colors : dict of str to str, optional
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines in order: the path through every value (x = 0..T-1), then one line of dots per kind, in order of
+        first appearance, labelled with the kind.
+
+    Raises
+    ------
+    ValueError
+        If `values` is not 1-d or `labels` does not have one entry per value.
+
+    Examples
+    --------
+    >>> ax = plot_update_sequence([-5.0, -3.0, -2.5], ['start', 'X', 'W'])
+    >>> [l.get_label() for l in ax.lines[1:]]
+    ['start', 'X', 'W']
+    """
+    v = _as(values, 1, 'values')
+    labels = [str(s) for s in labels]
+    if len(labels) != len(v): raise ValueError(f"labels: expected {len(v)} entries (one per value), got {len(labels)}")
+    kinds = list(dict.fromkeys(labels))
+    colors = {k: colour(i) for i, k in enumerate(kinds)} | dict(colors or {})
+    ax = _axes(ax, (5, 3))
+    t = np.arange(len(v))
+    ax.plot(t, v, color='k', linewidth=0.6, label='_nolegend_')
+    lab = np.array(labels)
+    for k in kinds:
+        ax.plot(t[lab == k], v[lab == k], 'o', markersize=4, color=colors[k], linestyle='none', label=k)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(frameon=False, fontsize='small')
+    return ax
+
+def plot_grouped_bars(bars:dict, # label -> (x (K_i,), heights (K_i,)): one group of bars per label
+                      ax=None, # matplotlib Axes; a new figure when None
+                      width:float=0.8, # the width all groups share at one x
+                      xlabel:str='value', ylabel:str='probability',
+                     ): # the Axes
+    """Bars of several distributions side by side at the same integer values, one colour per distribution.
+
+    Parameters
+    ----------
+    bars : dict of str to (array_like, array_like)
+        For each label, the positions (shape (K_i,)) and heights (shape (K_i,)) of its bars; the groups may cover
+        different positions.
+    ax : matplotlib.axes.Axes, optional
+    width : float, default 0.8
+        At one position the n groups share this width, each bar ``width / n`` wide, in the order of `bars`.
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The bars as ``ax.patches``, group by group in the order of `bars`.
+
+    Raises
+    ------
+    ValueError
+        If `bars` is empty, or a group's positions and heights differ in length.
+
+    Examples
+    --------
+    >>> ax = plot_grouped_bars({'a': ([1, 2], [0.3, 0.7]), 'b': ([1, 2], [0.5, 0.5])})
+    >>> [round(float(p.get_x() + p.get_width() / 2), 2) for p in ax.patches]
+    [0.8, 1.8, 1.2, 2.2]
+    """
+    if not bars: raise ValueError("bars: expected at least one group")
+    n, w = len(bars), width / len(bars)
+    ax = _axes(ax, (5, 3))
+    for i, (label, (x, h)) in enumerate(bars.items()):
+        x, h = _as(x, 1, f'bars[{label!r}] positions'), _as(h, 1, f'bars[{label!r}] heights')
+        if len(x) != len(h): raise ValueError(f"bars: {label!r} has {len(x)} positions and {len(h)} heights")
+        ax.bar(x + (i - (n - 1) / 2) * w, h, w, color=colour(i), label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(frameon=False, fontsize='small')
+    return ax
+
