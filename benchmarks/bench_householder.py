@@ -1,4 +1,4 @@
-"""Bayesian PPCA by NUTS on the breast-cancer data (569 x 30, standardised), Q = 2, 4 chains x (1000 warm-up + 1000
+"""Bayesian PPCA by NUTS on the breast-cancer data (569 x 30, standardised), D = 2 components, 4 chains x (1000 warm-up + 1000
 draws), Householder parameterisation against our standard one (W with iid N(0, 1) entries). Each parameterisation runs
 twice, each time in a new Python process: first with an empty JAX compilation cache (cold: every program compiled),
 then with the cache the first run filled (warm: the programs loaded from disk), as a user's first and second session.

@@ -1,7 +1,9 @@
-"""`sample_stiefel(D, Q)` (Mezzadri's Householder construction) for D in {100, 1000, 2000}, Q in {2, 10}, against
-`scipy.stats.ortho_group.rvs(D)[:, :Q]` (a full D x D Haar matrix, sliced) and a thin QR of a D x Q Gaussian matrix
-with the sign fix (the fastest correct alternative); geomstats if it is installed. CPU per call, one BLAS thread,
-interleaved rounds. Targets (issue 10) at D = 1000, Q = 10: >= 300x faster than ortho_group, within 2x of thin QR.
+"""`sample_stiefel(M, D)` (Mezzadri's Householder construction) for M in {100, 1000, 2000} rows, D in {2, 10} columns,
+against `scipy.stats.ortho_group.rvs(M)[:, :D]` (a full M x M Haar matrix, sliced) and a thin QR of an M x D Gaussian
+matrix with the sign fix (the fastest correct alternative); geomstats if it is installed. CPU per call, one BLAS
+thread, interleaved rounds. Targets (issue 10) at M = 1000, D = 10: >= 300x faster than ortho_group, within 2x of thin
+QR. The parameters, result keys and case names keep Nirwan & Bertschinger's names of the saved results
+(`results/bench_stiefel.json`): ``D`` is the number of rows (the course's M), ``Q`` the number of columns (its D).
 """
 import numpy as np
 from harness import Case, have, interleave, ratio, timed

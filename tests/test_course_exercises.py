@@ -168,10 +168,10 @@ def test_07_exercise_2_uniform_entries_are_not_uniform_directions():
     from scipy import stats
     from vbfa_lit.stiefel import householder_to_stiefel
     rng = np.random.default_rng(0)
-    for D in (2, 3, 30):
-        cube = householder_to_stiefel([rng.uniform(-1, 1, size=(20_000, D - q)) for q in range(2)])
-        gauss = householder_to_stiefel([rng.normal(size=(20_000, D - q)) for q in range(2)])
-        beta = stats.beta(0.5, (D - 1) / 2).cdf
+    for M in (2, 3, 30):
+        cube = householder_to_stiefel([rng.uniform(-1, 1, size=(20_000, M - q)) for q in range(2)])
+        gauss = householder_to_stiefel([rng.normal(size=(20_000, M - q)) for q in range(2)])
+        beta = stats.beta(0.5, (M - 1) / 2).cdf
         assert stats.kstest(cube[:, 0, 0] ** 2, beta).pvalue < 1e-6
         assert stats.kstest(gauss[:, 0, 0] ** 2, beta).pvalue > 1e-4
 
@@ -182,15 +182,15 @@ def test_07_exercise_3_the_lengths_of_the_vectors_do_not_matter():
     vs = [rng.normal(size=7 - q) for q in range(3)]
     scaled = [v * s for v, s in zip(vs, rng.uniform(0.01, 100, size=3))]
     np.testing.assert_allclose(householder_to_stiefel(scaled), householder_to_stiefel(vs), atol=1e-13)
-    D, Q = 7, 3
-    assert (D * Q - Q * (Q - 1) // 2) - (D * Q - Q * (Q + 1) // 2) == Q
+    M, D = 7, 3
+    assert (M * D - D * (D - 1) // 2) - (M * D - D * (D + 1) // 2) == D
 
 
-def test_07_exercise_4_Q_1_is_chi_D():
+def test_07_exercise_4_D_1_is_chi_M():
     from scipy import stats
     from vbfa_lit.stiefel import singular_value_logpdf
     s = np.linspace(0.05, 6, 50)[:, None]
-    err = max(np.abs(singular_value_logpdf(s, D) - stats.chi(D).logpdf(s[:, 0])).max() for D in (1, 2, 5, 30))
+    err = max(np.abs(singular_value_logpdf(s, M) - stats.chi(M).logpdf(s[:, 0])).max() for M in (1, 2, 5, 30))
     assert err < 1e-10
 
 
@@ -228,8 +228,8 @@ def test_08_exercise_2_align_signs_before_rhat():
     rng = np.random.default_rng(0)
     draws = W_ring + 0.05 * rng.standard_normal((4, 500, 5, 2))
     draws[2:, :, :, 1] *= -1
-    aligned = draws * np.sign(np.einsum('cndq,dq->cnq', draws, W_ring))[:, :, None, :]
-    gram = np.einsum('cndq,cneq->cnde', draws, draws)
+    aligned = draws * np.sign(np.einsum('cnmq,mq->cnq', draws, W_ring))[:, :, None, :]
+    gram = np.einsum('cnmq,cnkq->cnmk', draws, draws)
     assert np.nanmax(split_rhat(draws)) > 1.5
     assert np.nanmax(split_rhat(aligned)) < 1.02 and np.nanmax(split_rhat(gram)) < 1.02
 

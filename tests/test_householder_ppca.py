@@ -35,14 +35,14 @@ def _jax_cache_in_a_temporary_directory(tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------------------------ the likelihood
-@pytest.mark.parametrize('N,D,Q', [(2, 1, 1), (30, 4, 2), (300, 12, 5), (569, 30, 2)])
-def test_likelihood_equals_dense_logpdf(N, D, Q):
-    rng = np.random.default_rng(N + D + Q)
-    X = 50 + rng.standard_normal((N, D)) * rng.uniform(0.1, 10, D)
-    mu, s = X.mean(0) + rng.standard_normal(D), 0.4
-    for W, orth in ((rng.standard_normal((D, Q)), False),
-                    (sample_stiefel(D, Q, random_state=rng) * np.sort(rng.uniform(0.5, 4, Q))[::-1], True)):
-        dense = stats.multivariate_normal(mu, W @ W.T + s**2 * np.eye(D)).logpdf(X).sum()
+@pytest.mark.parametrize('N,M,D', [(2, 1, 1), (30, 4, 2), (300, 12, 5), (569, 30, 2)])
+def test_likelihood_equals_dense_logpdf(N, M, D):
+    rng = np.random.default_rng(N + M + D)
+    X = 50 + rng.standard_normal((N, M)) * rng.uniform(0.1, 10, M)
+    mu, s = X.mean(0) + rng.standard_normal(M), 0.4
+    for W, orth in ((rng.standard_normal((M, D)), False),
+                    (sample_stiefel(M, D, random_state=rng) * np.sort(rng.uniform(0.5, 4, D))[::-1], True)):
+        dense = stats.multivariate_normal(mu, W @ W.T + s**2 * np.eye(M)).logpdf(X).sum()
         assert ppca_log_likelihood(X, W, s, mu) == pytest.approx(dense, rel=1e-11)
         assert _log_likelihood(W, np.float64(s**2), mu, sufficient_statistics(X), orthogonal=orth) == pytest.approx(dense, rel=1e-11)
 
@@ -102,13 +102,13 @@ def prior_pvalues(W_draws, rng):
     "KS p-values of the prior of W against iid N(0, 1), after thinning to about the effective sample size."
     n_eff = int(min(bulk_ess(W_draws[..., 0, 0]), bulk_ess(W_draws[..., -1, -1])))
     W = thin(W_draws, n_eff)
-    D, Q = W.shape[-2:]
-    WR = W @ haar_orthogonal(Q, size=len(W), random_state=rng)
-    gauss = np.linalg.svd(rng.standard_normal((20_000, D, Q)), compute_uv=False)
+    M, D = W.shape[-2:]
+    WR = W @ haar_orthogonal(D, size=len(W), random_state=rng)
+    gauss = np.linalg.svd(rng.standard_normal((20_000, M, D)), compute_uv=False)
     sv = np.linalg.svd(W, compute_uv=False)
     return [stats.kstest(WR[:, 0, 0], 'norm').pvalue, stats.kstest(WR[:, -1, -1], 'norm').pvalue,
-            stats.kstest(np.sum(W[:, 0] ** 2, -1), stats.chi2(Q).cdf).pvalue,
-            *[stats.ks_2samp(sv[:, q], gauss[:, q]).pvalue for q in range(Q)]]
+            stats.kstest(np.sum(W[:, 0] ** 2, -1), stats.chi2(D).cdf).pvalue,
+            *[stats.ks_2samp(sv[:, q], gauss[:, q]).pvalue for q in range(D)]]
 
 
 @pytest.mark.slow
@@ -122,18 +122,18 @@ def test_model_prior_is_the_iid_gaussian_prior(radius_concentration):
 @pytest.mark.slow
 def test_prior_check_rejects_a_density_without_the_jacobian():
     import jax.numpy as jnp
-    D = 5
-    wrong = lambda s: jnp.sum((D - 3) * jnp.log(s) - s**2 / 2) + jnp.log(s[0]**2 - s[1]**2)
-    W = sample_prior_W(D, 2, num_samples=3000, num_chains=2, random_state=0, _sigma_log_kernel=wrong)
+    M = 5
+    wrong = lambda s: jnp.sum((M - 3) * jnp.log(s) - s**2 / 2) + jnp.log(s[0]**2 - s[1]**2)
+    W = sample_prior_W(M, 2, num_samples=3000, num_chains=2, random_state=0, _sigma_log_kernel=wrong)
     p = prior_pvalues(W, np.random.default_rng(1))
     assert min(p) * len(p) < ALPHA, p
 
 
 # -------------------------------------------------------------------------------------------- posterior runs
-def synthetic(seed, N=150, D=5, sigma=(3.0, 1.0), noise_var=0.01):
+def synthetic(seed, N=150, M=5, sigma=(3.0, 1.0), noise_var=0.01):
     rng = np.random.default_rng(seed)
-    W = sample_stiefel(D, len(sigma), random_state=rng) * np.array(sigma)
-    X = rng.standard_normal((N, len(sigma))) @ W.T + np.sqrt(noise_var) * rng.standard_normal((N, D))
+    W = sample_stiefel(M, len(sigma), random_state=rng) * np.array(sigma)
+    X = rng.standard_normal((N, len(sigma))) @ W.T + np.sqrt(noise_var) * rng.standard_normal((N, M))
     return X, W
 
 
@@ -207,7 +207,7 @@ def test_bad_likelihood_arguments():
     with pytest.raises(ValueError, match='noise_std'): ppca_log_likelihood(X, np.ones((3, 1)), 0.0, np.zeros(3))
     with pytest.raises(ValueError, match='W'): ppca_log_likelihood(X, np.ones((4, 1)), 1.0, np.zeros(3))
     with pytest.raises(ValueError, match='mu'): ppca_log_likelihood(X, np.ones((3, 1)), 1.0, np.zeros(2))
-    with pytest.raises(ValueError, match='Q'): sample_prior_W(2, 3)
+    with pytest.raises(ValueError, match='D'): sample_prior_W(2, 3)
 
 
 def test_missing_numpyro_gives_install_hint(monkeypatch):

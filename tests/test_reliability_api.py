@@ -64,29 +64,29 @@ def test_laplace_evidence_bad_input(call, error, name):
 @pytest.mark.parametrize('seed', range(N))
 def test_stiefel_on_random_problems(seed):
     r = np.random.default_rng(seed)
-    D = int(r.integers(1, 40)); Q = int(r.integers(1, D + 1))
+    M = int(r.integers(1, 40)); D = int(r.integers(1, M + 1))
     size = [None, 0, int(r.integers(1, 4)), (2, int(r.integers(0, 3)))][int(r.integers(4))]
     reflection = ['mezzadri', 'swap'][int(r.integers(2))]
-    U = sample_stiefel(D, Q, size=size, random_state=seed, reflection=reflection)
+    U = sample_stiefel(M, D, size=size, random_state=seed, reflection=reflection)
     shape = () if size is None else ((size,) if isinstance(size, int) else size)
-    assert U.shape == shape + (D, Q) and np.all(np.isfinite(U))
-    if U.size: np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ U, np.broadcast_to(np.eye(Q), shape + (Q, Q)), atol=1e-12)
-    np.testing.assert_array_equal(U, sample_stiefel(D, Q, size=size, random_state=seed, reflection=reflection))
-    vs = [r.normal(size=D - q) * _scale(r) for q in range(Q)]
+    assert U.shape == shape + (M, D) and np.all(np.isfinite(U))
+    if U.size: np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ U, np.broadcast_to(np.eye(D), shape + (D, D)), atol=1e-12)
+    np.testing.assert_array_equal(U, sample_stiefel(M, D, size=size, random_state=seed, reflection=reflection))
+    vs = [r.normal(size=M - q) * _scale(r) for q in range(D)]
     kept = [v.copy() for v in vs]
     V = householder_to_stiefel(vs, reflection=reflection)
     assert all(np.array_equal(a, b) for a, b in zip(vs, kept))
-    np.testing.assert_allclose(V.T @ V, np.eye(Q), atol=1e-12)
+    np.testing.assert_allclose(V.T @ V, np.eye(D), atol=1e-12)
     np.testing.assert_allclose(V, householder_to_stiefel([v / np.abs(v).max() for v in vs], reflection=reflection), atol=1e-12)
-    sigma = np.sort(np.abs(r.normal(size=Q)) * 10.0 ** r.uniform(-150, 150))[::-1] + 0.0
-    lp = singular_value_logpdf(sigma, D)
+    sigma = np.sort(np.abs(r.normal(size=D)) * 10.0 ** r.uniform(-150, 150))[::-1] + 0.0
+    lp = singular_value_logpdf(sigma, M)
     assert not np.isnan(lp) and lp < np.inf
-    assert haar_orthogonal(min(D, 8), random_state=seed).shape == (min(D, 8),) * 2
+    assert haar_orthogonal(min(M, 8), random_state=seed).shape == (min(M, 8),) * 2
 
 
 @pytest.mark.parametrize('call, error, name', [
-    (lambda: sample_stiefel(3, 4), ValueError, 'Q'), (lambda: sample_stiefel(0, 1), ValueError, 'D'),
-    (lambda: sample_stiefel(3.0, 2), TypeError, 'D'), (lambda: sample_stiefel(3, 2, size=-1), ValueError, 'size'),
+    (lambda: sample_stiefel(3, 4), ValueError, 'D'), (lambda: sample_stiefel(0, 1), ValueError, 'M'),
+    (lambda: sample_stiefel(3.0, 2), TypeError, 'M'), (lambda: sample_stiefel(3, 2, size=-1), ValueError, 'size'),
     (lambda: sample_stiefel(3, 2, random_state=-1), ValueError, 'random_state'),
     (lambda: sample_stiefel(3, 2, random_state=0.5), TypeError, 'random_state'),
     (lambda: sample_stiefel(3, 2, reflection='x'), ValueError, 'reflection'),
@@ -94,7 +94,7 @@ def test_stiefel_on_random_problems(seed):
     (lambda: householder_to_stiefel([np.array([1.0, np.nan])]), ValueError, r'vectors\[0\]'),
     (lambda: singular_value_logpdf([], 3), ValueError, 'sigma'),
     (lambda: singular_value_logpdf([1.0, np.inf], 3), ValueError, 'sigma'),
-    (lambda: singular_value_logpdf([2.0, 1.0], 1), ValueError, 'D'),
+    (lambda: singular_value_logpdf([2.0, 1.0], 1), ValueError, 'M'),
 ])
 def test_stiefel_bad_input(call, error, name):
     with pytest.raises(error, match=f'^{name}'): call()

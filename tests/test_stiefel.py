@@ -1,4 +1,4 @@
-"""Uniform samples on O(D) and on the Stiefel manifold (`vbfa_lit.stiefel`), and the density of the ordered
+"""Uniform samples on O(M) and on the Stiefel manifold (`vbfa_lit.stiefel`), and the density of the ordered
 singular values of a Gaussian matrix.
 
 Statistical tests use fixed seeds and a significance level ALPHA for each test; the tolerance of every
@@ -20,8 +20,8 @@ Z = stats.norm.isf(ALPHA / 2)   # two-sided z bound for a mean compared with its
 
 
 def orthonormality_error(U):
-    Q = U.shape[-1]
-    return np.abs(np.swapaxes(U, -1, -2) @ U - np.eye(Q)).max()
+    D = U.shape[-1]
+    return np.abs(np.swapaxes(U, -1, -2) @ U - np.eye(D)).max()
 
 
 # ----------------------------------------------------------------------------------------- shapes, orthonormality
@@ -29,19 +29,19 @@ REFLECTIONS = ['mezzadri', 'swap']
 
 
 @pytest.mark.parametrize('reflection', REFLECTIONS)
-@pytest.mark.parametrize('D,Q', [(1, 1), (2, 1), (2, 2), (5, 3), (100, 100), (500, 20), (2000, 1), (2000, 10)])
-def test_orthonormal_columns(D, Q, reflection):
-    U = sample_stiefel(D, Q, random_state=D + Q, reflection=reflection)
-    assert U.shape == (D, Q)
+@pytest.mark.parametrize('M,D', [(1, 1), (2, 1), (2, 2), (5, 3), (100, 100), (500, 20), (2000, 1), (2000, 10)])
+def test_orthonormal_columns(M, D, reflection):
+    U = sample_stiefel(M, D, random_state=M + D, reflection=reflection)
+    assert U.shape == (M, D)
     assert orthonormality_error(U) < 1e-12
 
 
-@pytest.mark.parametrize('D', [1, 2, 7, 60])
-def test_haar_is_orthogonal_batched(D):
-    U = haar_orthogonal(D, size=(3, 2), random_state=D)
-    assert U.shape == (3, 2, D, D)
+@pytest.mark.parametrize('M', [1, 2, 7, 60])
+def test_haar_is_orthogonal_batched(M):
+    U = haar_orthogonal(M, size=(3, 2), random_state=M)
+    assert U.shape == (3, 2, M, M)
     assert orthonormality_error(U) < 1e-12
-    assert np.abs(U @ np.swapaxes(U, -1, -2) - np.eye(D)).max() < 1e-12
+    assert np.abs(U @ np.swapaxes(U, -1, -2) - np.eye(M)).max() < 1e-12
 
 
 @pytest.mark.slow
@@ -50,7 +50,7 @@ def test_haar_is_orthogonal_large():
 
 
 def test_stiefel_never_forms_a_D_by_D_matrix():
-    "D = 20000, Q = 3: a D x D matrix would need 3.2 GB; the sampler should need a few times D Q numbers."
+    "M = 20000, D = 3: a M x M matrix would need 3.2 GB; the sampler should need a few times M D numbers."
     tracemalloc.start()
     U = sample_stiefel(20_000, 3, random_state=0)
     peak = tracemalloc.get_traced_memory()[1]
@@ -72,18 +72,18 @@ def test_size_shapes_and_batch_equals_single():
 @pytest.mark.parametrize('reflection', REFLECTIONS)
 def test_map_equals_explicit_product_of_reflections(reflection):
     rng = np.random.default_rng(3)
-    for D, Q in [(3, 3), (6, 2), (9, 5)]:
-        vecs = [rng.standard_normal(D - q) for q in range(Q)]
-        P = np.eye(D)
+    for M, D in [(3, 3), (6, 2), (9, 5)]:
+        vecs = [rng.standard_normal(M - q) for q in range(D)]
+        P = np.eye(M)
         for v in vecs:
-            H = np.eye(D)
-            H[D - len(v):, D - len(v):] = householder_matrix(v, reflection=reflection)
+            H = np.eye(M)
+            H[M - len(v):, M - len(v):] = householder_matrix(v, reflection=reflection)
             P = P @ H
-        np.testing.assert_allclose(householder_to_stiefel(vecs, reflection=reflection), P[:, :Q], atol=1e-13)
+        np.testing.assert_allclose(householder_to_stiefel(vecs, reflection=reflection), P[:, :D], atol=1e-13)
         # only the directions matter
-        np.testing.assert_allclose(householder_to_stiefel([3.7 * v for v in vecs], reflection=reflection), P[:, :Q],
+        np.testing.assert_allclose(householder_to_stiefel([3.7 * v for v in vecs], reflection=reflection), P[:, :D],
                                    atol=1e-13)
-        np.testing.assert_allclose(householder_to_stiefel([v[None] for v in vecs], reflection=reflection)[0], P[:, :Q],
+        np.testing.assert_allclose(householder_to_stiefel([v[None] for v in vecs], reflection=reflection)[0], P[:, :D],
                                    atol=1e-13)
 
 
@@ -126,16 +126,16 @@ def test_reproducible_with_a_seed():
     assert not np.array_equal(sample_stiefel(8, 2, random_state=g), sample_stiefel(8, 2, random_state=g))
 
 
-# ---------------------------------------------------------------------------------------------- uniformity: O(D)
-def qr_without_sign_fix(D, Q, size, rng):
-    return np.linalg.qr(rng.standard_normal((size, D, Q)))[0]
+# ---------------------------------------------------------------------------------------------- uniformity: O(M)
+def qr_without_sign_fix(M, D, size, rng):
+    return np.linalg.qr(rng.standard_normal((size, M, D)))[0]
 
 
 def haar_checks(U, reference):
-    "p-values / z-scores of the O(D) checks; `reference` are scipy.stats.ortho_group draws."
-    n, D = U.shape[0], U.shape[-1]
+    "p-values / z-scores of the O(M) checks; `reference` are scipy.stats.ortho_group draws."
+    n, M = U.shape[0], U.shape[-1]
     # two-sample KS of entries, at three positions (Bonferroni over them)
-    ks = min(stats.ks_2samp(U[:, i, j], reference[:, i, j]).pvalue for i, j in [(0, 0), (D - 1, 0), (1, D - 1)]) * 3
+    ks = min(stats.ks_2samp(U[:, i, j], reference[:, i, j]).pvalue for i, j in [(0, 0), (M - 1, 0), (1, M - 1)]) * 3
     det_sign = stats.binomtest(int(np.sum(np.linalg.det(U) > 0)), n, 0.5).pvalue
     tr, tr2 = np.trace(U, axis1=-2, axis2=-1), np.trace(U @ U, axis1=-2, axis2=-1)
     z_tr = tr.mean() / (tr.std(ddof=1) / np.sqrt(n))
@@ -144,43 +144,43 @@ def haar_checks(U, reference):
 
 
 @pytest.mark.parametrize('reflection', REFLECTIONS)
-@pytest.mark.parametrize('D', [2, 3, 6])
-def test_haar_on_O_D(D, reflection):
+@pytest.mark.parametrize('M', [2, 3, 6])
+def test_haar_on_O_M(M, reflection):
     n = 4000
-    U = sample_stiefel(D, D, size=n, random_state=100 + D, reflection=reflection)
-    ref = stats.ortho_group.rvs(D, size=n, random_state=200 + D)
+    U = sample_stiefel(M, M, size=n, random_state=100 + M, reflection=reflection)
+    ref = stats.ortho_group.rvs(M, size=n, random_state=200 + M)
     ks, det_sign, z_tr, z_tr2 = haar_checks(U, ref)
     assert ks > ALPHA, ks
     assert det_sign > ALPHA, det_sign
     assert abs(z_tr) < Z and abs(z_tr2) < Z, (z_tr, z_tr2)
 
 
-# ----------------------------------------------------------------------------------------- uniformity: V_{Q,D}
+# ----------------------------------------------------------------------------------------- uniformity: V_{M,D}
 @pytest.mark.parametrize('reflection', REFLECTIONS)
-@pytest.mark.parametrize('D,Q', [(2, 1), (3, 2), (10, 3), (50, 5)])
-def test_first_entry_squared_is_beta(D, Q, reflection):
-    "U[0, 0] is the first coordinate of a uniform point of the sphere: U[0, 0]**2 ~ Beta(1/2, (D-1)/2)."
-    U = sample_stiefel(D, Q, size=5000, random_state=D * Q, reflection=reflection)
-    assert stats.kstest(U[:, 0, 0] ** 2, stats.beta(0.5, (D - 1) / 2).cdf).pvalue > ALPHA
+@pytest.mark.parametrize('M,D', [(2, 1), (3, 2), (10, 3), (50, 5)])
+def test_first_entry_squared_is_beta(M, D, reflection):
+    "U[0, 0] is the first coordinate of a uniform point of the sphere: U[0, 0]**2 ~ Beta(1/2, (M-1)/2)."
+    U = sample_stiefel(M, D, size=5000, random_state=M * D, reflection=reflection)
+    assert stats.kstest(U[:, 0, 0] ** 2, stats.beta(0.5, (M - 1) / 2).cdf).pvalue > ALPHA
     # and the sign of U[0, 0] is a fair coin
     assert stats.binomtest(int(np.sum(U[:, 0, 0] > 0)), 5000, 0.5).pvalue > ALPHA
 
 
-def invariance_pvalue(sampler, D, Q, n, seed):
+def invariance_pvalue(sampler, M, D, n, seed):
     "Two-sample KS of entries of R U against U for a fixed orthogonal R (a rotation and a reflection)."
     rng = np.random.default_rng(seed)
-    R = stats.ortho_group.rvs(D, random_state=seed)
-    U, V = sampler(D, Q, n, rng), sampler(D, Q, n, rng)
+    R = stats.ortho_group.rvs(M, random_state=seed)
+    U, V = sampler(M, D, n, rng), sampler(M, D, n, rng)
     RU = R @ U
-    positions = [(0, 0), (D - 1, Q - 1), (D // 2, 0)]
+    positions = [(0, 0), (M - 1, D - 1), (M // 2, 0)]
     return min(stats.ks_2samp(RU[:, i, j], V[:, i, j]).pvalue for i, j in positions) * len(positions)
 
 
 @pytest.mark.parametrize('reflection', REFLECTIONS)
-@pytest.mark.parametrize('D,Q', [(3, 2), (8, 3)])
-def test_left_multiplication_leaves_distribution_unchanged(D, Q, reflection):
-    sampler = lambda D, Q, n, rng: sample_stiefel(D, Q, size=n, random_state=rng, reflection=reflection)
-    assert invariance_pvalue(sampler, D, Q, 4000, seed=D) > ALPHA
+@pytest.mark.parametrize('M,D', [(3, 2), (8, 3)])
+def test_left_multiplication_leaves_distribution_unchanged(M, D, reflection):
+    sampler = lambda M, D, n, rng: sample_stiefel(M, D, size=n, random_state=rng, reflection=reflection)
+    assert invariance_pvalue(sampler, M, D, 4000, seed=M) > ALPHA
 
 
 def test_the_uniformity_tests_can_fail():
@@ -196,9 +196,9 @@ def test_the_uniformity_tests_can_fail():
 # ------------------------------------------------------------------------------------ ordered singular values
 def test_singular_value_logpdf_known_cases():
     s = np.linspace(0.1, 4, 7)[:, None]
-    # Q = 1: the chi distribution with D degrees of freedom
-    for D in (1, 2, 5):
-        np.testing.assert_allclose(singular_value_logpdf(s, D), stats.chi(D).logpdf(s[:, 0]), rtol=1e-12)
+    # D = 1: the chi distribution with M degrees of freedom
+    for M in (1, 2, 5):
+        np.testing.assert_allclose(singular_value_logpdf(s, M), stats.chi(M).logpdf(s[:, 0]), rtol=1e-12)
     # outside the ordered region
     assert singular_value_logpdf([1.0, 2.0], 3) == -np.inf
     assert singular_value_logpdf([1.0, 1.0], 3) == -np.inf
@@ -206,31 +206,31 @@ def test_singular_value_logpdf_known_cases():
     assert singular_value_logpdf(np.array([[2.0, 1.0], [1.0, 2.0]]), 3).shape == (2,)
 
 
-@pytest.mark.parametrize('D,Q', [(2, 2), (4, 2), pytest.param(3, 3, marks=pytest.mark.slow)])
-def test_singular_value_density_integrates_to_one(D, Q):
-    f = lambda *s: np.exp(singular_value_logpdf(np.array(s[::-1]), D))
-    bounds = [lambda *outer: (0, outer[0])] * (Q - 1) + [(0, 12.0)]
+@pytest.mark.parametrize('M,D', [(2, 2), (4, 2), pytest.param(3, 3, marks=pytest.mark.slow)])
+def test_singular_value_density_integrates_to_one(M, D):
+    f = lambda *s: np.exp(singular_value_logpdf(np.array(s[::-1]), M))
+    bounds = [lambda *outer: (0, outer[0])] * (D - 1) + [(0, 12.0)]
     total = integrate.nquad(f, bounds, opts={'epsabs': 1e-8, 'epsrel': 1e-8})[0]
     assert total == pytest.approx(1, abs=1e-6)
 
 
-def marginal_cdfs_q2(D, top=10.0, m=2001):
-    "Marginal CDFs of sigma_1 and sigma_2 (Q = 2) by integrating the exported density on a grid."
+def marginal_cdfs_d2(M, top=10.0, m=2001):
+    "Marginal CDFs of sigma_1 and sigma_2 (D = 2) by integrating the exported density on a grid."
     g = np.linspace(0, top, m)
-    g[0] = 1e-300                      # the density is positive at sigma_2 = 0 when D = Q; keep that edge
+    g[0] = 1e-300                      # the density is positive at sigma_2 = 0 when M = D; keep that edge
     S1, S2 = np.meshgrid(g, g, indexing='ij')
-    p = np.exp(singular_value_logpdf(np.stack([S1, S2], -1), D))         # zero off the ordered region
+    p = np.exp(singular_value_logpdf(np.stack([S1, S2], -1), M))         # zero off the ordered region
     p1 = integrate.trapezoid(p, g, axis=1)                                # density of sigma_1
     p2 = integrate.trapezoid(p, g, axis=0)                                # density of sigma_2
     c1, c2 = (integrate.cumulative_trapezoid(q, g, initial=0) for q in (p1, p2))
     return (lambda t: np.interp(t, g, c1)), (lambda t: np.interp(t, g, c2))
 
 
-@pytest.mark.parametrize('D', [2, 3, 7])
-def test_simulated_singular_values_follow_the_density(D):
+@pytest.mark.parametrize('M', [2, 3, 7])
+def test_simulated_singular_values_follow_the_density(M):
     n = 5000
-    sv = np.linalg.svd(np.random.default_rng(D).standard_normal((n, D, 2)), compute_uv=False)
-    cdf1, cdf2 = marginal_cdfs_q2(D)
+    sv = np.linalg.svd(np.random.default_rng(M).standard_normal((n, M, 2)), compute_uv=False)
+    cdf1, cdf2 = marginal_cdfs_d2(M)
     assert cdf1(10.0) == pytest.approx(1, abs=1e-4)   # the grid integration is accurate enough for the test
     p = min(stats.kstest(sv[:, 0], cdf1).pvalue, stats.kstest(sv[:, 1], cdf2).pvalue) * 2
     assert p > ALPHA, p
@@ -238,41 +238,41 @@ def test_simulated_singular_values_follow_the_density(D):
 
 @pytest.mark.slow
 def test_singular_value_density_q3_moments():
-    "Q = 3, D = 4: E[sigma_1] and E[sigma_3] by quadrature against the mean of simulated singular values."
-    D, n = 4, 20_000
-    sv = np.linalg.svd(np.random.default_rng(11).standard_normal((n, D, 3)), compute_uv=False)
+    "D = 3, M = 4: E[sigma_1] and E[sigma_3] by quadrature against the mean of simulated singular values."
+    M, n = 4, 20_000
+    sv = np.linalg.svd(np.random.default_rng(11).standard_normal((n, M, 3)), compute_uv=False)
     bounds = [lambda *outer: (0, outer[0])] * 2 + [(0, 10.0)]
     for q in (0, 2):
-        f = lambda *s: np.array(s[::-1])[q] * np.exp(singular_value_logpdf(np.array(s[::-1]), D))
+        f = lambda *s: np.array(s[::-1])[q] * np.exp(singular_value_logpdf(np.array(s[::-1]), M))
         exact = integrate.nquad(f, bounds, opts={'epsabs': 1e-5, 'epsrel': 1e-5})[0]   # << the MC error, ~5e-3
         z = (sv[:, q].mean() - exact) / (sv[:, q].std(ddof=1) / np.sqrt(n))
         assert abs(z) < Z, (q, z)
 
 
 def test_wrong_order_of_the_density_is_detected():
-    "The KS test above is able to fail: the density without the Jacobian (sigma^(D-Q-1)) is rejected."
-    D, n = 3, 5000
-    sv = np.linalg.svd(np.random.default_rng(1).standard_normal((n, D, 2)), compute_uv=False)
+    "The KS test above is able to fail: the density without the Jacobian (sigma^(M-D-1)) is rejected."
+    M, n = 3, 5000
+    sv = np.linalg.svd(np.random.default_rng(1).standard_normal((n, M, 2)), compute_uv=False)
     g = np.linspace(0, 10, 2001)
     S1, S2 = np.meshgrid(g, g, indexing='ij')
     ok = S1 > S2
-    wrong = np.where(ok, np.exp(-(S1**2 + S2**2) / 2) * (S1 * S2) ** (D - 3) * (S1**2 - S2**2), 0)
+    wrong = np.where(ok, np.exp(-(S1**2 + S2**2) / 2) * (S1 * S2) ** (M - 3) * (S1**2 - S2**2), 0)
     c1 = integrate.cumulative_trapezoid(integrate.trapezoid(wrong, g, axis=1), g, initial=0)
     assert stats.kstest(sv[:, 0], lambda t: np.interp(t, g, c1 / c1[-1])).pvalue < ALPHA
 
 
 # ------------------------------------------------------------------------------------------------------ bad input
-@pytest.mark.parametrize('D,Q,exc,word', [(3, 4, ValueError, 'Q'), (3, 0, ValueError, 'Q'), (0, 1, ValueError, 'D'),
-                                          (-2, 1, ValueError, 'D'), (3.0, 2, TypeError, 'D'), (3, 2.5, TypeError, 'Q'),
-                                          ('3', 2, TypeError, 'D'), (True, 1, TypeError, 'D')])
-def test_bad_sizes(D, Q, exc, word):
+@pytest.mark.parametrize('M,D,exc,word', [(3, 4, ValueError, 'D'), (3, 0, ValueError, 'D'), (0, 1, ValueError, 'M'),
+                                          (-2, 1, ValueError, 'M'), (3.0, 2, TypeError, 'M'), (3, 2.5, TypeError, 'D'),
+                                          ('3', 2, TypeError, 'M'), (True, 1, TypeError, 'M')])
+def test_bad_sizes(M, D, exc, word):
     with pytest.raises(exc, match=word):
-        sample_stiefel(D, Q)
+        sample_stiefel(M, D)
 
 
 def test_bad_input_messages():
-    with pytest.raises(ValueError, match='D'): haar_orthogonal(0)
-    with pytest.raises(TypeError, match='D'): haar_orthogonal(2.0)
+    with pytest.raises(ValueError, match='M'): haar_orthogonal(0)
+    with pytest.raises(TypeError, match='M'): haar_orthogonal(2.0)
     with pytest.raises(ValueError, match='size'): sample_stiefel(3, 2, size=-1)
     with pytest.raises(TypeError, match='size'): sample_stiefel(3, 2, size=1.5)
     with pytest.raises(TypeError, match='random_state'): sample_stiefel(3, 2, random_state='seed')
@@ -284,7 +284,7 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match='finite'): householder_to_stiefel([[1.0, np.nan]])
     with pytest.raises(ValueError, match='at least one'): householder_to_stiefel([])
     with pytest.raises(ValueError, match='nonzero'): householder_matrix([0.0, 0.0])
-    with pytest.raises(ValueError, match='D'): singular_value_logpdf([3.0, 2.0, 1.0], 2)
+    with pytest.raises(ValueError, match='M'): singular_value_logpdf([3.0, 2.0, 1.0], 2)
     with pytest.raises(ValueError, match='finite'): singular_value_logpdf([np.inf, 1.0], 3)
 
 

@@ -474,19 +474,19 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
 # %% ../nbs/01b_data.ipynb #9b923317
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
                              random_state=None):
-    """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, D = 5, Q = 2.
+    """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, M = 5, D = 2 (the slides' D = 5, Q = 2).
 
-    The slides' construction: X ~ N(0, I) in R^{N x Q}; U uniform on the Stiefel manifold V_{Q,D}
+    The slides' construction: X ~ N(0, I) in R^{N x D}; U uniform on the Stiefel manifold V_{M,D}
     (orthonormal columns); Sigma = diag(sigma) = diag(3.0, 1.0); W = U Sigma; eps ~ N(0, 0.01) in
-    R^{N x D}; Y = X W^T + eps. U is drawn by ``vbfa_lit.stiefel.sample_stiefel(D, Q, method='qr')``: the QR
-    factor of a D x Q Gaussian matrix with the signs of diag(R) moved into Q.
+    R^{N x M}; Y = X W^T + eps. U is drawn by ``vbfa_lit.stiefel.sample_stiefel(M, D, method='qr')``: the QR
+    factor of an M x D Gaussian matrix with the signs of diag(R) moved into its columns.
 
     Parameters
     ----------
     n_samples : int, default 150
     n_features : int, default 5
-        D >= Q.
-    sigma : array_like of shape (Q,), default (3.0, 1.0)
+        M >= D.
+    sigma : array_like of shape (D,), default (3.0, 1.0)
         Positive singular values of W (the principal standard deviations).
     noise_variance : float, default 0.01
         Variance of eps (not its standard deviation).
@@ -496,13 +496,13 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     Returns
     -------
     Bunch
-        ``X`` (n_samples, n_features): the slides' Y. ``latent`` (n_samples, Q): the slides' X.
-        ``W`` (n_features, Q), ``U`` (n_features, Q), ``sigma`` (Q,), ``noise_variance``.
+        ``X`` (n_samples, n_features): the slides' Y. ``latent`` (n_samples, D): the slides' X.
+        ``W`` (n_features, D), ``U`` (n_features, D), ``sigma`` (D,), ``noise_variance``.
 
     Raises
     ------
     ValueError
-        If a size is < 1, Q > D, a sigma is not positive, or `noise_variance` < 0.
+        If a size is < 1, D > M, a sigma is not positive, or `noise_variance` < 0.
 
     References
     ----------
@@ -516,16 +516,16 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     ((150, 5), (5, 2))
     """
     N = check_int('n_samples', n_samples, 1)
-    D = check_int('n_features', n_features, 1)
+    M = check_int('n_features', n_features, 1)
     s = _check_positive_vector('sigma', sigma)
-    if s.size > D: raise ValueError(f"sigma: expected at most n_features={D} values, got {s.size}")
+    if s.size > M: raise ValueError(f"sigma: expected at most n_features={M} values, got {s.size}")
     nv = _check_nonneg('noise_variance', noise_variance)
     rng = check_random_state(random_state)
-    Q = s.size
-    latent = rng.standard_normal((N, Q))
-    U = sample_stiefel(D, Q, method='qr', random_state=rng)          # the package's Haar sampler (QR, sign fix)
+    D = s.size
+    latent = rng.standard_normal((N, D))
+    U = sample_stiefel(M, D, method='qr', random_state=rng)          # the package's Haar sampler (QR, sign fix)
     W = U * s
-    X = latent @ W.T + np.sqrt(nv) * rng.standard_normal((N, D))
+    X = latent @ W.T + np.sqrt(nv) * rng.standard_normal((N, M))
     return Bunch(X=X, latent=latent, W=W, U=U, sigma=s, noise_variance=nv)
 
 # %% ../nbs/01b_data.ipynb #04420237

@@ -28,14 +28,14 @@ class SufficientStatistics(NamedTuple):
     ----------
     n : int
         Number of samples N.
-    mean : ndarray of shape (D,)
+    mean : ndarray of shape (M,)
         Sample mean.
-    cov : ndarray of shape (D, D)
+    cov : ndarray of shape (M, M)
         Scatter matrix / N.
     """
     n: int             # number of samples N
-    mean: np.ndarray   # (D,) sample mean
-    cov: np.ndarray    # (D, D) scatter matrix / N
+    mean: np.ndarray   # (M,) sample mean
+    cov: np.ndarray    # (M, M) scatter matrix / N
 
 def _check_data(X, name='X'):
     "X as a finite 2-D float array with at least 2 rows, or a clear error."
@@ -64,7 +64,7 @@ def sufficient_statistics(X):
     Returns
     -------
     SufficientStatistics
-        ``(n, mean (D,), cov (D, D))`` with ``cov = (X - mean)^T (X - mean) / n``.
+        ``(n, mean (M,), cov (M, M))`` with ``cov = (X - mean)^T (X - mean) / n``.
 
     Raises
     ------
@@ -77,48 +77,48 @@ def sufficient_statistics(X):
     return SufficientStatistics(X.shape[0], mean, R.T @ R / X.shape[0])
 
 # %% ../nbs/08_householder_ppca.ipynb #190d4ab6
-def _log_likelihood(W, # (..., D, Q) loadings
+def _log_likelihood(W, # (..., M, D) loadings
                     noise_var, # (...) s^2
-                    mu, # (..., D) mean
+                    mu, # (..., M) mean
                     stats:SufficientStatistics,
                     xp=np, # numpy or jax.numpy
                     orthogonal:bool=False, # True if the columns of W are orthogonal (W = U diag(sigma))
                    ): # (...) sum_n log N(x_n | mu, W W^T + s^2 I), from the sufficient statistics
-    "Determinant lemma and Woodbury: the cost is O(D^2 Q), whatever N."
-    D, Q = W.shape[-2], W.shape[-1]
-    d = stats.mean - mu                                                  # (..., D)
+    "Determinant lemma and Woodbury: the cost is O(M^2 D), whatever N."
+    M, D = W.shape[-2], W.shape[-1]
+    delta = stats.mean - mu                                              # (..., M)
     Wt = xp.swapaxes(W, -1, -2)
-    b = (Wt @ d[..., :, None])[..., 0]                                   # W^T (xbar - mu)
+    b = (Wt @ delta[..., :, None])[..., 0]                                   # W^T (xbar - mu)
     A = Wt @ stats.cov @ W + b[..., :, None] * b[..., None, :]           # W^T S_mu W
-    tr_S = xp.trace(stats.cov) + xp.sum(d * d, axis=-1)                  # tr S_mu
-    if orthogonal:                                                       # M = W^T W + s^2 I is diagonal
+    tr_S = xp.trace(stats.cov) + xp.sum(delta * delta, axis=-1)                  # tr S_mu
+    if orthogonal:                                                       # the matrix M = W^T W + s^2 I is diagonal
         m = xp.sum(W * W, axis=-2) + noise_var[..., None]
         logdet_M = xp.sum(xp.log(m), axis=-1)
         tr_MA = xp.sum(xp.diagonal(A, axis1=-2, axis2=-1) / m, axis=-1)
     else:
-        M = Wt @ W + noise_var[..., None, None] * xp.eye(Q)
-        logdet_M = 2 * xp.sum(xp.log(xp.diagonal(xp.linalg.cholesky(M), axis1=-2, axis2=-1)), axis=-1)
-        tr_MA = xp.trace(xp.linalg.solve(M, A), axis1=-2, axis2=-1)
-    logdet_C = (D - Q) * xp.log(noise_var) + logdet_M
-    return -stats.n / 2 * (D * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
+        M_mat = Wt @ W + noise_var[..., None, None] * xp.eye(D)      # the matrix M
+        logdet_M = 2 * xp.sum(xp.log(xp.diagonal(xp.linalg.cholesky(M_mat), axis1=-2, axis2=-1)), axis=-1)
+        tr_MA = xp.trace(xp.linalg.solve(M_mat, A), axis1=-2, axis2=-1)
+    logdet_C = (M - D) * xp.log(noise_var) + logdet_M
+    return -stats.n / 2 * (M * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
 
 def ppca_log_likelihood(X, W, noise_std, mu):
     r"""Log likelihood of PPCA, sum_n log N(x_n | mu, W W^T + s^2 I), from sufficient
     statistics.
 
-    Uses log|C| = (D - Q) log s^2 + log|W^T W + s^2 I| and Woodbury,
-    C^-1 = (I - W (W^T W + s^2 I)^-1 W^T) / s^2: one evaluation costs O(D^2 Q)
+    Uses log|C| = (M - D) log s^2 + log|W^T W + s^2 I| and Woodbury,
+    C^-1 = (I - W (W^T W + s^2 I)^-1 W^T) / s^2: one evaluation costs O(M^2 D)
     once the mean and covariance of `X` are known.
 
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features), or SufficientStatistics
         Data (complete) or their ``sufficient_statistics``.
-    W : array_like, shape (..., D, Q)
+    W : array_like, shape (..., M, D)
         Loadings.
     noise_std : array_like, shape (...)
         Noise standard deviation ``s > 0``.
-    mu : array_like, shape (..., D)
+    mu : array_like, shape (..., M)
         Mean.
 
     Returns
@@ -138,9 +138,9 @@ def ppca_log_likelihood(X, W, noise_std, mu):
     """
     stats = X if isinstance(X, SufficientStatistics) else sufficient_statistics(X)
     W, s, mu = np.asarray(W, dtype=float), np.asarray(noise_std, dtype=float), np.asarray(mu, dtype=float)
-    D = stats.mean.shape[0]
-    if W.ndim < 2 or W.shape[-2] != D: raise ValueError(f"W must have shape (..., {D}, Q), got {W.shape}")
-    if mu.shape[-1:] != (D,): raise ValueError(f"mu must have shape (..., {D}), got {mu.shape}")
+    M = stats.mean.shape[0]
+    if W.ndim < 2 or W.shape[-2] != M: raise ValueError(f"W must have shape (..., {M}, D), got {W.shape}")
+    if mu.shape[-1:] != (M,): raise ValueError(f"mu must have shape (..., {M}), got {mu.shape}")
     if not np.all(s > 0): raise ValueError("noise_std must be positive")
     return _log_likelihood(W, s**2, mu, stats)
 
@@ -157,7 +157,7 @@ def _import_numpyro():
         raise ImportError(f"householder_ppca needs NumPyro and JAX ({e.name} is missing): {_INSTALL}") from e
     return jax, jnp, numpyro
 
-def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
+def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                 sigma_log_kernel=None, radius_concentration=100.0):
     """The NumPyro model. `stats=None` gives the prior of W alone (for prior-predictive checks);
     `sigma_log_kernel(sigma)` replaces the log density of the ordered singular values (to show a wrong
@@ -165,17 +165,17 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
     jax, jnp, numpyro = _import_numpyro()
     import numpyro.distributions as dist
     from numpyro.distributions import constraints
-    kernel = sigma_log_kernel or (lambda s: singular_value_log_kernel(s, D, xp=jnp))
+    kernel = sigma_log_kernel or (lambda s: singular_value_log_kernel(s, M, xp=jnp))
     def model():
         if parameterisation == 'householder':
             if radius_concentration is None:                              # the slides: v_n ~ N(0, I_n)
-                vs = [numpyro.sample(f'v_{D - q}', dist.Normal(0.0, 1.0).expand([D - q]).to_event(1))
-                      for q in range(Q)]
+                vs = [numpyro.sample(f'v_{M - q}', dist.Normal(0.0, 1.0).expand([M - q]).to_event(1))
+                      for q in range(D)]
             else:
                 # uniform direction, ||v_n|| ~ Gamma(k, k)
-                vs = [numpyro.sample(f'v_{D - q}',
-                                     dist.ImproperUniform(constraints.real_vector, (), (D - q,)))
-                      for q in range(Q)]
+                vs = [numpyro.sample(f'v_{M - q}',
+                                     dist.ImproperUniform(constraints.real_vector, (), (M - q,)))
+                      for q in range(D)]
                 for v in vs:
                     r = jnp.sqrt(jnp.sum(v * v))
                     numpyro.factor(f'radius_{v.shape[-1]}',
@@ -183,15 +183,15 @@ def _ppca_model(D, Q, stats=None, parameterisation='householder', reflection='sw
                                    - (v.shape[-1] - 1) * jnp.log(r))
             U = householder_columns(vs, xp=jnp, reflection=reflection)
             increasing = numpyro.sample('sigma_increasing',
-                                        dist.ImproperUniform(constraints.positive_ordered_vector, (), (Q,)))
+                                        dist.ImproperUniform(constraints.positive_ordered_vector, (), (D,)))
             sigma = numpyro.deterministic('sigma', increasing[::-1])
             numpyro.factor('sigma_prior', kernel(sigma))
             W = numpyro.deterministic('W', U * sigma)
         else:
-            W = numpyro.sample('W', dist.Normal(0.0, 1.0).expand([D, Q]).to_event(2))
+            W = numpyro.sample('W', dist.Normal(0.0, 1.0).expand([M, D]).to_event(2))
         if stats is None: return
         noise_std = numpyro.sample('noise_std', dist.HalfNormal(noise_prior_scale))
-        offset = numpyro.sample('mu_offset', dist.ImproperUniform(constraints.real, (), (D,)))
+        offset = numpyro.sample('mu_offset', dist.ImproperUniform(constraints.real, (), (M,)))
         # flat prior on mu, centred for the start
         mu = numpyro.deterministic('mu', stats.mean + offset)
         jstats = SufficientStatistics(stats.n, jnp.asarray(stats.mean), jnp.asarray(stats.cov))
@@ -355,9 +355,9 @@ class HouseholderPPCAResult:
     Attributes
     ----------
     samples : dict of ndarray
-        ``'W'`` (chains, draws, D, Q), ``'sigma'`` (chains, draws, Q) (for the standard parameterisation:
-        the singular values of each draw of W), ``'noise_std'`` (chains, draws), ``'mu'`` (chains, draws, D);
-        for the Householder parameterisation also ``'U'`` (chains, draws, D, Q).
+        ``'W'`` (chains, draws, M, D), ``'sigma'`` (chains, draws, D) (for the standard parameterisation:
+        the singular values of each draw of W), ``'noise_std'`` (chains, draws), ``'mu'`` (chains, draws, M);
+        for the Householder parameterisation also ``'U'`` (chains, draws, M, D).
     parameterisation : str
     divergent : ndarray of bool, shape (chains, draws)
         Divergent transitions after warm-up.
@@ -425,8 +425,8 @@ def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, refl
     if reflection not in ('swap', 'mezzadri'):
         raise ValueError(f"reflection must be 'swap' or 'mezzadri', got {reflection!r}")
 
-def _align_signs(U, reference): # (C, N, D, Q), (D, Q) -> signs turning each column towards the reference
-    return np.where(np.einsum('cndq,dq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
+def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each column towards the reference
+    return np.where(np.einsum('cnmq,mq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
 
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
@@ -436,7 +436,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
 
     The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I) with
     W = U diag(sigma), U uniform on the Stiefel manifold (Householder vectors
-    v_q ~ N(0, I)), sigma_1 > ... > sigma_Q with the density of the ordered
+    v_q ~ N(0, I)), sigma_1 > ... > sigma_D with the density of the ordered
     singular values of a Gaussian matrix, so that W has the same prior as iid N(0, 1)
     entries; a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
     is evaluated from the mean and covariance of `X` (cost independent of the number of samples).
@@ -449,7 +449,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
         Complete data (no NaN: use ``vbfa_lit.VBPCA`` for missing values). The prior on W assumes
         unit-scale data: standardise the features first.
     n_components : int
-        Q, ``1 <= Q <= n_features``.
+        D, ``1 <= D <= n_features``.
     num_warmup, num_samples, num_chains : int
         NUTS warm-up iterations, draws kept per chain, chains (run vectorised on one CPU device).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
@@ -507,9 +507,9 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     Bayesian PCA, ICML; F. Mezzadri (2007), Notices of the AMS 54(5).
     """
     X = _check_data(X)
-    D = X.shape[1]
-    Q = check_int('n_components', n_components, 1)
-    if Q > D: raise ValueError(f"n_components must be <= n_features = {D}, got {Q}")
+    M = X.shape[1]
+    D = check_int('n_components', n_components, 1)
+    if D > M: raise ValueError(f"n_components must be <= n_features = {M}, got {D}")
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
     noise_prior_scale = check_real('noise_prior_scale', noise_prior_scale)
     if radius_concentration is not None: radius_concentration = check_real('radius_concentration', radius_concentration)
@@ -520,13 +520,13 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
         raise TypeError(f"dense_mass: expected True or False, got {dense_mass!r}")
     rng = check_random_state(random_state)
     stats = sufficient_statistics(X)
-    model = _ppca_model(D, Q, stats, parameterisation, reflection, float(noise_prior_scale),
+    model = _ppca_model(M, D, stats, parameterisation, reflection, float(noise_prior_scale),
                         radius_concentration=radius_concentration)
     raw, divergent, seconds, steps, timing = _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress,
                                                target_accept_prob, dense_mass)
     samples = {'W': raw['W'], 'noise_std': raw['noise_std'], 'mu': raw['mu']}
     if parameterisation == 'householder':
-        axes = np.linalg.eigh(stats.cov)[1][:, ::-1][:, :Q]                 # classical principal axes
+        axes = np.linalg.eigh(stats.cov)[1][:, ::-1][:, :D]                 # classical principal axes
         U = raw['W'] / raw['sigma'][..., None, :]
         flip = _align_signs(U, axes)
         samples.update(W=raw['W'] * flip, U=U * flip, sigma=raw['sigma'])
@@ -538,14 +538,14 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
                     dense_mass=dense_mass, target_accept_prob=target_accept_prob)
     return HouseholderPPCAResult(samples, divergent, seconds, parameterisation, settings, steps, timing)
 
-def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, parameterisation='householder',
+def sample_prior_W(M, D, *, num_samples=2000, num_chains=2, random_state=None, parameterisation='householder',
                    reflection='swap', radius_concentration=100.0, _sigma_log_kernel=None):
     """Draws of W from the model's prior, by NUTS on the prior alone (a prior-predictive check of the model code).
 
     Parameters
     ----------
-    D, Q : int
-        Shape of W, ``1 <= Q <= D``.
+    M, D : int
+        Shape of W, ``1 <= D <= M``.
     num_samples, num_chains : int
         Draws per chain (after as many warm-up iterations) and chains.
     random_state : None, int, Generator or RandomState
@@ -554,7 +554,7 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
 
     Returns
     -------
-    W : ndarray, shape (num_chains, num_samples, D, Q)
+    W : ndarray, shape (num_chains, num_samples, M, D)
         Should have iid N(0, 1) entries (the point of the check).
 
     Raises
@@ -562,10 +562,10 @@ def sample_prior_W(D, Q, *, num_samples=2000, num_chains=2, random_state=None, p
     ImportError, ValueError, TypeError
         As ``householder_ppca``.
     """
-    D, Q = check_int('D', D, 1), check_int('Q', Q, 1)
-    if Q > D: raise ValueError(f"Q must be <= D, got Q={Q} > D={D}")
+    M, D = check_int('M', M, 1), check_int('D', D, 1)
+    if D > M: raise ValueError(f"D must be <= M, got D={D} > M={M}")
     _check_nuts_args(num_samples, num_samples, num_chains, parameterisation, reflection)
-    model = _ppca_model(D, Q, None, parameterisation, reflection, sigma_log_kernel=_sigma_log_kernel,
+    model = _ppca_model(M, D, None, parameterisation, reflection, sigma_log_kernel=_sigma_log_kernel,
                         radius_concentration=radius_concentration)
     raw = _run_nuts(model, num_samples, num_samples, num_chains, check_random_state(random_state), False)[0]
     return raw['W']
