@@ -853,7 +853,7 @@ class RJMCMCPanel(Panel):
 def householder_steps(A, positive: bool = False) -> dict:
     """Householder triangularisation of A, one reflection at a time: A_k = H_k A_{k-1}, A_0 = A, R = A_D, Q = H_1 ... H_D.
 
-    Step k reflects the coordinates k..D of every column in the hyperplane orthogonal to u_k (``normals[k-1]``, unit
+    Step k reflects the coordinates k..M of every column in the hyperplane orthogonal to u_k (``normals[k-1]``, unit
     length, zero in the first k-1 coordinates, None when H_k = I), chosen so that column k of A_{k-1} lands on the
     k-th axis: H_k a = -sgn(a_k) ||a|| e_k (numpy/LAPACK's choice, u along a + sgn(a_k) ||a|| e_k, no cancellation;
     H_D = I) or, with `positive`, H_k a = +||a|| e_k (u along a - ||a|| e_k; H_D flips the last axis when needed), where
@@ -861,7 +861,7 @@ def householder_steps(A, positive: bool = False) -> dict:
 
     Parameters
     ----------
-    A : ndarray of shape (D, D)
+    A : ndarray of shape (M, M)
         The matrix to triangularise.
     positive : bool, default False
         False: numpy's (LAPACK's) reflections; True: the ones that give R_kk > 0.
@@ -869,23 +869,23 @@ def householder_steps(A, positive: bool = False) -> dict:
     Returns
     -------
     dict
-        Reflections (D of (D, D)), normals, stages (D+1 of (D, D)), Q, R.
+        Reflections (M of (M, M)), normals, stages (M+1 of (M, M)), Q, R.
     """
     A = np.asarray(A, float)
-    D = A.shape[0]
-    if A.ndim != 2 or A.shape != (D, D) or D < 2: raise ValueError(f"A: expected a square matrix, D >= 2, got shape {A.shape}")
+    M = A.shape[0]
+    if A.ndim != 2 or A.shape != (M, M) or M < 2: raise ValueError(f"A: expected a square matrix, M >= 2, got shape {A.shape}")
     stages, reflections, normals = [A.copy()], [], []
-    for k in range(D):
-        a = np.zeros(D); a[k:] = stages[-1][k:, k]
+    for k in range(M):
+        a = np.zeros(M); a[k:] = stages[-1][k:, k]
         r = np.linalg.norm(a)
         s = 1.0 if a[k] >= 0 else -1.0
-        target = np.zeros(D); target[k] = r if positive else -s * r
+        target = np.zeros(M); target[k] = r if positive else -s * r
         u = a - target
-        if (not positive and k == D - 1) or np.linalg.norm(u) <= 1e-14 * max(r, 1e-300):
-            H, u = np.eye(D), None                                   # nothing to do (LAPACK: H_D = I)
+        if (not positive and k == M - 1) or np.linalg.norm(u) <= 1e-14 * max(r, 1e-300):
+            H, u = np.eye(M), None                                   # nothing to do (LAPACK: H_M = I)
         else:
             u = u / np.linalg.norm(u)
-            H = np.eye(D) - 2 * np.outer(u, u)
+            H = np.eye(M) - 2 * np.outer(u, u)
         reflections.append(H); normals.append(u)
         stages.append(H @ stages[-1])
     Q = np.linalg.multi_dot(reflections)
@@ -939,7 +939,7 @@ class HouseholderPanel(Panel):
             n=w.IntSlider(value=400, min=50, max=3000, step=50, description='points per sphere', **c),
             seed=w.IntSlider(value=5, min=0, max=20, step=1, description='seed', **c),
             sign_fix=w.ToggleButton(value=False, description='QR sign fix'))
-        ctl['dim'].observe(lambda ch: setattr(ctl['step'], 'max', ch['new']), names='value')   # steps 0..D
+        ctl['dim'].observe(lambda ch: setattr(ctl['step'], 'max', ch['new']), names='value')   # steps 0..M
         return ctl
 
     def compute(self, params, progress):
@@ -951,12 +951,12 @@ class HouseholderPanel(Panel):
             Called now and then as progress(text, partial=None) with a status line and, optionally, the partial result; None: no reports.
         """
         from vbfa_lit.stiefel import sample_stiefel
-        D, k = int(params['dim']), int(params['step'])
-        if not 0 <= k <= D: raise ValueError(f"step: expected 0 to {D} for D = {D}, got {k}")
+        M, k = int(params['dim']), int(params['step'])
+        if not 0 <= k <= M: raise ValueError(f"step: expected 0 to {M} for M = {M}, got {k}")
         t, e = np.deg2rad(params['angle']), np.deg2rad(35.0)
-        a1 = 1.5 * (np.array([np.cos(t), np.sin(t)]) if D == 2 else np.array([np.cos(t) * np.cos(e), np.sin(t) * np.cos(e), np.sin(e)]))
+        a1 = 1.5 * (np.array([np.cos(t), np.sin(t)]) if M == 2 else np.array([np.cos(t) * np.cos(e), np.sin(t) * np.cos(e), np.sin(e)]))
         rng = np.random.default_rng(params['seed'])
-        A = np.column_stack([a1, rng.normal(size=(D, D - 1))])
+        A = np.column_stack([a1, rng.normal(size=(M, M - 1))])
         st = householder_steps(A, positive=params['sign_fix'])
         n = params['n']
         hh = sample_stiefel(3, 1, size=n, random_state=rng)[:, :, 0]
@@ -968,24 +968,24 @@ class HouseholderPanel(Panel):
         what = ('A' if k == 0 else f'{"after H_" if st["normals"][k - 1] is not None else "H_"}{k}'
                 f'{"" if st["normals"][k - 1] is not None else " = I"}: column {k} on axis {k}, '
                 f't_{k}{k} = {st["R"][k - 1, k - 1]:+.2f}')
-        return dict(A=A, step=k, dim=D, **st, householder=hh, qr=qr, mean_x1=mean_x1, neg_x1=neg_x1, sign_fix=params['sign_fix'],
-                    summary=f"step {k} of {D}: {what}; mean x_1: Householder {mean_x1['householder']:+.2f}, "
+        return dict(A=A, step=k, dim=M, **st, householder=hh, qr=qr, mean_x1=mean_x1, neg_x1=neg_x1, sign_fix=params['sign_fix'],
+                    summary=f"step {k} of {M}: {what}; mean x_1: Householder {mean_x1['householder']:+.2f}, "
                             f"QR{' with' if params['sign_fix'] else ' without'} sign fix {mean_x1['qr']:+.2f}")
 
     def _draw_step(self, fig, spec, data):
-        D, k = data['dim'], data['step']
+        M, k = data['dim'], data['step']
         before, after = data['stages'][max(k - 1, 0)], data['stages'][k]
         u = data['normals'][k - 1] if k else None
         lim = 1.1 * max(np.abs(np.concatenate(data['stages'], 1)).max(), 1.6)
         title = ('the columns of A' if k == 0 else
                  f'step {k}: the mirror of $H_{k}$ puts column {k} on $e_{k}$' if u is not None
                  else f'step {k}: $H_{k} = I$ (nothing to reflect)')
-        if D == 2:
+        if M == 2:
             ax = fig.add_subplot(spec)
             if u is not None:                                   # the mirror: the line orthogonal to u
                 m = lim * np.array([-u[1], u[0]])
                 ax.plot([-m[0], m[0]], [-m[1], m[1]], color='0.4', linestyle='--', linewidth=1, label='mirror')
-            for j in range(D):
+            for j in range(M):
                 if k and j == k - 1: continue
                 ax.annotate('', xy=after[:, j], xytext=(0, 0), arrowprops=dict(arrowstyle='->', color='0.6', linewidth=1.2))
             if k:
@@ -1002,7 +1002,7 @@ class HouseholderPanel(Panel):
                 s_, t_ = np.meshgrid(np.linspace(-lim, lim, 2), np.linspace(-lim, lim, 2))
                 P = s_[..., None] * b1[0] + t_[..., None] * b1[1]
                 ax.plot_surface(P[..., 0], P[..., 1], P[..., 2], color=colour(2), alpha=0.25, linewidth=0)
-            for j in range(D):
+            for j in range(M):
                 if k and j == k - 1: continue
                 _arrow3d(ax, after[:, j], color='0.6', linewidth=1.2)
             if k:
@@ -1017,8 +1017,8 @@ class HouseholderPanel(Panel):
             ax.set_box_aspect((1, 1, 1))
             ax.view_init(elev=20, azim=-60)
         ax.set_title(title, fontsize='medium')
-        if k: ax.legend(frameon=False, fontsize='small', loc='lower left' if D == 2 else 'upper left',
-                        bbox_to_anchor=None if D == 2 else (-0.08, 1.02))
+        if k: ax.legend(frameon=False, fontsize='small', loc='lower left' if M == 2 else 'upper left',
+                        bbox_to_anchor=None if M == 2 else (-0.08, 1.02))
         return ax
 
     def draw(self, data):
