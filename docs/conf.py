@@ -105,6 +105,23 @@ def _plain_underscores(app, what, name, obj, options, lines):
                                for p in re.split(r'(``.*?``|`[^`]*`)', l))
 
 
+# "lesson 05" in a docstring: a link to that lesson's page on the site (`help()` keeps the plain words). A page is its
+# notebook's stem without the number, as nbdev names it: 05_convergence.ipynb -> convergence.
+_LESSON_PAGES = {p.stem.split('_', 1)[0]: p.stem.split('_', 1)[1] for p in (ROOT / 'nbs').glob('[0-9]*_*.ipynb')}
+_LESSON_REF = re.compile(r'\b([Ll]esson) (\d\d[a-z]?)\b')
+
+
+def _link_lessons(app, what, name, obj, options, lines):
+    "Docstrings name lessons by number ('the pruning rule (lesson 03)'); on the API page each becomes a link."
+    doctest = False
+    for i, l in enumerate(lines):
+        doctest = l.lstrip().startswith('>>>') or (doctest and bool(l.strip()))
+        if not doctest:
+            lines[i] = ''.join(p if p.startswith('`') else _LESSON_REF.sub(
+                lambda m: f':doc:`{m.group(1)} {m.group(2)} <{_LESSON_PAGES[m.group(2)]}>`'
+                if m.group(2) in _LESSON_PAGES else m.group(0), p) for p in re.split(r'(``.*?``|`[^`]*`)', l))
+
+
 def _skip_namedtuple_aliases(app, what, name, obj, skip, options):
     "A NamedTuple field's docstring is 'Alias for field number N': filler; the fields are in the signature."
     doc = getattr(obj, '__doc__', None) or ''
@@ -116,6 +133,7 @@ def setup(app):
     app.connect('autodoc-process-docstring', _plain_underscores)
     app.connect('autodoc-skip-member', _skip_namedtuple_aliases)
     app.connect('autodoc-process-docstring', _strip_nbdev_docs_line)
+    app.connect('autodoc-process-docstring', _link_lessons)
     # sphinx-mathjax-offline only copies files on `build-finished` but does not declare itself
     # parallel-safe, which is a warning (an error under -W) with `-j 2`.
     ext = app.extensions.get('sphinx-mathjax-offline')

@@ -110,6 +110,16 @@ def text_artefacts(text: str) -> list[str]:
     return out
 
 
+# "lesson 06", "lessons 02 and 04": a reference to a lesson in the prose, which must be a link to it
+_LESSON_REF = re.compile(r'\b[Ll]essons?\s+\d\d[a-z]?\b')
+
+
+def unlinked_references(text: str) -> list[str]:
+    "References to lessons by number left as plain text (`text`: the prose with its links, code and pre removed)."
+    return [f'a lesson named but not linked: {text[max(0, m.start() - 30):m.end() + 20]!r}'
+            for m in _LESSON_REF.finditer(text)]
+
+
 # `path.py:12: UserWarning: ...` as the warnings module prints it (a lesson that demonstrates the package's own
 # warnings, caught and printed as 'ConvergenceWarning: ...', is content, not a leak)
 _WARNING = re.compile(r'\.py:\d+: ([A-Z]\w*Warning: .{0,60})')
@@ -254,6 +264,11 @@ def check_page(browser, url: str) -> PageReport:
             "() => { const a = document.querySelector('article') || document.querySelector('[role=\"main\"]');"
             " if (!a) return '';"
             " const c = a.cloneNode(true); c.querySelectorAll('pre').forEach(e => e.remove()); return c.innerText; }"))
+        rep.artefacts += unlinked_references(page.evaluate(
+            "() => { const a = document.querySelector('article') || document.querySelector('[role=\"main\"]');"
+            " if (!a) return '';"
+            " const c = a.cloneNode(true); c.querySelectorAll('pre, a, code').forEach(e => e.remove());"
+            " return c.innerText; }"))
         rep.artefacts += output_artefacts(page.eval_on_selector_all(
             'div.output pre, div.cell_output pre', 'els => els.map(e => e.innerText)'))
         rep.artefacts += math_artefacts(page.evaluate(_MATH_TEX_JS))

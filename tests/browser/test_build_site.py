@@ -205,6 +205,11 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('then polygamma(0, a) and loggamma (a_0)') == [
         "a SymPy function name in the text: 'polygamma('", "a SymPy function name in the text: 'loggamma ('"]
     assert text_artefacts('ConvergenceWarning is raised when max_iter runs out; the digamma function') == []
+    from conftest import unlinked_references
+    assert unlinked_references('as in lesson 06a, and in lessons 02 and 04') == [
+        "a lesson named but not linked: 'as in lesson 06a, and in lessons 02 '",
+        "a lesson named but not linked: 'as in lesson 06a, and in lessons 02 and 04'"]
+    assert unlinked_references('as in , and in  and ') == []     # the same prose with its links removed
     from conftest import math_artefacts, output_artefacts
     assert math_artefacts([r'\operatorname{polygamma}{\left(0,a \right)}', r'\operatorname{loggamma}{\left(a_{0} \right)}'])
     assert math_artefacts([r'\langle x^{2 \rangle}']) and not math_artefacts([r'\langle {w_{1}}^{2} \rangle'])
