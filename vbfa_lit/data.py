@@ -318,7 +318,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
         Positive standard deviations along the basis directions.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         Draws: the basis (a (d, d) normal matrix), then the (N, d) latent values. ``random_state=1999``
-        gives exactly the data ``T`` of the ARD lesson (``nbs/03_ard.ipynb``).
+        gives exactly the data ``T`` of the ARD lesson (lesson 03).
 
     Returns
     -------

@@ -105,6 +105,8 @@ def text_artefacts(text: str) -> list[str]:
     if m: out.append(f'a Sphinx role left as text: {m.group(0)!r}')
     m = re.search(r'\$\$', text)
     if m: out.append(f'raw $$ left in the text: {text[max(0, m.start() - 30):m.end() + 50]!r}')
+    m = re.search(r'\(\s*[\w./#-]+\.ipynb\s*\)', text)
+    if m: out.append(f'a link left as text: {text[max(0, m.start() - 40):m.end()]!r}')
     out += [f'a Python warning printed on the page: {w!r}' for w in _warnings(text)]
     out += [f'a SymPy function name in the text: {f!r}' for f in _sympy_names(text)]
     return out

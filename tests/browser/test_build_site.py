@@ -199,6 +199,8 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
     assert text_artefacts('As :func:load_mnist.') == ["a Sphinx role left as text: ':func:'"]
     assert text_artefacts('a | b, and ---- alone, main.py') == []
+    assert text_artefacts('returns both. [VBPCA.impute] (04a_estimator.ipynb) returns') == [
+        "a link left as text: 'returns both. [VBPCA.impute] (04a_estimator.ipynb)'"]
     assert text_artefacts('Below: $$ \\log p $$') == ["raw $$ left in the text: 'Below: $$ \\\\log p $$'"]
     assert text_artefacts('x.py:3: UserWarning: Unknown section') == [
         "a Python warning printed on the page: 'UserWarning: Unknown section'"]
