@@ -1,0 +1,51 @@
+"""One symbol, one meaning: lessons 07 and 08 count with the notation table's M (features) and D (components), not
+Nirwan & Bertschinger's D and Q, except in the one sentence of each lesson that names theirs."""
+import io
+import json
+import re
+import tokenize
+from pathlib import Path
+
+NBS = Path(__file__).resolve().parents[1] / 'nbs'
+COUNT_LESSONS = ('07_stiefel.ipynb', '08_householder_ppca.ipynb')
+# the one place where each lesson names Nirwan & Bertschinger's own counts
+NB_COUNTS = (r'(Nirwan & Bertschinger write $V_{Q,D}$ with D features and Q components)',
+             r'their $(D, Q)$ are our $(M, D)$')
+# Q that is not a count: the Q factor of a QR decomposition (00's table: QT, "numpy's R")
+QR_FACTOR = re.compile(r'\\mathbf\{Q\}|Q factor|Q_\{11\}|columns of Q\.')
+STANDALONE_Q = re.compile(r'(?:(?<![A-Za-z\\])|(?<=(?<![A-Za-z\\])D))Q(?![A-Za-z])')   # Q, and the DQ of $DQ^2$
+
+
+def standalone_q_in_markdown(text):
+    "Every standalone Q in lesson markdown that is neither N&B's named counts nor the QR factor, with context."
+    for allowed in NB_COUNTS: text = text.replace(allowed, '')
+    text = QR_FACTOR.sub('', text)
+    return [text[max(0, m.start() - 30):m.end() + 30] for m in STANDALONE_Q.finditer(text)]
+
+
+def q_names_in_code(source):
+    "Python names Q (a variable, a parameter) in a code cell; strings and comments are not names."
+    src = '\n'.join(line for line in source.splitlines() if not line.lstrip().startswith(('%', '!')))
+    toks = tokenize.generate_tokens(io.StringIO(src).readline)
+    return [t.line.strip() for t in toks if t.type == tokenize.NAME and t.string in ('Q', 'Q_demo', 'Q_s')]
+
+
+def test_count_checker_can_fail():
+    bad = [r'a $D \times Q$ loading matrix', r'$\mathcal{V}_{Q,D}$', 'for $Q = 1$ it is', r'order $DQ^2$',
+           'the first Q columns', r'\sigma_Q > 0']
+    assert all(standalone_q_in_markdown(s) for s in bad)
+    assert not standalone_q_in_markdown(r'the $\mathbf{Q}$ factor, $Q_{11} < 0$; ' + NB_COUNTS[0])
+    assert q_names_in_code('def f(D, Q):\n    return D * Q\n') and not q_names_in_code("x = 'Q'  # Q\n")
+
+
+def test_lessons_07_08_use_the_tables_counts():
+    """07 and 08 write M features (the ambient dimension) and D components, as 00's table does; N&B's D, Q appear
+    only in the one notation line that names them."""
+    for name in COUNT_LESSONS:
+        cells = json.loads((NBS / name).read_text())['cells']
+        markdown = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+        for allowed in NB_COUNTS:
+            assert markdown.count(allowed) == 1, f'{name}: the notation line naming N&B counts should appear once'
+        assert standalone_q_in_markdown(markdown) == [], f'{name}: Q used as a count in the prose'
+        names = [n for c in cells if c['cell_type'] == 'code' for n in q_names_in_code(''.join(c['source']))]
+        assert names == [], f'{name}: code cells name a count Q: {names[:3]}'
