@@ -75,7 +75,7 @@ def summarise(cases):
             row = rows[-1]
             ok = (row['rhat_sigma'] < 1.01 and row['rhat_noise'] < 1.01 and row['ess_sigma'] > 400
                   and row['ess_noise'] > 400 and row['divergent_fraction'] < 0.01)
-            targets.append(dict(issue=17, target='Householder PPCA, breast cancer, Q = 2: 4 x 2000 NUTS in a new process '
+            targets.append(dict(issue=17, target='Householder PPCA, breast cancer, D = 2: 4 x 2000 NUTS in a new process '
                                 'with a warm compilation cache in < 60 s wall, R-hat < 1.01, ESS > 400, < 1% divergent',
                                 measured=f"{row['process_wall_s']:.0f} s wall for the process ({row['process_cpu_s']:.0f} s "
                                          f"CPU; compiling {row['compile_s']:.0f} s, cold {c['cold']['compile_s']:.0f} s); "
