@@ -236,7 +236,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       cov, # (K, D, D) or (1, D, D)
                       weight=None, # (K,), or None for unit weights
                       split:bool=False, # also return the sums of the covariances alone
-                      packed:bool=False, # a dense mask's sums as packed upper triangles (R, D(D+1)/2)
+                      packed:bool=False, # without split: a dense mask's sums as packed upper triangles (R, D(D+1)/2)
                      ): # (R, D, D) [and (R, D, D) of the covariances when split]
     """`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks. With
     `packed`, a dense mask's sums stay as BLAS left them, the upper triangles packed row by row, for
