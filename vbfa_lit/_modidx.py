@@ -205,6 +205,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'vbfa_lit.linalg._tril_solve': ('linalg.html#_tril_solve', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._unpack': ('linalg.html#_unpack', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._unpack_index': ('linalg.html#_unpack_index', 'vbfa_lit/linalg.py'),
+                                 'vbfa_lit.linalg.cholesky_solve': ('linalg.html#cholesky_solve', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.diagonal_sum': ('linalg.html#diagonal_sum', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.gaussian_from_precision': ('linalg.html#gaussian_from_precision', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.masked_outer_sum': ('linalg.html#masked_outer_sum', 'vbfa_lit/linalg.py'),

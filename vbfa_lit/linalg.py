@@ -4,13 +4,14 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper', 'masked_outer_sum',
-           'gaussian_from_precision', 'one_blas_thread']
+           'gaussian_from_precision', 'cholesky_solve', 'one_blas_thread']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import functools
 from functools import lru_cache
 
 import numpy as np
+from scipy import linalg
 from scipy.linalg import lapack
 
 # %% ../nbs/02a_linalg.ipynb #7a7a9789
@@ -190,8 +191,10 @@ def gaussian_from_precision(P, h):
     """Mean, covariance and log-determinant of N(P^-1 h, P^-1) from one Cholesky factorisation.
 
     P = L L^T also checks positive definiteness. The covariance S = L^-T L^-1 is symmetric
-    positive definite by construction, and the mean is S h: the same forward error as two
-    triangular solves (checked in the notebook), for one batched product.
+    positive definite by construction. The mean solves L L^T m = h by two triangular solves with
+    the same factor, not as S h: on an ill-conditioned P the product S h has a residual
+    h - P m up to cond(P) times larger, and the bound, which is quadratic in m with Hessian P,
+    loses what that residual costs (checked in the notebook).
 
     Parameters
     ----------
@@ -214,17 +217,35 @@ def gaussian_from_precision(P, h):
     """
     L = np.linalg.cholesky(P)
     logdet = -2 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
-    S = _cholesky_inverse(L)
-    if len(S) == 1: mean = h @ S[0]                   # one shared covariance, any number of h
-    else: mean = np.matmul(S, h[:, :, None])[:, :, 0]
-    return mean, S, logdet
+    return cholesky_solve(L, h), _cholesky_inverse(L), logdet
+
+def cholesky_solve(L, h):
+    """The solutions m of L L^T m = h, by forward and back substitution with the Cholesky factors.
+
+    Backward stable: the residual h - P m is of the order of the rounding of P m itself, whatever
+    the condition number of P = L L^T.
+
+    Parameters
+    ----------
+    L : ndarray of shape (K, D, D)
+        Lower-triangular Cholesky factors (one shared factor when K == 1).
+    h : ndarray of shape (K, D), or (n, D) for any n when K == 1
+        Right-hand sides.
+
+    Returns
+    -------
+    ndarray of shape (K, D) or (n, D)
+    """
+    if len(L) == 1:                       # one factor for every row: two BLAS triangular solves
+        return linalg.solve_triangular(L[0], linalg.solve_triangular(L[0], h.T, lower=True),
+                                       lower=True, trans='T').T
+    return _tril_solve(L, _tril_solve(L, h), transpose=True)
 
 def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
                 b, # (K, D) right-hand sides, or (n, D) for a shared factor
                 transpose:bool=False, # solve L^T x = b instead of L x = b
                ): # (K or n, D) the solutions
-    """Forward (or back) substitution for every system at once, one unknown per NumPy operation
-    (the reference the accuracy check compares the mean S h with)."""
+    "Forward (or back) substitution for every system at once, one unknown per NumPy operation."
     D = L.shape[-1]
     x = np.empty(np.broadcast_shapes(L.shape[:-1], b.shape))
     for k in (range(D - 1, -1, -1) if transpose else range(D)):

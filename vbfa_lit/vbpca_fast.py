@@ -11,7 +11,7 @@ import scipy.sparse as sparse
 
 from .linalg import masked_outer_sum as _masked_outer_sum_numpy
 from .notation import gamma_moments
-from .linalg import trace_product
+from .linalg import trace_product, cholesky_solve
 from .vbpca import (sx_by_product, elbo, residual_ss, sweep, sx_quadratic, update_mu, update_tau)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
@@ -121,10 +121,14 @@ def _k_gaussians(P, scale, diag, h, mean, S, logdet, L, Li):
                 for b in range(a + 1): S[k, a, b] += x * Li[i, b]
         for a in range(D):
             for b in range(a): S[k, b, a] = S[k, a, b]
-        for a in range(D):
-            s = 0.0
-            for b in range(D): s += S[k, a, b] * h[k, b]
-            mean[k, a] = s
+        for i in range(D):        # the mean: L y = h, then L^T m = y (two solves, not S h: linalg.cholesky_solve)
+            s = h[k, i]
+            for q in range(i): s -= L[i, q] * Li[0, q]
+            Li[0, i] = s / L[i, i]
+        for i in range(D - 1, -1, -1):
+            s = Li[0, i]
+            for q in range(i + 1, D): s -= L[q, i] * mean[k, q]
+            mean[k, i] = s / L[i, i]
     return -1
 
 def _k_residual_ss(indptr, indices, values, W, X, mu, out):
@@ -146,7 +150,7 @@ def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
     # Pp of length K: the precisions' upper triangles packed row by row, (K, D(D+1)/2), read instead of P
     from_packed = Pp.shape[0] > 0
     K, D = (Pp.shape[0], mean.shape[1]) if from_packed else (P.shape[0], P.shape[1])
-    L, Li, V, acc = np.empty((D, D, B)), np.empty((D, D, B)), np.empty((D, D, B)), np.empty(B)
+    L, Li, V, acc, y = np.empty((D, D, B)), np.empty((D, D, B)), np.empty((D, D, B)), np.empty(B), np.empty((D, B))
     for k0 in range(0, K, B):
         nb = min(B, K - k0)
         for i in range(D):
@@ -192,10 +196,17 @@ def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
             for a in range(D):
                 for c in range(a + 1):
                     S[k0 + b, a, c] = V[a, c, b]; S[k0 + b, c, a] = V[a, c, b]
-            for a in range(D):
-                s = 0.0
-                for c in range(D): s += S[k0 + b, a, c] * h[k0 + b, c]
-                mean[k0 + b, a] = s
+        for i in range(D):        # the mean: L y = h, then L^T m = y (two solves, not S h: linalg.cholesky_solve)
+            for b in range(nb): y[i, b] = h[k0 + b, i]
+            for c in range(i):
+                for b in range(nb): y[i, b] -= L[i, c, b] * y[c, b]
+            for b in range(nb): y[i, b] /= L[i, i, b]
+        for i in range(D - 1, -1, -1):
+            for c in range(i + 1, D):
+                for b in range(nb): y[i, b] -= L[c, i, b] * y[c, b]
+            for b in range(nb): y[i, b] /= L[i, i, b]
+        for b in range(nb):
+            for i in range(D): mean[k0 + b, i] = y[i, b]
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
@@ -286,7 +297,10 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, Pp, scale, diag, h1, mean, S, logdet, _LANES)
     else: bad = _k_gaussians(P, scale, diag, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
     if bad >= 0: raise np.linalg.LinAlgError(f"Matrix is not positive definite (precision {bad} of {K})")
-    if one_for_all: mean = h @ S[0]
+    if one_for_all:   # one precision for every row of h: its factor once more, for two BLAS triangular solves
+        P0 = P[0] if len(P) else (_k_unpack(Pp, full := np.empty((1, D, D))), full[0])[1]
+        P0 = (scale[0] if scale.size else 1.0) * P0 + np.diag(diag)
+        mean = cholesky_solve(np.linalg.cholesky(P0)[None], h)
     return mean, S, logdet
 
 # %% ../nbs/02c_vbpca_fast.ipynb #4f2b6cbb
