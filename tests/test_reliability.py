@@ -99,7 +99,7 @@ def long_problem(seed: int):
     r = np.random.default_rng(10_000 + seed)
     N, M = int(r.integers(40, 200)), int(r.integers(8, 45))
     rank = int(r.integers(1, min(N, M) // 2 + 1))
-    noise = 10.0 ** r.uniform(-8, -3) if r.random() < 0.5 else 10.0 ** r.uniform(-2, 0)
+    noise = 10.0 ** r.uniform(-12, -3) if r.random() < 0.5 else 10.0 ** r.uniform(-2, 0)
     X = r.normal(size=(N, rank)) @ r.normal(size=(rank, M)) + noise * r.normal(size=(N, M))
     if r.random() < 0.3: X[:, r.integers(M)] = X[:, r.integers(M)]
     if r.random() < 0.2: X[:, r.integers(M)] = 3.0

@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['LOG2PI', 'Observed', 'observed', 'Posterior', 'FixedAlpha', 'Prior', 'sum_tau_ww', 'update_X', 'random_posterior',
            'sum_xx', 'update_W', 'update_mu', 'sx_quadratic', 'sx_by_product', 'residual_ss', 'sq_error', 'update_tau',
-           'ElboTerms', 'elbo', 'expected_log_prior_W', 'sum_ww', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
+           'ElboTerms', 'elbo', 'expected_log_prior_W', 'sum_ww', 'expected_squared_errors', 'reference_sweep',
+           'reference_bound', 'init_posterior', 'sweep', 'FitResult', 'fit_vbfa']
 
 # %% ../nbs/02_vbpca.ipynb #01d7bb56
 from typing import NamedTuple
@@ -618,6 +619,95 @@ def sum_ww(W, Sw):
     [6.0, 6.0]
     """
     return np.einsum('md,md->d', W, W) + diagonal_sum(Sw, len(W))
+
+# %% ../nbs/02_vbpca.ipynb #b9324521
+def expected_squared_errors(Y, q:Posterior):
+    """<(y_mn - w_m^T x_n - mu_m)^2> under q for every observed entry, 0 where y_mn is missing: the reference form.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing.
+    q : Posterior
+
+    Returns
+    -------
+    ndarray of shape (M, N)
+    """
+    O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
+    Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
+    XX = np.einsum('nd,ne->nde', q.X, q.X) + Sx                               # <x_n x_n^T>
+    residual = np.where(O, Y, 0.0) - q.W @ q.X.T - q.mu[:, None]
+    return O * (residual ** 2 + np.einsum('md,nde,me->mn', q.W, Sx, q.W)
+                + np.einsum('mde,ned->mn', Sw, XX) + q.vmu[:, None])
+
+def reference_sweep(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior:
+    """One sweep of the VB updates X -> W -> mu -> tau -> prior on W, in plain NumPy: the lesson's reference
+    implementation, which the package's `sweep` equals to rounding.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing.
+    q : Posterior
+        The current posterior; left unchanged.
+    prior : Prior
+    shared : bool, default False
+        One noise precision for all features (VB PCA) instead of one per feature (VBFA).
+
+    Returns
+    -------
+    Posterior
+    """
+    O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
+    Y0 = np.where(O, Y - q.mu[:, None], 0.0)                               # y_mn - <mu_m>, 0 where missing
+    tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
+    # q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, linear term sum_{m in O_n} <tau_m><w_m>(y_mn - <mu_m>)
+    WW = np.einsum('md,me->mde', q.W, q.W) + np.broadcast_to(q.Sw, (M, D, D))
+    P = np.eye(D) + np.einsum('mn,m,mde->nde', O, tau, WW)
+    h = (tau[:, None] * Y0).T @ q.W
+    q = q._replace(X=np.linalg.solve(P, h[..., None])[..., 0], Sx=np.linalg.inv(P))
+    # q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, linear term <tau_m> sum_{n in O_m} <x_n>(...)
+    XX = np.einsum('nd,ne->nde', q.X, q.X) + q.Sx
+    P = np.diag(prior.w.moments(q)[0]) + tau[:, None, None] * np.einsum('mn,nde->mde', O, XX)
+    h = tau[:, None] * (Y0 @ q.X)
+    q = q._replace(W=np.linalg.solve(P, h[..., None])[..., 0], Sw=np.linalg.inv(P))
+    # q(mu_m): precision beta + N_m <tau_m>, mean from the residuals of W X
+    vmu = 1 / (prior.beta + tau * O.sum(1))
+    q = q._replace(mu=vmu * tau * (O * (np.where(O, Y, 0.0) - q.W @ q.X.T)).sum(1), vmu=vmu)
+    # q(tau_m), or one q(tau) for all features
+    err = expected_squared_errors(Y, q)
+    if shared: a, b = np.array([O.sum()]), np.array([err.sum()])
+    else: a, b = O.sum(1), err.sum(1)
+    q = q._replace(a_tau=prior.a_tau + a / 2, b_tau=prior.b_tau + b / 2)
+    return prior.w.update(q)                                  # q(alpha) under ARD (lesson 03); nothing for a fixed alpha
+
+def reference_bound(Y, q:Posterior, prior:Prior) -> float:
+    """The lower bound L(q), every constant included, in plain NumPy: the reference for the package's `elbo`.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing.
+    q : Posterior
+    prior : Prior
+
+    Returns
+    -------
+    float
+    """
+    O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
+    Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
+    tau, logtau = (np.broadcast_to(v, (M,)) for v in gamma_moments(q.a_tau, q.b_tau))
+    alpha, logalpha = prior.w.moments(q)
+    entropy = lambda S: 0.5 * np.sum(D * (1 + LOG2PI) + np.linalg.slogdet(S)[1])       # sum of Gaussian entropies
+    loglik = 0.5 * np.sum(O.sum(1) * (logtau - LOG2PI) - tau * expected_squared_errors(Y, q).sum(1))
+    log_px = -0.5 * (np.sum(q.X ** 2) + np.trace(Sx, axis1=1, axis2=2).sum() + N * D * LOG2PI)
+    Ww = q.W ** 2 + np.diagonal(Sw, axis1=1, axis2=2)                                     # <w_md^2>
+    log_pw = 0.5 * np.sum(M * (logalpha - LOG2PI) - alpha * Ww.sum(0))
+    kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
+    kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
+    return float(loglik + log_px + entropy(Sx) + log_pw + entropy(Sw) - kl_mu - kl_tau - prior.w.kl(q))
 
 # %% ../nbs/02_vbpca.ipynb #f631c5e8
 def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
