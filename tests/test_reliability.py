@@ -93,13 +93,13 @@ REPRO = os.path.join(os.path.dirname(__file__), 'data', 'elbo_decrease.npz')
 
 
 def long_problem(seed: int):
-    """A larger random problem, fitted for 300 sweeps whatever the bound does (tol=0): nearly noiseless or noisy
-    low-rank data, duplicated and constant columns, integer data, nothing to 80% missing at random, by rows or by
+    """A larger random problem, fitted for 300 sweeps whatever the bound does (tol=0): exactly or nearly noiseless,
+    or noisy, low-rank data, duplicated and constant columns, integer data, nothing to 80% missing at random, by rows or by
     columns; both priors, both noise models, every transformation setting."""
     r = np.random.default_rng(10_000 + seed)
     N, M = int(r.integers(40, 200)), int(r.integers(8, 45))
     rank = int(r.integers(1, min(N, M) // 2 + 1))
-    noise = 10.0 ** r.uniform(-12, -3) if r.random() < 0.5 else 10.0 ** r.uniform(-2, 0)
+    noise = r.choice([0.0, 10.0 ** r.uniform(-12, -4), 10.0 ** r.uniform(-2, 0)], p=[0.25, 0.25, 0.5])
     X = r.normal(size=(N, rank)) @ r.normal(size=(rank, M)) + noise * r.normal(size=(N, M))
     if r.random() < 0.3: X[:, r.integers(M)] = X[:, r.integers(M)]
     if r.random() < 0.2: X[:, r.integers(M)] = 3.0
