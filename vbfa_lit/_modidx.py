@@ -46,6 +46,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'vbfa_lit.data._parse_checksum': ('data.html#_parse_checksum', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._plain_name': ('data.html#_plain_name', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._qr_basis': ('data.html#_qr_basis', 'vbfa_lit/data.py'),
+                               'vbfa_lit.data._refuse_masked': ('data.html#_refuse_masked', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._sklearn_datasets': ('data.html#_sklearn_datasets', 'vbfa_lit/data.py'),
                                'vbfa_lit.data.fetch_file': ('data.html#fetch_file', 'vbfa_lit/data.py'),
                                'vbfa_lit.data.get_data_home': ('data.html#get_data_home', 'vbfa_lit/data.py'),
