@@ -68,7 +68,7 @@ def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined eviden
     n = min(rank, n_tie)
     if n == d: return n, lam
     ks = ', '.join(map(str, range(n, d))) if d - n <= 3 else f'{n}, ..., {d - 1}'
-    tail = (f" so the Laplace evidence of k = {ks} is undefined and they get log-evidence -inf and p = 0: p is over "
+    tail = (f" so the Laplace evidence of k = {ks} is undefined (log-evidence -inf, p = 0): p is over "
             f"k = 0..{n - 1} only.")
     if n_tie < rank:
         j = int(tied[0])
