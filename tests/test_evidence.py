@@ -86,10 +86,11 @@ def test_data_units_do_not_change_the_choice():
 
 
 @pytest.mark.parametrize('spectrum', [[3., 1, 1, 1], [5., 5, 2, 1], [4., 2, 1, 1]])
-def test_tied_eigenvalues_are_refused_by_name(spectrum):
-    # issue 20, item 2: all-NaN p before
-    with pytest.raises(ValueError, match=r'data: eigenvalues \d and \d are equal'):
-        laplace_evidence(spectrum, 50)
+def test_tied_eigenvalues_are_named_in_a_warning(spectrum):
+    # issue 20, item 2: all-NaN p before; now the k whose kept eigenvalues are tied get p = 0, with a warning
+    with pytest.warns(UserWarning, match=r'data: eigenvalues \d and \d are equal'):
+        ev = laplace_evidence(spectrum, 50)
+    assert np.all(np.isfinite(ev.p)) and abs(ev.p.sum() - 1) < 1e-12
 
 
 def test_nothing_varies_is_refused():

@@ -47,7 +47,6 @@ def test_laplace_evidence_on_random_data(seed):
     (lambda: laplace_evidence([[1.0, 2.0], [np.nan, 1.0]]), ValueError, 'data'),
     (lambda: laplace_evidence([[1.0, 2.0], [np.inf, 1.0]]), ValueError, 'data'),
     (lambda: laplace_evidence(np.ones((1, 3))), ValueError, 'data'),
-    (lambda: laplace_evidence([3.0, 1.0, 1.0], 20), ValueError, 'data'),
     (lambda: laplace_evidence([1.0, 3.0], 20), ValueError, 'data'),
     (lambda: laplace_evidence([3.0, -1.0], 20), ValueError, 'data'),
     (lambda: laplace_evidence([3.0, 1.0]), ValueError, 'n_samples'),

@@ -15,6 +15,7 @@ __all__ = ['SPECTRA', 'LUTTINEN_ILIN_SPECTRA', 'BISHOP_STDS', 'ZHANG_SETS', 'ZHA
 import gzip
 import hashlib
 import http.client
+import math
 import os
 import sys
 import tempfile
@@ -22,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -68,6 +70,14 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise ValueError(f"{name}: expected a non-empty 1-d array of positive finite numbers, got {value!r}")
     return v
+
+def _refuse_masked(X, name): # a numpy masked array with masked entries: an error (np.asarray would drop the mask)
+    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
+        n = int(np.ma.count_masked(X))
+        raise ValueError(f"{name}: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; this method needs "
+                         "complete data and would otherwise use the values under the mask. For missing values use "
+                         "vbfa_lit.VBPCA (NaN marks them)")
+    return np.ma.getdata(X) if isinstance(X, np.ma.MaskedArray) else X
 
 def _check_nonneg(name, value): # a finite float >= 0
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value)
@@ -161,7 +171,8 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     Parameters
     ----------
     X : array_like of shape (n_samples, n_features)
-        Complete real data (no NaN), N >= 2 rows and d >= 2 columns.
+        Complete real data (no NaN), N >= 2 rows and d >= 2 columns. A ``numpy.ma.MaskedArray`` is accepted only
+        when nothing is masked (its data are used).
     ddof : {0, 1}, default 0
         The divisor is N - ddof.
     name : str, default 'X'
@@ -179,8 +190,8 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     TypeError
         If `X` is not numeric.
     ValueError
-        If `X` is complex, not 2-d, contains NaN or infinities, has fewer than 2 rows or columns, or its
-        variances lie outside the floating-point range; if `ddof` is not 0 or 1.
+        If `X` is complex, not 2-d, contains NaN or infinities, is a masked array with masked entries, has fewer
+        than 2 rows or columns, or its variances lie outside the floating-point range; if `ddof` is not 0 or 1.
 
     Examples
     --------
@@ -190,6 +201,7 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     """
     if ddof not in (0, 1) or isinstance(ddof, (bool, np.bool_)):
         raise ValueError(f"ddof: expected 0 or 1, got {ddof!r}")
+    X = _refuse_masked(X, name)
     if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and any(
             isinstance(v, complex) for v in np.asarray(X, dtype=object).ravel())):
         raise ValueError(f"{name}: complex data not supported; expected real numbers")
@@ -315,7 +327,9 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     ----------
     n_samples : int, default 100
     stds : array_like of shape (d,), default (5, 4, 3, 2, 1, 1, 1, 1, 1, 1)
-        Positive standard deviations along the basis directions.
+        Positive standard deviations along the basis directions, whose squares (the variances, summed over d
+        directions in the covariance) are normal floating-point numbers: between about 1.5e-154 and
+        1.3e154 / sqrt(d).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         Draws: the basis (a (d, d) normal matrix), then the (N, d) latent values. ``random_state=1999``
         gives exactly the data ``T`` of the ARD lesson (lesson 03).
@@ -335,7 +349,8 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     Raises
     ------
     ValueError
-        If `n_samples` < 1 or `stds` is not a non-empty vector of positive numbers.
+        If `n_samples` < 1, or `stds` is not a non-empty vector of positive numbers or has squares that
+        overflow or underflow.
 
     References
     ----------
@@ -351,6 +366,10 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     N = check_int('n_samples', n_samples, 1)
     rng = check_random_state(random_state)
     d = s.size
+    low, high = np.sqrt(np.finfo(float).tiny), np.sqrt(np.finfo(float).max / d)
+    if s.min() < low or s.max() > high:     # s**2 would underflow to 0 / overflow to inf: a wrong model, not data
+        raise ValueError(f"stds: their squares must be finite normal floats, so each std must lie in [{low:.3g}, "
+                         f"{high:.3g}] for d = {d}; got {s.min():.3g} to {s.max():.3g}: rescale them")
     basis = _qr_basis(rng, d, d)
     X = (rng.normal(size=(N, d)) * s) @ basis.T
     sigma2 = float(s.min() ** 2)
@@ -539,7 +558,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     Parameters
     ----------
     n_samples, n_features, n_components : int
-        N, M and the true rank D (each >= 1).
+        N, M and the true rank D (each >= 1, and D <= M).
     scale : float, default 1.0
         Multiplies A B.
     offset : float or 'normal', default 0.0
@@ -564,7 +583,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     Raises
     ------
     ValueError
-        If a size is < 1, `offset` is neither a number nor 'normal', `offset_std` or `noise_std` < 0, or
+        If a size is < 1, `n_components` > `n_features`, `offset` is neither a number nor 'normal', `offset_std` or `noise_std` < 0, or
         `missing` is out of range.
 
     Examples
@@ -576,6 +595,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     N = check_int('n_samples', n_samples, 1)
     M = check_int('n_features', n_features, 1)
     D = check_int('n_components', n_components, 1)
+    if D > M: raise ValueError(f"n_components: expected an integer <= n_features = {M}, got {D}")
     scale = _check_nonneg('scale', scale)
     noise_std = _check_nonneg('noise_std', noise_std)
     offset_std = _check_nonneg('offset_std', offset_std)
@@ -737,13 +757,13 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     filename : str
         Name of the file in the cache directory.
     urls : str or sequence of str
-        Full URLs of the file (``http(s)://`` or ``file://``), tried in order.
+        Full URLs of the file (``http(s)://`` or ``file://``), tried in order (not bytes).
     checksum : str
         ``'sha256:<64 hex digits>'`` or ``'md5:<32 hex digits>'``.
     subdir : str, default ''
         Subdirectory of the cache directory.
     data_home : str, os.PathLike or None
-        Cache directory; None: ``get_data_home``.
+        Cache directory (made if missing; an existing file there is an error); None: ``get_data_home``.
     download : bool, default True
         False: never touch the network; fail if there is no valid cached copy.
     timeout : float, default 60
@@ -758,9 +778,12 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
 
     Raises
     ------
+    TypeError
+        If `urls` is not a string or a sequence of strings (None, bytes).
     ValueError
-        If `checksum` or `urls` is malformed, `filename` is not a plain name, `subdir` leaves the data home,
-        or `timeout` or `size` is not positive.
+        If `checksum` or `urls` is malformed, `filename` is not a plain name or names a directory in the cache,
+        `subdir` leaves the data home, `data_home` or `subdir` is an existing file, or `timeout` or `size` is
+        not positive.
     FileNotFoundError
         If `download` is False and there is no valid cached copy.
     ChecksumError
@@ -779,7 +802,11 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     b'hello'
     """
     algorithm, expected = _parse_checksum(checksum)
-    urls = [urls] if isinstance(urls, str) else list(urls)
+    given = urls
+    try: urls = [urls] if isinstance(urls, str) else None if isinstance(urls, (bytes, bytearray)) else list(urls)
+    except TypeError: urls = None
+    if urls is None or not all(isinstance(u, str) for u in urls):
+        raise TypeError(f"urls: expected a URL string or a sequence of them, got {given!r}")
     if not urls or not all(isinstance(u, str) and u for u in urls):
         raise ValueError(f"urls: expected a URL or a non-empty list of URLs, got {urls!r}")
     _plain_name('filename', filename); _plain_name('subdir', subdir)
@@ -789,6 +816,13 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     home = get_data_home(data_home)
     folder = home / subdir
     target = folder / filename
+    for p in (folder, *folder.parents):                 # the nearest existing folder on the way must be a directory
+        if p.exists():
+            if not p.is_dir():
+                arg = 'subdir' if home in p.parents else 'data_home'
+                raise ValueError(f"{arg}: {p} is a file, expected a directory for the cache")
+            break
+    if target.is_dir(): raise ValueError(f"filename: {target} is a directory, expected a file (or nothing) there")
     if not download:
         found = _digest(target, algorithm)
         if found == expected: return target
@@ -878,20 +912,29 @@ def read_idx(path):
     Raises
     ------
     ValueError
-        If the header is not IDX or the data do not have the size the header states.
+        If a ``.gz`` file is not gzip or is damaged or truncated, the header is not IDX or is cut short, or the
+        data do not have the size the header states (every message names the path).
     """
-    opener = gzip.open if str(path).endswith('.gz') else open
-    with opener(path, 'rb') as f: raw = f.read()
+    with open(path, 'rb') as f: raw = f.read()
+    if str(path).endswith('.gz'):
+        if raw[:2] != b'\x1f\x8b': raise ValueError(f"{path}: not a gzip file (its name ends in .gz)")
+        try: raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{path}: damaged or truncated gzip file ({e}); delete it and fetch it again") from None
     types = {0x08: '>u1', 0x09: '>i1', 0x0B: '>i2', 0x0C: '>i4', 0x0D: '>f4', 0x0E: '>f8'}
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in types:
         raise ValueError(f"{path}: not an IDX file (bad magic number)")
     rank = raw[3]
+    offset = 4 + 4 * rank
+    if len(raw) < offset:
+        raise ValueError(f"{path}: truncated header: rank {rank} needs {4 * rank} bytes of sizes, the file has "
+                         f"{len(raw) - 4}")
     shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], 'big') for i in range(rank))
     dtype = np.dtype(types[raw[2]])
-    offset = 4 + 4 * rank
-    if len(raw) - offset != int(np.prod(shape)) * dtype.itemsize:
-        raise ValueError(f"{path}: the header says shape {shape}, but the file holds {len(raw) - offset} "
-                         "bytes of data")
+    nbytes = math.prod(shape) * dtype.itemsize                      # Python ints: no wrap-around
+    if len(raw) - offset != nbytes:
+        raise ValueError(f"{path}: the header says shape {shape} ({nbytes} bytes), but the file holds "
+                         f"{len(raw) - offset} bytes of data")
     return np.frombuffer(raw, dtype=dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder('='))
 
 # %% ../nbs/01b_data.ipynb #bdfd2f77

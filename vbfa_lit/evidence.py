@@ -13,6 +13,79 @@ from scipy import special
 
 from .data import sample_covariance_eigenvalues
 
+# %% ../nbs/06a_evidence.ipynb #a7c3e2d1
+from .data import _refuse_masked
+from .validation import warn_caller
+
+def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
+    """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
+
+    From X the divisor is N - 1 (`vbfa_lit.data.sample_covariance_eigenvalues` with ddof=1): Minka's formula is
+    used here as scikit-learn's PCA(n_components='mle') uses it, on explained_variance_, and this lesson checks
+    the two agree to 1e-8. The RJMCMC of lesson 06 (`vbfa_lit.rjmcmc.sample_eigenvalues`) takes divisor N, the
+    maximum-likelihood S of its likelihood; the factor N / (N - 1) moves the noise level, not the ranking of k.
+    The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
+    an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
+    eigenvalues, which are taken as given."""
+    data = _refuse_masked(data, 'data')
+    if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
+        raise ValueError("data: complex data not supported; expected real numbers")
+    try: a = np.asarray(data, dtype=float)
+    except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
+    if a.ndim == 2:
+        if n_samples is not None:
+            raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
+        lam, N = sample_covariance_eigenvalues(a, ddof=1, name='data')
+        with np.errstate(over='ignore', divide='ignore', invalid='ignore'):   # in units of lam_1: no overflow
+            floor = a.shape[1] * (np.finfo(float).eps * np.abs(a).max() / np.sqrt(lam[0])) ** 2
+        return lam, N, float(floor) if lam[0] > 0 else 0.0
+    if a.ndim != 1 or a.size < 2:
+        raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
+                         f"shape {a.shape}")
+    if n_samples is None: raise ValueError("n_samples: required when data are eigenvalues")
+    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)):
+        raise TypeError(f"n_samples: expected an int, got {n_samples!r}")
+    if n_samples < 2: raise ValueError(f"n_samples: expected at least 2, got {n_samples}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError("data: eigenvalues must be finite and >= 0")
+    if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
+    return a, int(n_samples), 0.0
+
+def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined evidence, lam with its zeros set to 0)
+    """lam: the eigenvalues over the largest, decreasing; floor: the zero level over the largest; unit: the largest.
+
+    k is defined when v > 0 (some discarded eigenvalue is not 0) and none of the k kept eigenvalues is tied with a later
+    one: the likelihood is flat along the rotation between two tied directions, one of them kept, and the Laplace
+    integral sqrt(2 pi / curvature) over it infinite (Minka's det(A_Z) = 0). A tie among discarded eigenvalues is
+    harmless (they are all modelled by v). The tolerances are relative: zero below d x 2.2e-16 of the largest
+    eigenvalue (or the floor), tied within d x 2.2e-16 of the larger of the two. A warning names the k left out."""
+    d, eps = lam.size, np.finfo(float).eps
+    lam = np.where(lam > max(d * eps, floor), lam, 0.0)
+    lam[0] = 1.0
+    rank = int(np.count_nonzero(lam))
+    tied = np.nonzero((lam[:-1] > 0) & (lam[:-1] - lam[1:] <= d * eps * lam[:-1]))[0]
+    n_tie = int(tied[0]) + 1 if tied.size else d
+    n = min(rank, n_tie)
+    if n == d: return n, lam
+    ks = ', '.join(map(str, range(n, d))) if d - n <= 3 else f'{n}, ..., {d - 1}'
+    tail = (f" so the Laplace evidence of k = {ks} is undefined (log-evidence -inf, p = 0): p is over "
+            f"k = 0..{n - 1} only.")
+    if n_tie < rank:
+        j = int(tied[0])
+        warn_caller(f"data: eigenvalues {j + 1} and {j + 2} are equal ({lam[j] * unit:.6g}), and a rotation between "
+                    "tied directions leaves the likelihood flat (its Laplace integral is infinite),"
+                    + tail + " Sample eigenvalues are distinct: for a population spectrum, draw data from it "
+                    "(vbfa_lit.data.make_gaussian_spectrum) or use vbfa_lit.rjmcmc.exact_posterior_q")
+    else:
+        z = d - rank
+        what = (f"X has {z} zero eigenvalue{'s' if z > 1 else ''} (a constant, duplicated or collinear column, or "
+                "no more samples than features)" if from_X else f"{z} eigenvalue{'s are' if z > 1 else ' is'} 0")
+        warn_caller(f"data: {what}, and with only zero eigenvalues discarded the noise variance v is 0 (the "
+                    "evidence would be infinite)," + tail
+                    + (" Drop the redundant columns to compare every k." if from_X else ""))
+    return n, lam
+
+
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
     """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
@@ -31,33 +104,6 @@ class Evidence(NamedTuple):
     log_evidence: np.ndarray
     p: np.ndarray
 
-def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N)
-    """Eigenvalues and N from data X (n_samples, d) or from eigenvalues.
-
-    From X the divisor is N - 1 (`vbfa_lit.data.sample_covariance_eigenvalues` with ddof=1): Minka's formula is
-    used here as scikit-learn's PCA(n_components='mle') uses it, on explained_variance_, and this lesson checks
-    the two agree to 1e-8. The RJMCMC of lesson 06 (`vbfa_lit.rjmcmc.sample_eigenvalues`) takes divisor N, the
-    maximum-likelihood S of its likelihood; the factor N / (N - 1) moves the noise level, not the ranking of k."""
-    if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
-        raise ValueError("data: complex data not supported; expected real numbers")
-    try: a = np.asarray(data, dtype=float)
-    except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
-    if a.ndim == 2:
-        if n_samples is not None:
-            raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
-        return sample_covariance_eigenvalues(a, ddof=1, name='data')
-    if a.ndim != 1 or a.size < 2:
-        raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
-                         f"shape {a.shape}")
-    if n_samples is None: raise ValueError("n_samples: required when data are eigenvalues")
-    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)):
-        raise TypeError(f"n_samples: expected an int, got {n_samples!r}")
-    if n_samples < 2: raise ValueError(f"n_samples: expected at least 2, got {n_samples}")
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValueError("data: eigenvalues must be finite and >= 0")
-    if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
-    return a, int(n_samples)
-
 def laplace_evidence(data, n_samples=None)->Evidence:
     """Minka's Laplace approximation to the evidence p(D | k) of probabilistic PCA, for every k = 0, ..., d-1.
 
@@ -70,7 +116,7 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     Parameters
     ----------
     data : array_like, shape (n_samples, n_features) or (d,)
-        Complete data X, whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the
+        Complete data X (no NaN, no masked entries), whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the
         mean is estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly. The divisor is
         scikit-learn's (``explained_variance_``), so that the result equals its ``PCA(n_components='mle')``;
         ``vbfa_lit.rjmcmc.sample_eigenvalues`` divides by n_samples instead, the maximum-likelihood covariance
@@ -81,24 +127,37 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     Returns
     -------
     Evidence
-        k (d,), log_evidence (d,) (a k whose eigenvalue lambda_k is zero, below d x 2.2e-16 of lambda_1, gets
-        -inf) and p (d,) normalised with a uniform prior on k. p does not depend on the data's units;
-        log_evidence, a density of the data, shifts by -N d/2 log c when X is multiplied by sqrt(c).
+        k (d,), log_evidence (d,) and p (d,) normalised with a uniform prior on k. A k whose evidence is
+        undefined (see Notes) gets log_evidence -inf and p = 0, so that p is over the defined k only. p does
+        not depend on the data's units; log_evidence, a density of the data, shifts by -N d/2 log c when X is
+        multiplied by sqrt(c).
 
     Raises
     ------
     ValueError
-        NaN (use `vbfa_lit.VBPCA`) or infinite data, fewer than 2 samples or features, unsorted or negative
-        eigenvalues, all eigenvalues 0, two positive eigenvalues equal, n_samples missing or < 2.
+        NaN (use `vbfa_lit.VBPCA`) or infinite data, a masked array with masked entries, fewer than 2 samples
+        or features, unsorted or negative eigenvalues, all eigenvalues 0, n_samples missing or < 2.
+    TypeError
+        Non-numeric data, or n_samples not an int.
+
+    Warns
+    -----
+    UserWarning
+        Naming `data` and the k left out, when some k is undefined.
 
     Notes
     -----
-    The approximation needs distinct eigenvalues: a rotation between two tied directions leaves the
-    likelihood flat and its Laplace integral sqrt(2 pi / curvature) infinite. Eigenvalues of a sample
-    covariance are distinct; a population spectrum such as [3, 1, 1, 1] is refused with an error that says
-    so. Where two eigenvalues differ by less than about 1/sqrt(N) in relative terms the Laplace integral
-    over their angle exceeds the angle's range and the approximation is poor; scikit-learn's formula,
-    reproduced here, is used unchanged there.
+    The evidence of k is undefined, and k is left out, in two cases. (1) The discarded eigenvalues are all
+    0 (X has a constant, duplicated or collinear column, or no more samples than features): their mean v,
+    the noise variance, is 0 and the evidence infinite. An eigenvalue counts as 0 below d x 2.2e-16 of
+    lambda_1 or, from X, below the variance rounding X's entries can fake, d (2.2e-16 max|X|)^2.
+    (2) One of the k kept eigenvalues is tied with a later one (equal within d x 2.2e-16 relative): a
+    rotation between the tied directions leaves the likelihood flat, det(A_Z) = 0, and the Laplace integral
+    sqrt(2 pi / curvature) is infinite. Ties among the discarded eigenvalues do not matter (v models them
+    all), so a population spectrum such as [3, 1, 1, 1] gives the evidence of k = 0 and 1. Eigenvalues of a
+    sample covariance are distinct. Where two eigenvalues differ by less than about 1/sqrt(N) in relative
+    terms the Laplace integral over their angle exceeds the angle's range and the approximation is poor;
+    scikit-learn's formula, reproduced here, is used unchanged there.
 
     Examples
     --------
@@ -112,29 +171,20 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     `PCA(n_components='mle')` uses the same formula (`sklearn.decomposition._pca._assess_dimension`) for k =
     1, ..., d-1.
     """
-    lam, N = _spectrum(data, n_samples)
+    lam, N, floor = _spectrum(data, n_samples)
     d = lam.size
     if lam[0] <= 0: raise ValueError("data: every eigenvalue is 0 (nothing varies)")
     # in units of the largest eigenvalue: the evidence of X in other units differs by -N d/2 log(unit) for every k
     unit = lam[0]
     lam = lam / unit
-    tiny = d * np.finfo(float).eps                         # an eigenvalue this small (relative) counts as zero
-    positive = lam[lam > tiny]
-    tie = np.nonzero(np.diff(positive) >= -tiny * positive[1:])[0]
-    if tie.size:
-        j = int(tie[0])
-        raise ValueError(f"data: eigenvalues {j + 1} and {j + 2} are equal ({positive[j] * unit:.6g}); Minka's "
-                         "Laplace approximation needs distinct eigenvalues (a rotation between tied directions "
-                         "leaves the likelihood flat, and its Laplace integral is infinite). Sample eigenvalues "
-                         "are distinct: for a population spectrum, draw data from it (vbfa_lit.data."
-                         "make_gaussian_spectrum) or use rjmcmc.exact_posterior_q")
+    # k = 0..n-1 are defined; k >= n discard only zero eigenvalues or split a tie (a warning says which)
+    n, lam = _defined_k(lam, floor, unit, from_X=np.ndim(data) == 2)
     out = np.full(d, -np.inf)
     log_pi = np.log(np.pi)
-    for k in range(d):
-        if k > 0 and lam[k - 1] <= tiny: continue
+    for k in range(n):
         i = np.arange(1, k + 1)
         log_pu = -k * np.log(2.0) + np.sum(special.gammaln((d - i + 1) / 2) - (d - i + 1) / 2 * log_pi)
-        v = max(tiny, lam[k:].sum() / (d - k))
+        v = lam[k:].sum() / (d - k)
         m = d * k - k * (k + 1) / 2
         hat = np.concatenate([lam[:k], np.full(d - k, v)])
         ii, jj = np.triu_indices(d, 1)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .data import _refuse_masked
 from .stiefel import householder_columns, singular_value_log_kernel
 from .validation import check_int, check_random_state, check_real
 
@@ -39,6 +40,7 @@ class SufficientStatistics(NamedTuple):
 
 def _check_data(X, name='X'):
     "X as a finite 2-D float array with at least 2 rows, or a clear error."
+    X = _refuse_masked(X, name)          # np.asarray would drop a mask and use the values under it
     if np.iscomplexobj(X):               # NumPy would drop the imaginary part with only a ComplexWarning
         raise ValueError(f"{name}: complex data not supported; expected real numbers")
     try: X = np.asarray(X, dtype=float)
@@ -59,7 +61,7 @@ def sufficient_statistics(X):
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-        Complete, finite data.
+        Complete, finite data (a masked array only when nothing is masked).
 
     Returns
     -------
@@ -69,7 +71,8 @@ def sufficient_statistics(X):
     Raises
     ------
     ValueError, TypeError
-        For data that are not a finite numeric 2-D array with at least 2 rows (NaN: use ``VBPCA``).
+        For data that are not a finite numeric 2-D array with at least 2 rows (NaN or masked entries: use
+        ``VBPCA``).
     """
     X = _check_data(X)
     mean = X.mean(0)
@@ -298,6 +301,22 @@ def _double_precision(jax): # a context in which JAX computes in float64 (jax.en
     from jax.experimental import enable_x64
     return enable_x64()
 
+# %% ../nbs/08_householder_ppca.ipynb #b3d9e0c4
+def _check_draws(x): # (chains, draws, ...) finite float array, or an error naming x
+    if np.iscomplexobj(x): raise TypeError("x: complex draws not supported; expected real numbers")
+    try: a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"x: expected an array of numbers shaped (chains, draws, ...), got {x!r:.60}") from None
+    if a.ndim < 2 or a.shape[0] < 1 or a.shape[1] < 1:
+        raise ValueError("x: expected draws shaped (chains, draws, ...) with at least one chain and one draw, got "
+                         f"shape {a.shape}")
+    if not np.all(np.isfinite(a)): raise ValueError("x: contains NaN or infinite draws")
+    return a
+
+def _constant(x): # (...) True where every draw of every chain is the same
+    return np.ptp(x.reshape(x.shape[0] * x.shape[1], -1), axis=0).reshape(x.shape[2:]) == 0
+
+
 # %% ../nbs/08_householder_ppca.ipynb #5c2544d2
 def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ranks (Vehtari et al. 2021)
     from scipy import stats as st
@@ -311,12 +330,27 @@ def split_rhat(x):
 
     Parameters
     ----------
-    x : ndarray of shape (chains, draws, ...)
-        The draws.
+    x : array_like of shape (chains, draws, ...)
+        The draws: real and finite, at least one chain and one draw.
+
+    Returns
+    -------
+    ndarray of shape x.shape[2:] (a NumPy float for 2-d x)
+        About 1 when the chains agree. inf where every half-chain is constant but they differ (stuck chains).
+        NaN where R-hat is undefined: every draw equal (nothing moved; ArviZ and Stan's posterior also give
+        NaN, and a parameter that never moved is no evidence of convergence), or fewer than 4 draws.
+
+    Raises
+    ------
+    TypeError
+        If `x` is not numeric or is complex.
+    ValueError
+        If `x` has fewer than 2 dimensions, no chain or no draw, or NaN or infinite draws.
     """
-    x = np.asarray(x, dtype=float)
+    x = _check_draws(x)
     C, N = x.shape[:2]
     if N < 4: return np.full(x.shape[2:], np.nan)                     # undefined with fewer than 2 draws a half
+    constant = _constant(x)
     x = _rank_normalise(x)
     half = N // 2
     x = np.concatenate([x[:, :half], x[:, N - half:]], axis=0)        # 2C chains of `half` draws
@@ -324,7 +358,7 @@ def split_rhat(x):
     var_between = half * means.var(0, ddof=1)
     var_plus = (half - 1) / half * var_within + var_between / half
     with np.errstate(invalid='ignore', divide='ignore'):
-        return np.sqrt(var_plus / var_within)
+        return np.where(constant, np.nan, np.sqrt(var_plus / var_within))[()]
 
 def bulk_ess(x):
     """Bulk effective sample size: the ESS (Geyer's initial monotone sequence, NumPyro's estimator) of
@@ -332,14 +366,32 @@ def bulk_ess(x):
 
     Parameters
     ----------
-    x : ndarray of shape (chains, draws, ...)
-        The draws.
+    x : array_like of shape (chains, draws, ...)
+        The draws: real and finite, at least one chain and one draw.
+
+    Returns
+    -------
+    ndarray of shape x.shape[2:]
+        The bulk ESS; NaN where it is undefined: every draw equal (no variance to estimate; Stan's posterior
+        gives NaN too, ArviZ the number of draws), or fewer than 4 draws.
+
+    Raises
+    ------
+    TypeError
+        If `x` is not numeric or is complex.
+    ValueError
+        If `x` has fewer than 2 dimensions, no chain or no draw, or NaN or infinite draws.
+    ImportError
+        If NumPyro is not installed.
     """
+    x = _check_draws(x)
     _import_numpyro()
     from numpyro.diagnostics import effective_sample_size
-    x = np.asarray(x, dtype=float)
     if x.shape[1] < 4: return np.full(x.shape[2:], np.nan)           # undefined for so few draws
-    return np.asarray(effective_sample_size(_rank_normalise(x)))
+    constant = _constant(x)
+    with np.errstate(invalid='ignore', divide='ignore'):             # 0 / 0 where every draw is equal
+        ess = np.asarray(effective_sample_size(_rank_normalise(x)))
+    return np.where(constant, np.nan, ess)
 
 class HouseholderPPCAResult:
     """Posterior draws of Bayesian PPCA and their diagnostics (returned by ``householder_ppca``).

@@ -42,7 +42,8 @@ def householder_matrix(v, *, reflection='mezzadri'):
     Parameters
     ----------
     v : array_like, shape (n,)
-        A nonzero vector; ``sgn(0)`` is taken as +1.
+        A finite, nonzero real vector of any scale (it is first scaled by a power of two, exactly, so norms
+        whose squares overflow or underflow work); ``sgn(0)`` is taken as +1.
     reflection : {'mezzadri', 'swap'}, optional
         Which reflection; both map ``e_1`` to ``v / ||v||``.
 
@@ -54,6 +55,8 @@ def householder_matrix(v, *, reflection='mezzadri'):
 
     Raises
     ------
+    TypeError
+        If `v` is complex or not numeric.
     ValueError
         If `v` is not a finite, nonzero 1-D vector, or `reflection` is unknown.
 
@@ -68,11 +71,15 @@ def householder_matrix(v, *, reflection='mezzadri'):
     F. Mezzadri (2007), How to generate random matrices from the classical compact groups, Notices of
     the AMS 54(5), eq. (2.20); R. S. Nirwan and N. Bertschinger (2019), ICML.
     """
-    v = np.asarray(v, dtype=float)
+    if np.iscomplexobj(v): raise TypeError("v: complex vectors are not supported; expected real numbers")
+    try: v = np.asarray(v, dtype=float)
+    except (TypeError, ValueError): raise TypeError(f"v: expected a vector of real numbers, got {v!r:.60}") from None
     if v.ndim != 1 or v.size == 0: raise ValueError(f"v must be a nonempty 1-D vector, got shape {v.shape}")
     if not np.all(np.isfinite(v)): raise ValueError("v must be finite")
+    big = np.max(np.abs(v))
+    if big == 0: raise ValueError("v must be nonzero: the zero vector has no Householder reflection")
+    v = np.ldexp(v, -int(np.frexp(big)[1]))        # exact: max |v_i| in [1/2, 1), so ||v||^2 cannot over/underflow
     r = math.sqrt(v @ v)
-    if r == 0: raise ValueError("v must be nonzero: the zero vector has no Householder reflection")
     _check_reflection(reflection)
     if reflection == 'swap':
         t = float(_one_minus_cos(v[0], r, np, v[1:] @ v[1:]))   # 1 - v_1 / ||v||, without cancellation
@@ -198,6 +205,8 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
 
     Raises
     ------
+    TypeError
+        If a vector is complex.
     ValueError
         If `vectors` is empty, a vector has the wrong length, is not finite, or is zero, or `reflection`
         is unknown.
@@ -215,6 +224,9 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     Rotation invariant Householder parameterization for Bayesian PCA, ICML.
     """
     _check_reflection(reflection)
+    vectors = list(vectors)
+    for q, v in enumerate(vectors):
+        if np.iscomplexobj(v): raise TypeError(f"vectors[{q}]: complex vectors are not supported; expected real numbers")
     vs = [np.asarray(v, dtype=float) for v in vectors]
     if not vs: raise ValueError("vectors must hold at least one vector")
     M = vs[0].shape[-1] if vs[0].ndim else 0

@@ -30,6 +30,7 @@ from .plots import (colour, hinton, plot_learning_curves, plot_posterior_bars, p
                             plot_spectrum, plot_trace)
 from .rjmcmc import exact_posterior_q, rjmcmc_pca_from_eigenvalues, sample_eigenvalues
 from .transformations import transform_posterior
+from .validation import check_int, check_real
 from .vbpca import Prior, fit_vbfa, observed
 
 # %% ../nbs/09_widgets.ipynb #ce515727
@@ -49,13 +50,21 @@ def figure_png(fig: Figure, dpi: int = 80) -> bytes:
     fig : Figure
         The figure to render.
     dpi : int, default 80
-        Resolution of the PNG.
+        Resolution of the PNG, an integer >= 1.
 
     Returns
     -------
     bytes
         PNG bytes.
+
+    Raises
+    ------
+    TypeError
+        If `dpi` is not an integer.
+    ValueError
+        If `dpi` < 1.
     """
+    dpi = check_int('dpi', dpi, 1)
     buf = io.BytesIO()
     fig.savefig(buf, format='png', dpi=dpi)
     return buf.getvalue()
@@ -74,10 +83,10 @@ class Panel:
     Parameters
     ----------
     debounce : float, default 0.3
-        Seconds the controls must stay still before an update starts (in a background thread). ``0``: every
-        change is computed at once in the caller's thread (tests, scripts).
+        Seconds (a finite real number >= 0) the controls must stay still before an update starts (in a
+        background thread). ``0``: every change is computed at once in the caller's thread (tests, scripts).
     dpi : int, default 80
-        Resolution of the displayed PNG.
+        Resolution of the displayed PNG, an integer >= 1.
     **values
         Initial values of the controls, by name.
 
@@ -103,16 +112,18 @@ class Panel:
     ------
     ImportError
         If ipywidgets is not installed.
+    TypeError
+        If `debounce` is not a real number or `dpi` not an integer.
     ValueError
-        If a keyword does not name a control.
+        If a keyword does not name a control, `debounce` is negative or not finite, or `dpi` < 1.
     """
     title = 'panel'
     description = ''
 
     def __init__(self, debounce:float=0.3, dpi:int=80, **values):
         w = _ipywidgets()
-        if debounce < 0: raise ValueError(f"debounce: expected seconds >= 0, got {debounce}")
-        self.debounce, self.dpi = float(debounce), int(dpi)
+        self.debounce = check_real('debounce', debounce, 0.0, inclusive=True)
+        self.dpi = check_int('dpi', dpi, 1)
         self.controls = self.make_controls(w)
         unknown = sorted(set(values) - set(self.controls))
         if unknown: raise ValueError(f"unknown control(s) {unknown}: expected some of {sorted(self.controls)}")
@@ -331,8 +342,9 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     start : optional
         The value shown first; default the first of `values`.
     dpi : int, default 90
+        Resolution of the frames, an integer >= 1.
     font_size : float, default 12
-        Font size of the frames' text (matplotlib's default is 10).
+        Font size of the frames' text (matplotlib's default is 10), a finite number > 0.
     **fixed
         Values of the other controls.
 
@@ -343,8 +355,11 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
 
     Raises
     ------
+    TypeError
+        If `dpi` is not an integer or `font_size` not a real number.
     ValueError
-        If `values` is empty, `start` is not one of them or `name` is not a control of the panel.
+        If `values` is empty, `start` is not one of them, `name` is not a control of the panel, `dpi` < 1 or
+        `font_size` <= 0.
 
     Examples
     --------
@@ -352,6 +367,7 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     >>> len(s.frames), s.values
     (2, [40, 80])
     """
+    dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
     values = list(values)
     if not values: raise ValueError("values: expected at least one value")
     if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
@@ -698,9 +714,9 @@ def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str
     dataset : str, default 'Set 1'
         One of RJ_DATASETS.
     N : int, default 0
-        Samples; 0: the paper's (CUSTOM_N for a custom spectrum).
+        Samples, an integer >= 0; 0: the paper's (CUSTOM_N for a custom spectrum).
     seed : int, default 0
-        Seed of the drawn data set.
+        Seed of the drawn data set, an integer >= 0.
     spectrum : str, default ''
         Comma-separated variances, used when dataset == 'custom'.
 
@@ -708,10 +724,17 @@ def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str
     -------
     dict
         G (d,) eigenvalues of S, N, variances (d,) or None, label.
+
+    Raises
+    ------
+    TypeError
+        If `N` or `seed` is not an integer.
+    ValueError
+        If `dataset` is unknown, `N` or `seed` negative, `N` not above d, or `spectrum` unreadable.
     """
-    if dataset not in RJ_DATASETS: raise ValueError(f"dataset: expected one of {list(RJ_DATASETS)}, got {dataset!r}")
-    if isinstance(N, bool) or int(N) != N or N < 0: raise ValueError(f"N: expected an integer >= 0 (0: the paper's), got {N!r}")
-    N = int(N)
+    if not isinstance(dataset, str) or dataset not in RJ_DATASETS:
+        raise ValueError(f"dataset: expected one of {list(RJ_DATASETS)}, got {dataset!r}")
+    N, seed = check_int('N', N, 0), check_int('seed', seed, 0)
     if dataset.startswith("Set 1 (the paper"):
         return dict(g=np.array(ZHANG_SET1_EIGENVALUES), N=N or ZHANG_SETS[1][1], variances=None,
                     label=f"Zhang et al.'s printed Set 1 eigenvalues, N = {N or ZHANG_SETS[1][1]}")
