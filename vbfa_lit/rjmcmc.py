@@ -297,14 +297,16 @@ class _Tables(NamedTuple):
     lo: list # [parity] (d, nJ) column of the padded state holding the lower neighbour
     hi: list # [parity] (d, nJ) column holding the upper neighbour
     cols: list # [parity] (nJ,) columns of the block positions
+    free: list # [parity] (d, nJ) True at the scratch positions j > q (drawn with rate 1, not tau + offset)
     used: np.ndarray # (d, d) which of the columns 1..d are in use for each q
 
 def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
-    "Tables indexed by q; positions j > q get a harmless Gamma(1, tau) on (0, inf) whose draw is never read."
+    """Tables indexed by q; positions j > q get a harmless Gamma(1, 1) on (0, inf) whose draw is never read: rate 1,
+    not tau, so that it stays finite when tau is tiny (z / tau would overflow)."""
     d = g.size
     # padded state: [0, x_1, ..., x_q, s, ..., inf]
     zero_col, inf_col = 0, d + 1
-    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols')}
+    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols', 'free')}
     for parity in (0, 1):
         J = np.arange(parity, d, 2)
         shape, offset = np.ones((d, J.size)), np.zeros((d, J.size))
@@ -315,7 +317,8 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
             shape[q, ok], offset[q, ok] = a[J[ok]], rate[J[ok]]
             lo[q, ok] = J[ok]                                      # position j - 1 lives in column j
             hi[q, ok] = np.where(J[ok] < q, J[ok] + 2, inf_col)
-        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols'), (shape, offset, lo, hi, J + 1)):
+        free = J[None, :] > np.arange(d)[:, None]
+        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols', 'free'), (shape, offset, lo, hi, J + 1, free)):
             out[k].append(v)
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
@@ -325,7 +328,7 @@ _TAU_FLOOR = np.finfo(float).tiny
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
-    ..., inf] (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
+    ..., inf] (columns beyond q+1 hold scratch values, never read, and the last is inf), q (C,) int, tau (C,).
 
     Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
     independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
@@ -335,9 +338,10 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     flat, base = y.reshape(-1), np.arange(C)[:, None] * width
     for p in (0, 1):
         lo, hi = flat[base + tables.lo[p][q]], flat[base + tables.hi[p][q]]
-        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], tau[:, None] + tables.offset[p][q], lo,
-                                                hi, rng)
-    shape, rate = (q + 1) * r + alpha, (y[:, 1:-1] * tables.used[q]).sum(1) + eta
+        rate = np.where(tables.free[p][q], 1.0, tau[:, None] + tables.offset[p][q])   # scratch: rate 1
+        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], rate, lo, hi, rng)
+    # tau | x, s: the scratch columns are masked out (a product with 0 would turn an inf into NaN)
+    shape, rate = (q + 1) * r + alpha, np.where(tables.used[q], y[:, 1:-1], 0.0).sum(1) + eta
     tau[:] = rng.gamma(shape, 1.0 / rate)
     low = tau < _TAU_FLOOR                                          # only with r and alpha ~ 1e-3 or below
     if low.any(): tau[low] = _truncated_gamma(shape[low], rate[low], _TAU_FLOOR, np.inf, rng)
@@ -938,10 +942,16 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
 
 def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
     centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
-    low = max(centre - 250, np.log(_TAU_FLOOR))                  # tau >= _TAU_FLOOR, as in the sampler
-    coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)
-    lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
-    keep = np.nonzero(lj > lj.max() - 45)[0]
+    floor = np.log(_TAU_FLOOR)                                   # tau >= _TAU_FLOOR, as in the sampler
+    low = max(centre - 250, floor)
+    while True:
+        coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)
+        lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
+        keep = np.nonzero(lj > lj.max() - 45)[0]
+        # with a vague prior (r, alpha ~ 1e-3) p(log tau | q, D) ~ tau^((q+1) r + alpha) is nearly flat below its
+        # peak, all the way down to the floor: the grid must reach it, or a q-dependent share of the mass is lost
+        if keep[0] > 0 or low == floor: break
+        low = floor
     return np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
 
 
