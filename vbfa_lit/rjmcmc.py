@@ -15,10 +15,11 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import special
+from scipy.linalg import lapack
 
 from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
-from .validation import check_int, check_random_state, warn_caller
+from .validation import check_choice, check_int, check_random_state, check_real, warn_caller
 from .rjmcmc_fast import check_engine
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
@@ -47,6 +48,32 @@ def conditional_parameters(q: int, tau, g: np.ndarray, n: float, r: float):
     shape = np.concatenate([np.full(q, r + n / 2), [r + n * (d - q) / 2]])
     rate = np.asarray(tau, float)[..., None] + n / 2 * np.concatenate([g[:q], [g[q:].sum()]])
     return shape, rate
+
+# %% ../nbs/06_rjmcmc.ipynb #c28hid01
+def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked
+    "The parameters (shape, rate) finite and > 0; 0 <= lower < upper <= inf (lower <= upper if not strict); no NaN."
+    label = ', '.join(names)
+    if any(np.iscomplexobj(v) for v in values):
+        raise ValueError(f"{label}: complex values not supported; expected real numbers")
+    try: arrays = [np.asarray(v, dtype=float) for v in values]
+    except (TypeError, ValueError): raise TypeError(f"{label}: expected real numbers or arrays of them") from None
+    try: arrays = np.broadcast_arrays(*arrays)
+    except ValueError: raise ValueError(f"{label}: expected arrays that broadcast together") from None
+    *params, lo, hi = arrays
+    if not all(np.all(np.isfinite(p) & (p > 0)) for p in params):
+        raise ValueError(f"{', '.join(names[:-2])}: expected finite values > 0")
+    ok = np.isfinite(lo) & (lo >= 0) & ((hi > lo) if strict else (hi >= lo))       # NaN fails every comparison
+    if not np.all(ok):
+        i = np.flatnonzero(~ok)[0]
+        raise ValueError(f"{names[-2]}, {names[-1]}: expected 0 <= {names[-2]} {'<' if strict else '<='} {names[-1]} "
+                         f"<= inf (no NaN), got {float(lo.flat[i])!r}, {float(hi.flat[i])!r}")
+    return arrays
+
+def _check_generator(rng): # the samplers' building blocks take a Generator (the public samplers take random_state)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
+    return rng
+
 
 # %% ../nbs/06_rjmcmc.ipynb #e709120e
 _TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
@@ -93,18 +120,27 @@ def log_gamma_mass(a, lo, hi):
 
     Parameters
     ----------
-    a
-        Shape of the Gamma(a, 1) distribution, > 0.
-    lo
-        Lower end of the interval.
-    hi
-        Upper end of the interval.
+    a : array_like
+        Shape of the Gamma(a, 1) distribution, finite and > 0.
+    lo, hi : array_like
+        The interval, 0 <= lo <= hi <= inf (lo finite); broadcast together with `a`. lo = hi gives -inf (an
+        empty interval has probability 0).
 
     Returns
     -------
     ndarray
         Log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast.
+
+    Raises
+    ------
+    ValueError
+        A non-positive or non-finite a, NaN bounds, lo < 0, lo > hi or lo = inf.
+    TypeError
+        Non-numeric input.
     """
+    return _log_gamma_mass(*_gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False))
+
+def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
@@ -201,11 +237,19 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     lower, upper : array_like
         The interval, 0 <= lower < upper <= inf.
     rng : numpy.random.Generator
+        The source of randomness (not a seed: the public samplers take `random_state`).
 
     Returns
     -------
     ndarray
         One draw per broadcast element, inside [lower, upper].
+
+    Raises
+    ------
+    ValueError
+        A non-positive or non-finite shape or rate, NaN bounds, lower < 0 or upper <= lower.
+    TypeError
+        Non-numeric input, or rng not a numpy Generator.
 
     Notes
     -----
@@ -225,9 +269,8 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     >>> bool(800 <= x <= 810)
     True
     """
-    a, b, lo, hi = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (shape, rate, lower, upper)))
-    if np.any(a <= 0) or np.any(b <= 0): raise ValueError("shape, rate: expected positive values")
-    if np.any(lo < 0) or np.any(hi <= lo): raise ValueError("lower, upper: expected 0 <= lower < upper")
+    a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
+    _check_generator(rng)
     with np.errstate(all='ignore'):
         return _truncated_gamma(a, b, lo, hi, rng)
 
@@ -284,7 +327,7 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordere
     ordered : default True
         Include the factor q+2 of the ordered prior (False: the 'unordered' variant).
     """
-    log_z = log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
+    log_z = _log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     gq = g[q]                                              # g_{q+1} in 1-based numbering
     return (n / 2 * (np.log(v / s) + gq * (s - v)) + (np.log(q + 2) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
@@ -528,13 +571,8 @@ class RJMCMCResult:
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
 
 # %% ../nbs/06_rjmcmc.ipynb #05978dd3
-def _check_positive(name, value): # a finite float > 0
-    try: v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a positive number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
-    return v
+def _check_positive(name, value): # a finite real number > 0 (not a bool, a string or an array)
+    return check_real(name, value, 0.0)
 
 def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
     try: g = np.asarray(eigenvalues, dtype=float)
@@ -615,13 +653,14 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
     # the compiled sweep (vbfa_lit.rjmcmc_fast) draws the same random numbers: the same chains, block by block
     step = _FAST_BLOCK if engine == 'numba' else 1
-    sweeps = range(0, n_sweeps, step)
-    if progress:
+    bar = None
+    if progress:                                       # counts sweeps with either engine (the compiled one by blocks)
         from tqdm.auto import tqdm
-        sweeps = tqdm(sweeps, desc='rjmcmc', unit='sweep' if step == 1 else f'{step} sweeps')
+        bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep')
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
-        for t in sweeps:
+        for t in range(0, n_sweeps, step):
+            if bar is not None and t > 0: bar.update(step)
             if step > 1:
                 from vbfa_lit.rjmcmc_fast import run_sweeps_compiled
                 run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
@@ -636,6 +675,8 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
                 out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
             if callback is not None and callback(t + 1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
                 raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t + 1} of {n_sweeps}")
+        if bar is not None:
+            bar.update(n_sweeps - bar.n); bar.close()
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -731,6 +772,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     """
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
     ordered = _check_prior(prior)
+    likelihood, progress = _check_bool('likelihood', likelihood), _check_bool('progress', progress)
     # the callback sees every sweep of the NumPy sweep, every block of the compiled one: 'auto' picks NumPy for it
     engine = check_engine('numpy' if callback is not None and engine == 'auto' else engine)
     n_samples = check_int('n_samples', n_samples, 2 if likelihood else 0)
@@ -747,7 +789,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
     draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, engine=engine,
                  callback=callback)
-    res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
+    res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta,
+                       prior=str(prior))
     _warn_if_chains_disagree(res)
     return res
 
@@ -767,22 +810,30 @@ def sample_eigenvalues(X) -> tuple:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, d)
-        The data.
+    X : array_like of shape (n_samples, d)
+        Complete real data (no NaN; a masked array only if nothing is masked), n_samples > d, no constant or
+        collinear columns (judged on the standardised columns: columns of very different scales are fine).
 
     Returns
     -------
     tuple
         (g (d,) decreasing, N).
 
+    Raises
+    ------
+    ValueError
+        As `rjmcmc_pca`.
+
     Notes
     -----
-    The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
+    The eigenvalues are computed to high relative accuracy whatever the columns' scales (each column scaled by a
+    power of two, Householder QR, then one-sided Jacobi SVD), so a column of variance 1e-12 next to one of 1e12
+    keeps its digits. The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
     maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
     evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
     through different conventions, and each is stated where it is used.
     """
-    X = _check_real('X', X)
+    X = _check_real('X', _check_complete(X))
     g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
     X = np.asarray(X, dtype=float)
     spread = np.ptp(X, axis=0)
@@ -790,11 +841,15 @@ def sample_eigenvalues(X) -> tuple:
         raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
                          "needs every eigenvalue g_j > 0 (drop constant columns)")
     d = g.size
-    if g[-1] <= 1e-12 * g[0]:
-        why = (f"n_samples = {N} <= n_features = {d}" if N <= d else
-               "columns are collinear, e.g. duplicated or a sum of others")
-        raise ValueError(f"X: the sample covariance is singular ({why}); the likelihood needs every "
-                         f"eigenvalue g_j > 0 (smallest / largest eigenvalue: {max(g[-1], 0) / g[0]:.1e})")
+    if N <= d:
+        raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
+                         "likelihood needs every eigenvalue g_j > 0")
+    # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
+    g, ratio = _scaled_eigenvalues(X)
+    if ratio <= 1e-12:
+        raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
+                         "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
+                         f"the columns' correlation matrix: {ratio:.1e})")
     if not g[-1] >= np.finfo(float).tiny:
         raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
                          "rescale X (the posterior of q does not depend on the units)")
@@ -813,8 +868,9 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-        Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S
-        is non-singular.
+        Complete real data (no NaN, and a `numpy.ma.MaskedArray` only if nothing is masked: for missing values
+        use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 and no constant or collinear columns so that S is
+        non-singular; columns may have very different scales.
     n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior, engine
         As in `rjmcmc_pca_from_eigenvalues`.
 
@@ -825,8 +881,10 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     Raises
     ------
     ValueError
-        Fewer than 2 samples or features, complex, NaN or infinite entries, constant or collinear columns (a
-        singular S), variances beyond the floating-point range, or a bad sampler setting.
+        Fewer than 2 samples or features, complex, NaN or infinite entries, masked entries, constant or collinear
+        columns (a singular S), variances beyond the floating-point range, or a bad sampler setting.
+    TypeError
+        Non-numeric X, or a sampler setting of the wrong type (as in `rjmcmc_pca_from_eigenvalues`).
     ImportError
         engine='numba' without numba installed.
 
@@ -859,9 +917,38 @@ def _check_real(name, value): # refuse complex input (NumPy would drop the imagi
     return value
 
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
-    if prior not in ('ordered', 'unordered'):
-        raise ValueError(f"prior: expected 'ordered' or 'unordered', got {prior!r}")
-    return prior == 'ordered'
+    return check_choice('prior', prior, ('ordered', 'unordered')) == 'ordered'
+
+def _check_bool(name, value): # a real bool (a string such as 'no' is not read by its truthiness)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+def _check_complete(X): # X without a mask; RJMCMC reads the eigenvalues of S, which need complete data
+    if isinstance(X, np.ma.MaskedArray):
+        n = int(np.ma.getmaskarray(X).sum())
+        if n: raise ValueError(f"X: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; the eigenvalues of "
+                               "the sample covariance need complete data (the masked values are not used); for "
+                               "missing values use vbfa_lit.VBPCA")
+        X = np.ma.getdata(X)
+    return X
+
+def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / largest eigenvalue of the correlation matrix)
+    # each column scaled by a power of two (exact) and Householder QR (backward stable column by column): R holds the
+    # data's columns to their own relative precision; then one-sided Jacobi (LAPACK's dgejsv, JOBA = 'C') gives the
+    # singular values of R C with high relative accuracy whatever the column scales C. The product X^T X and a
+    # symmetric eigensolver would lose the small eigenvalues of badly scaled columns to rounding of the large ones.
+    Xc = X - X.mean(0)
+    c = 2.0 ** np.round(np.log2(np.abs(Xc).max(0)))
+    R = np.linalg.qr(Xc / c, mode='r')
+    s = np.linalg.svd(R / np.linalg.norm(R, axis=0), compute_uv=False)       # standardised columns
+    ratio = (s[-1] / s[0]) ** 2
+    top = c.max()
+    sva, _, _, work, _, info = lapack.dgejsv(R * (c / top), joba=0, jobu=3, jobv=3)
+    if info != 0: raise np.linalg.LinAlgError(f"dgejsv failed (info = {info})")
+    with np.errstate(over='ignore', under='ignore'):
+        g = np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1] * top * top
+    return g, ratio
 
 
 # %% ../nbs/06_rjmcmc.ipynb #ba1e2154
@@ -961,6 +1048,7 @@ def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, withou
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    likelihood = _check_bool('likelihood', likelihood)
     n = float(check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
