@@ -138,7 +138,8 @@ def log_gamma_mass(a, lo, hi):
     TypeError
         Non-numeric input.
     """
-    return _log_gamma_mass(*_gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False))
+    a, lo, hi = _gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False)
+    with np.errstate(divide='ignore'): return _log_gamma_mass(a, lo, hi)          # lo = hi: log 0 = -inf
 
 def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
@@ -703,14 +704,17 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000,
         10000).
     r, alpha : float
-        Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5).
+        Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5): finite
+        real numbers > 0 (Python or NumPy scalars; not a bool, a string or an array).
     eta : float or None
-        Rate of the Gamma prior on tau; None: 1.2 / V with V = mean(g) (see `rjmcmc_pca`).
+        Rate of the Gamma prior on tau, a finite real number > 0 like r; None: 1.2 / V with V = mean(g) (see
+        `rjmcmc_pca`).
     n_chains : int
         Independent chains, each started from the prior.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
-        Show a tqdm progress bar over sweeps.
+        Show a tqdm progress bar counting the sweeps (both engines; the compiled one advances it by blocks of
+        1,000). True or False only.
     callback : callable or None
         ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
         a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
@@ -719,8 +723,9 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
+        True or False only (a string such as 'no' is refused, not read by its truthiness).
     prior : {'ordered', 'unordered'}
-        'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their order, a
+        A string. 'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their order, a
         density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same density
         without the (q+1)! (the order imposed but not renormalised), which makes the prior of q proportional
         to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves the
@@ -741,7 +746,11 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     ------
     ValueError
         Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior or engine, complex eigenvalues.
+        burn_in, n_chains < 1, non-positive or non-finite r, alpha or eta, an unknown prior (anything but the
+        strings 'ordered' and 'unordered') or engine, complex eigenvalues.
+    TypeError
+        r, alpha or eta not a real number (a bool, a string, an array); likelihood or progress not a bool;
+        n_samples, n_sweeps, burn_in or n_chains not an int; callback not callable.
     SamplingCancelled
         If `callback` returns True.
     ImportError
@@ -1067,7 +1076,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
     private helper, Richardson-extrapolated trapezoid rule); the outer integral over log tau uses the
     trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
-    first).
+    first; with vague priors that region reaches down to tau's floor, see `rjmcmc_pca_from_eigenvalues`).
 
     Parameters
     ----------
@@ -1076,7 +1085,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     n_samples : int
         N.
     r, alpha, eta, likelihood, prior
-        As in `rjmcmc_pca_from_eigenvalues` (eta None: 1.2 / mean(g); prior 'ordered' or 'unordered').
+        As in `rjmcmc_pca_from_eigenvalues` (r, alpha, eta finite real numbers > 0, eta None: 1.2 / mean(g);
+        likelihood True or False; prior the string 'ordered' or 'unordered').
     density : int
         Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.
     n_tau : int
@@ -1093,7 +1103,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
         Bad eigenvalues, n_samples, r, alpha, eta or prior (as in `rjmcmc_pca_from_eigenvalues`), density < 2
         or n_tau < 8.
     TypeError
-        density or n_tau not an int.
+        density or n_tau not an int; r, alpha or eta not a real number; likelihood not a bool.
 
     Notes
     -----
