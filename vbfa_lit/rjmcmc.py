@@ -725,11 +725,11 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
         True or False only (a string such as 'no' is refused, not read by its truthiness).
     prior : {'ordered', 'unordered'}
-        A string. 'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their order, a
-        density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same density
-        without the (q+1)! (the order imposed but not renormalised), which makes the prior of q proportional
-        to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves the
-        factor out targets. `exact_posterior_q` takes the same option.
+        A string. 'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their
+        order, a density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same
+        density without the (q+1)! (the order imposed but not renormalised), which makes the prior of q
+        proportional to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves
+        the factor out targets. `exact_posterior_q` takes the same option.
     engine : {'auto', 'numpy', 'numba'}
         The sweep that runs: 'numpy', the vectorised one derived here; 'numba', the same sweep compiled
         (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, later runs
@@ -837,8 +837,8 @@ def sample_eigenvalues(X) -> tuple:
     -----
     The eigenvalues are computed to high relative accuracy whatever the columns' scales (each column scaled by a
     power of two, Householder QR, then one-sided Jacobi SVD), so a column of variance 1e-12 next to one of 1e12
-    keeps its digits. The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
-    maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
+    keeps its digits. The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S
+    with S the maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
     evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
     through different conventions, and each is stated where it is used.
     """
@@ -855,11 +855,11 @@ def sample_eigenvalues(X) -> tuple:
                          "likelihood needs every eigenvalue g_j > 0")
     # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
     g, ratio = _scaled_eigenvalues(X)
-    if ratio <= 1e-12:
+    if not ratio > 1e-12:
         raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
                          "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
                          f"the columns' correlation matrix: {ratio:.1e})")
-    if not g[-1] >= np.finfo(float).tiny:
+    if not (np.all(np.isfinite(g)) and g[-1] >= np.finfo(float).tiny):
         raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
                          "rescale X (the posterior of q does not depend on the units)")
     return g, N
@@ -948,7 +948,7 @@ def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / larges
     # singular values of R C with high relative accuracy whatever the column scales C. The product X^T X and a
     # symmetric eigensolver would lose the small eigenvalues of badly scaled columns to rounding of the large ones.
     Xc = X - X.mean(0)
-    c = 2.0 ** np.round(np.log2(np.abs(Xc).max(0)))
+    c = 2.0 ** np.floor(np.log2(np.abs(Xc).max(0)))                          # entries of Xc / c in [-2, 2]
     R = np.linalg.qr(Xc / c, mode='r')
     s = np.linalg.svd(R / np.linalg.norm(R, axis=0), compute_uv=False)       # standardised columns
     ratio = (s[-1] / s[0]) ** 2
