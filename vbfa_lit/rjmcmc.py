@@ -15,10 +15,11 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import special
+from scipy.linalg import lapack
 
 from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
-from .validation import check_int, check_random_state, warn_caller
+from .validation import check_choice, check_int, check_random_state, check_real, warn_caller
 from .rjmcmc_fast import check_engine
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
@@ -47,6 +48,32 @@ def conditional_parameters(q: int, tau, g: np.ndarray, n: float, r: float):
     shape = np.concatenate([np.full(q, r + n / 2), [r + n * (d - q) / 2]])
     rate = np.asarray(tau, float)[..., None] + n / 2 * np.concatenate([g[:q], [g[q:].sum()]])
     return shape, rate
+
+# %% ../nbs/06_rjmcmc.ipynb #c28hid01
+def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked
+    "The parameters (shape, rate) finite and > 0; 0 <= lower < upper <= inf (lower <= upper if not strict); no NaN."
+    label = ', '.join(names)
+    if any(np.iscomplexobj(v) for v in values):
+        raise ValueError(f"{label}: complex values not supported; expected real numbers")
+    try: arrays = [np.asarray(v, dtype=float) for v in values]
+    except (TypeError, ValueError): raise TypeError(f"{label}: expected real numbers or arrays of them") from None
+    try: arrays = np.broadcast_arrays(*arrays)
+    except ValueError: raise ValueError(f"{label}: expected arrays that broadcast together") from None
+    *params, lo, hi = arrays
+    if not all(np.all(np.isfinite(p) & (p > 0)) for p in params):
+        raise ValueError(f"{', '.join(names[:-2])}: expected finite values > 0")
+    ok = np.isfinite(lo) & (lo >= 0) & ((hi > lo) if strict else (hi >= lo))       # NaN fails every comparison
+    if not np.all(ok):
+        i = np.flatnonzero(~ok)[0]
+        raise ValueError(f"{names[-2]}, {names[-1]}: expected 0 <= {names[-2]} {'<' if strict else '<='} {names[-1]} "
+                         f"<= inf (no NaN), got {float(lo.flat[i])!r}, {float(hi.flat[i])!r}")
+    return arrays
+
+def _check_generator(rng): # the samplers' building blocks take a Generator (the public samplers take random_state)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
+    return rng
+
 
 # %% ../nbs/06_rjmcmc.ipynb #e709120e
 _TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
@@ -93,18 +120,28 @@ def log_gamma_mass(a, lo, hi):
 
     Parameters
     ----------
-    a
-        Shape of the Gamma(a, 1) distribution, > 0.
-    lo
-        Lower end of the interval.
-    hi
-        Upper end of the interval.
+    a : array_like
+        Shape of the Gamma(a, 1) distribution, finite and > 0.
+    lo, hi : array_like
+        The interval, 0 <= lo <= hi <= inf (lo finite); broadcast together with `a`. lo = hi gives -inf (an
+        empty interval has probability 0).
 
     Returns
     -------
     ndarray
         Log P(lo < Z < hi) for Z ~ Gamma(a, 1), broadcast.
+
+    Raises
+    ------
+    ValueError
+        A non-positive or non-finite a, NaN bounds, lo < 0, lo > hi or lo = inf.
+    TypeError
+        Non-numeric input.
     """
+    a, lo, hi = _gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False)
+    with np.errstate(divide='ignore'): return _log_gamma_mass(a, lo, hi)          # lo = hi: log 0 = -inf
+
+def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
@@ -201,11 +238,19 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     lower, upper : array_like
         The interval, 0 <= lower < upper <= inf.
     rng : numpy.random.Generator
+        The source of randomness (not a seed: the public samplers take `random_state`).
 
     Returns
     -------
     ndarray
         One draw per broadcast element, inside [lower, upper].
+
+    Raises
+    ------
+    ValueError
+        A non-positive or non-finite shape or rate, NaN bounds, lower < 0 or upper <= lower.
+    TypeError
+        Non-numeric input, or rng not a numpy Generator.
 
     Notes
     -----
@@ -225,9 +270,8 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     >>> bool(800 <= x <= 810)
     True
     """
-    a, b, lo, hi = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (shape, rate, lower, upper)))
-    if np.any(a <= 0) or np.any(b <= 0): raise ValueError("shape, rate: expected positive values")
-    if np.any(lo < 0) or np.any(hi <= lo): raise ValueError("lower, upper: expected 0 <= lower < upper")
+    a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
+    _check_generator(rng)
     with np.errstate(all='ignore'):
         return _truncated_gamma(a, b, lo, hi, rng)
 
@@ -284,7 +328,7 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordere
     ordered : default True
         Include the factor q+2 of the ordered prior (False: the 'unordered' variant).
     """
-    log_z = log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
+    log_z = _log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     gq = g[q]                                              # g_{q+1} in 1-based numbering
     return (n / 2 * (np.log(v / s) + gq * (s - v)) + (np.log(q + 2) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
@@ -297,14 +341,16 @@ class _Tables(NamedTuple):
     lo: list # [parity] (d, nJ) column of the padded state holding the lower neighbour
     hi: list # [parity] (d, nJ) column holding the upper neighbour
     cols: list # [parity] (nJ,) columns of the block positions
+    free: list # [parity] (d, nJ) True at the scratch positions j > q (drawn with rate 1, not tau + offset)
     used: np.ndarray # (d, d) which of the columns 1..d are in use for each q
 
 def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
-    "Tables indexed by q; positions j > q get a harmless Gamma(1, tau) on (0, inf) whose draw is never read."
+    """Tables indexed by q; positions j > q get a harmless Gamma(1, 1) on (0, inf) whose draw is never read: rate 1,
+    not tau, so that it stays finite when tau is tiny (z / tau would overflow)."""
     d = g.size
     # padded state: [0, x_1, ..., x_q, s, ..., inf]
     zero_col, inf_col = 0, d + 1
-    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols')}
+    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols', 'free')}
     for parity in (0, 1):
         J = np.arange(parity, d, 2)
         shape, offset = np.ones((d, J.size)), np.zeros((d, J.size))
@@ -315,7 +361,8 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
             shape[q, ok], offset[q, ok] = a[J[ok]], rate[J[ok]]
             lo[q, ok] = J[ok]                                      # position j - 1 lives in column j
             hi[q, ok] = np.where(J[ok] < q, J[ok] + 2, inf_col)
-        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols'), (shape, offset, lo, hi, J + 1)):
+        free = J[None, :] > np.arange(d)[:, None]
+        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols', 'free'), (shape, offset, lo, hi, J + 1, free)):
             out[k].append(v)
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
@@ -325,7 +372,7 @@ _TAU_FLOOR = np.finfo(float).tiny
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
-    ..., inf] (columns beyond q+1 hold finite scratch values, and the last is inf), q (C,) int, tau (C,).
+    ..., inf] (columns beyond q+1 hold scratch values, never read, and the last is inf), q (C,) int, tau (C,).
 
     Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
     independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
@@ -335,9 +382,10 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     flat, base = y.reshape(-1), np.arange(C)[:, None] * width
     for p in (0, 1):
         lo, hi = flat[base + tables.lo[p][q]], flat[base + tables.hi[p][q]]
-        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], tau[:, None] + tables.offset[p][q], lo,
-                                                hi, rng)
-    shape, rate = (q + 1) * r + alpha, (y[:, 1:-1] * tables.used[q]).sum(1) + eta
+        rate = np.where(tables.free[p][q], 1.0, tau[:, None] + tables.offset[p][q])   # scratch: rate 1
+        y[:, tables.cols[p]] = _truncated_gamma(tables.shape[p][q], rate, lo, hi, rng)
+    # tau | x, s: the scratch columns are masked out (a product with 0 would turn an inf into NaN)
+    shape, rate = (q + 1) * r + alpha, np.where(tables.used[q], y[:, 1:-1], 0.0).sum(1) + eta
     tau[:] = rng.gamma(shape, 1.0 / rate)
     low = tau < _TAU_FLOOR                                          # only with r and alpha ~ 1e-3 or below
     if low.any(): tau[low] = _truncated_gamma(shape[low], rate[low], _TAU_FLOOR, np.inf, rng)
@@ -524,13 +572,8 @@ class RJMCMCResult:
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
 
 # %% ../nbs/06_rjmcmc.ipynb #05978dd3
-def _check_positive(name, value): # a finite float > 0
-    try: v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a positive number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
-    return v
+def _check_positive(name, value): # a finite real number > 0 (not a bool, a string or an array)
+    return check_real(name, value, 0.0)
 
 def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
     try: g = np.asarray(eigenvalues, dtype=float)
@@ -611,13 +654,14 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
     # the compiled sweep (vbfa_lit.rjmcmc_fast) draws the same random numbers: the same chains, block by block
     step = _FAST_BLOCK if engine == 'numba' else 1
-    sweeps = range(0, n_sweeps, step)
-    if progress:
+    bar = None
+    if progress:                                       # counts sweeps with either engine (the compiled one by blocks)
         from tqdm.auto import tqdm
-        sweeps = tqdm(sweeps, desc='rjmcmc', unit='sweep' if step == 1 else f'{step} sweeps')
+        bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep')
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
-        for t in sweeps:
+        for t in range(0, n_sweeps, step):
+            if bar is not None and t > 0: bar.update(step)
             if step > 1:
                 from vbfa_lit.rjmcmc_fast import run_sweeps_compiled
                 run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
@@ -632,6 +676,8 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
                 out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
             if callback is not None and callback(t + 1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
                 raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t + 1} of {n_sweeps}")
+        if bar is not None:
+            bar.update(n_sweeps - bar.n); bar.close()
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -658,14 +704,17 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000,
         10000).
     r, alpha : float
-        Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5).
+        Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5): finite
+        real numbers > 0 (Python or NumPy scalars; not a bool, a string or an array).
     eta : float or None
-        Rate of the Gamma prior on tau; None: 1.2 / V with V = mean(g) (see `rjmcmc_pca`).
+        Rate of the Gamma prior on tau, a finite real number > 0 like r; None: 1.2 / V with V = mean(g) (see
+        `rjmcmc_pca`).
     n_chains : int
         Independent chains, each started from the prior.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
-        Show a tqdm progress bar over sweeps.
+        Show a tqdm progress bar counting the sweeps (both engines; the compiled one advances it by blocks of
+        1,000). True or False only.
     callback : callable or None
         ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
         a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
@@ -674,12 +723,13 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
+        True or False only (a string such as 'no' is refused, not read by its truthiness).
     prior : {'ordered', 'unordered'}
-        'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their order, a
-        density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same density
-        without the (q+1)! (the order imposed but not renormalised), which makes the prior of q proportional
-        to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves the
-        factor out targets. `exact_posterior_q` takes the same option.
+        A string. 'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their
+        order, a density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same
+        density without the (q+1)! (the order imposed but not renormalised), which makes the prior of q
+        proportional to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves
+        the factor out targets. `exact_posterior_q` takes the same option.
     engine : {'auto', 'numpy', 'numba'}
         The sweep that runs: 'numpy', the vectorised one derived here; 'numba', the same sweep compiled
         (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, later runs
@@ -696,7 +746,11 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     ------
     ValueError
         Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive r, alpha or eta, an unknown prior or engine, complex eigenvalues.
+        burn_in, n_chains < 1, non-positive or non-finite r, alpha or eta, an unknown prior (anything but the
+        strings 'ordered' and 'unordered') or engine, complex eigenvalues.
+    TypeError
+        r, alpha or eta not a real number (a bool, a string, an array); likelihood or progress not a bool;
+        n_samples, n_sweeps, burn_in or n_chains not an int; callback not callable.
     SamplingCancelled
         If `callback` returns True.
     ImportError
@@ -727,6 +781,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     """
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
     ordered = _check_prior(prior)
+    likelihood, progress = _check_bool('likelihood', likelihood), _check_bool('progress', progress)
     # the callback sees every sweep of the NumPy sweep, every block of the compiled one: 'auto' picks NumPy for it
     engine = check_engine('numpy' if callback is not None and engine == 'auto' else engine)
     n_samples = check_int('n_samples', n_samples, 2 if likelihood else 0)
@@ -743,7 +798,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
     draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, engine=engine,
                  callback=callback)
-    res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta, prior=prior)
+    res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta,
+                       prior=str(prior))
     _warn_if_chains_disagree(res)
     return res
 
@@ -763,22 +819,30 @@ def sample_eigenvalues(X) -> tuple:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, d)
-        The data.
+    X : array_like of shape (n_samples, d)
+        Complete real data (no NaN; a masked array only if nothing is masked), n_samples > d, no constant or
+        collinear columns (judged on the standardised columns: columns of very different scales are fine).
 
     Returns
     -------
     tuple
         (g (d,) decreasing, N).
 
+    Raises
+    ------
+    ValueError
+        As `rjmcmc_pca`.
+
     Notes
     -----
-    The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S with S the
-    maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
+    The eigenvalues are computed to high relative accuracy whatever the columns' scales (each column scaled by a
+    power of two, Householder QR, then one-sided Jacobi SVD), so a column of variance 1e-12 next to one of 1e12
+    keeps its digits. The divisor is N, not N - 1: the likelihood of Zhang et al.'s model is a function of N S
+    with S the maximum-likelihood covariance (``vbfa_lit.data.sample_covariance_eigenvalues`` with ``ddof=0``). Minka's
     evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
     through different conventions, and each is stated where it is used.
     """
-    X = _check_real('X', X)
+    X = _check_real('X', _check_complete(X))
     g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
     X = np.asarray(X, dtype=float)
     spread = np.ptp(X, axis=0)
@@ -786,12 +850,16 @@ def sample_eigenvalues(X) -> tuple:
         raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
                          "needs every eigenvalue g_j > 0 (drop constant columns)")
     d = g.size
-    if g[-1] <= 1e-12 * g[0]:
-        why = (f"n_samples = {N} <= n_features = {d}" if N <= d else
-               "columns are collinear, e.g. duplicated or a sum of others")
-        raise ValueError(f"X: the sample covariance is singular ({why}); the likelihood needs every "
-                         f"eigenvalue g_j > 0 (smallest / largest eigenvalue: {max(g[-1], 0) / g[0]:.1e})")
-    if not g[-1] >= np.finfo(float).tiny:
+    if N <= d:
+        raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
+                         "likelihood needs every eigenvalue g_j > 0")
+    # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
+    g, ratio = _scaled_eigenvalues(X)
+    if not ratio > 1e-12:
+        raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
+                         "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
+                         f"the columns' correlation matrix: {ratio:.1e})")
+    if not (np.all(np.isfinite(g)) and g[-1] >= np.finfo(float).tiny):
         raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
                          "rescale X (the posterior of q does not depend on the units)")
     return g, N
@@ -809,8 +877,9 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-        Complete data (no NaN: for missing values use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 so that S
-        is non-singular.
+        Complete real data (no NaN, and a `numpy.ma.MaskedArray` only if nothing is masked: for missing values
+        use `vbfa_lit.VBPCA`), n_samples > n_features >= 2 and no constant or collinear columns so that S is
+        non-singular; columns may have very different scales.
     n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior, engine
         As in `rjmcmc_pca_from_eigenvalues`.
 
@@ -821,8 +890,10 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     Raises
     ------
     ValueError
-        Fewer than 2 samples or features, complex, NaN or infinite entries, constant or collinear columns (a
-        singular S), variances beyond the floating-point range, or a bad sampler setting.
+        Fewer than 2 samples or features, complex, NaN or infinite entries, masked entries, constant or collinear
+        columns (a singular S), variances beyond the floating-point range, or a bad sampler setting.
+    TypeError
+        Non-numeric X, or a sampler setting of the wrong type (as in `rjmcmc_pca_from_eigenvalues`).
     ImportError
         engine='numba' without numba installed.
 
@@ -855,9 +926,38 @@ def _check_real(name, value): # refuse complex input (NumPy would drop the imagi
     return value
 
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
-    if prior not in ('ordered', 'unordered'):
-        raise ValueError(f"prior: expected 'ordered' or 'unordered', got {prior!r}")
-    return prior == 'ordered'
+    return check_choice('prior', prior, ('ordered', 'unordered')) == 'ordered'
+
+def _check_bool(name, value): # a real bool (a string such as 'no' is not read by its truthiness)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+def _check_complete(X): # X without a mask; RJMCMC reads the eigenvalues of S, which need complete data
+    if isinstance(X, np.ma.MaskedArray):
+        n = int(np.ma.getmaskarray(X).sum())
+        if n: raise ValueError(f"X: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; the eigenvalues of "
+                               "the sample covariance need complete data (the masked values are not used); for "
+                               "missing values use vbfa_lit.VBPCA")
+        X = np.ma.getdata(X)
+    return X
+
+def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / largest eigenvalue of the correlation matrix)
+    # each column scaled by a power of two (exact) and Householder QR (backward stable column by column): R holds the
+    # data's columns to their own relative precision; then one-sided Jacobi (LAPACK's dgejsv, JOBA = 'C') gives the
+    # singular values of R C with high relative accuracy whatever the column scales C. The product X^T X and a
+    # symmetric eigensolver would lose the small eigenvalues of badly scaled columns to rounding of the large ones.
+    Xc = X - X.mean(0)
+    c = 2.0 ** np.floor(np.log2(np.abs(Xc).max(0)))                          # entries of Xc / c in [-2, 2]
+    R = np.linalg.qr(Xc / c, mode='r')
+    s = np.linalg.svd(R / np.linalg.norm(R, axis=0), compute_uv=False)       # standardised columns
+    ratio = (s[-1] / s[0]) ** 2
+    top = c.max()
+    sva, _, _, work, _, info = lapack.dgejsv(R * (c / top), joba=0, jobu=3, jobv=3)
+    if info != 0: raise np.linalg.LinAlgError(f"dgejsv failed (info = {info})")
+    with np.errstate(over='ignore', under='ignore'):
+        g = np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1] * top * top
+    return g, ratio
 
 
 # %% ../nbs/06_rjmcmc.ipynb #ba1e2154
@@ -938,10 +1038,16 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
 
 def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
     centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
-    low = max(centre - 250, np.log(_TAU_FLOOR))                  # tau >= _TAU_FLOOR, as in the sampler
-    coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)
-    lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
-    keep = np.nonzero(lj > lj.max() - 45)[0]
+    floor = np.log(_TAU_FLOOR)                                   # tau >= _TAU_FLOOR, as in the sampler
+    low = max(centre - 250, floor)
+    while True:
+        coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)
+        lj = _log_joint_given_tau(coarse, q, g, n, r, alpha, eta, 2)
+        keep = np.nonzero(lj > lj.max() - 45)[0]
+        # with a vague prior (r, alpha ~ 1e-3) p(log tau | q, D) ~ tau^((q+1) r + alpha) is nearly flat below its
+        # peak, all the way down to the floor: the grid must reach it, or a q-dependent share of the mass is lost
+        if keep[0] > 0 or low == floor: break
+        low = floor
     return np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
 
 
@@ -951,6 +1057,7 @@ def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, withou
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    likelihood = _check_bool('likelihood', likelihood)
     n = float(check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
@@ -969,7 +1076,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
     private helper, Richardson-extrapolated trapezoid rule); the outer integral over log tau uses the
     trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
-    first).
+    first; with vague priors that region reaches down to tau's floor, see `rjmcmc_pca_from_eigenvalues`).
 
     Parameters
     ----------
@@ -978,7 +1085,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     n_samples : int
         N.
     r, alpha, eta, likelihood, prior
-        As in `rjmcmc_pca_from_eigenvalues` (eta None: 1.2 / mean(g); prior 'ordered' or 'unordered').
+        As in `rjmcmc_pca_from_eigenvalues` (r, alpha, eta finite real numbers > 0, eta None: 1.2 / mean(g);
+        likelihood True or False; prior the string 'ordered' or 'unordered').
     density : int
         Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.
     n_tau : int
@@ -995,7 +1103,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
         Bad eigenvalues, n_samples, r, alpha, eta or prior (as in `rjmcmc_pca_from_eigenvalues`), density < 2
         or n_tau < 8.
     TypeError
-        density or n_tau not an int.
+        density or n_tau not an int; r, alpha or eta not a real number; likelihood not a bool.
 
     Notes
     -----

@@ -206,8 +206,8 @@ def _k_log_gamma_mass(a, lo, hi):
         out = lb + np.log1p(-np.exp(ls - lb))
     return out
 
-def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, shape1, off1, lo1, hi1,
-           cols1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
+def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
+              hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
     C, width = y.shape
     d = width - 2
     FLOOR = 2.2250738585072014e-308
@@ -215,14 +215,15 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
     bufsum = np.empty(d)
     for t in range(t0, t1):
         for p in range(2):
-            shapeT, offT, loT, hiT, cols = (shape0, off0, lo0, hi0, cols0) if p == 0 else \
-                (shape1, off1, lo1, hi1, cols1)
+            shapeT, offT, loT, hiT, cols, freeT = (shape0, off0, lo0, hi0, cols0, free0) if p == 0 else \
+                (shape1, off1, lo1, hi1, cols1, free1)
             nJ = cols.size
             A = np.empty(C * nJ); B = np.empty(C * nJ); LO = np.empty(C * nJ); HI = np.empty(C * nJ)
             for c in range(C):
                 for j in range(nJ):
                     k = c * nJ + j
-                    A[k] = shapeT[q[c], j]; B[k] = tau[c] + offT[q[c], j]
+                    A[k] = shapeT[q[c], j]
+                    B[k] = 1.0 if freeT[q[c], j] else tau[c] + offT[q[c], j]       # scratch: rate 1
                     LO[k] = y[c, loT[q[c], j]]; HI[k] = y[c, hiT[q[c], j]]
             Z = np.empty(C * nJ)
             _k_trunc_gamma(A, B, LO, HI, Z, rng)
@@ -231,7 +232,7 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
         shp = np.empty(C); rate = np.empty(C)
         for c in range(C):
             shp[c] = (q[c] + 1) * r + alpha
-            for j in range(d): bufsum[j] = y[c, 1 + j] * (1.0 if j <= q[c] else 0.0)
+            for j in range(d): bufsum[j] = y[c, 1 + j] if j <= q[c] else 0.0  # scratch masked, never inf * 0
             rate[c] = _k_pairwise_sum(bufsum, d) + eta
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
         nlow = 0
@@ -334,7 +335,7 @@ def run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, coun
     """
     _compile()
     T = [np.ascontiguousarray(x, dtype=dt) for p in (0, 1)
-         for x, dt in zip((tables.shape[p], tables.offset[p], tables.lo[p], tables.hi[p], tables.cols[p]),
-                          (float, float, np.int64, np.int64, np.int64))]
+         for x, dt in zip((tables.shape[p], tables.offset[p], tables.lo[p], tables.hi[p], tables.cols[p],
+                           tables.free[p]), (float, float, np.int64, np.int64, np.int64, np.bool_))]
     _k_sweeps(y, q, tau, g, float(n), float(r), float(alpha), float(eta), b, dd, *T, rng, counts, bool(include_z),
               bool(ordered), int(t0), int(t1), int(burn_in), out_q, out_y, out_tau)
