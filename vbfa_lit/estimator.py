@@ -790,9 +790,9 @@ class VBPCA:
     def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
         unstored = (sparse.issparse(X) or _is_sparse_frame(X)) and self._unstored()
         if unstored and (sparse.issparse(X) or _is_sparse_frame(X)) and not allow_sparse:
-            raise TypeError(f"{name}: sparse input is not filled by {type(self).__name__}.impute (every unstored "
-                            "entry would be filled, a dense array); use predict_entries(X, rows, cols) for the "
-                            "entries you need, or pass a dense array with NaN where missing")
+            raise TypeError(f"{name}: sparse input needs predict_entries(X, rows, cols) for the entries you want: "
+                            f"{type(self).__name__}.impute would fill every unstored entry, a dense n_samples x "
+                            "n_features array (pass one with NaN where missing if that is what you want)")
         if unstored and _is_sparse_frame(X) and allow_sparse: X = _sparse_frame_to_coo(X)
         if sparse.issparse(X) and allow_sparse and unstored: return check_sparse(X, name)
         return check_data(X, name)
