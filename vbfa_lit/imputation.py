@@ -25,7 +25,8 @@ class VBPCAImputer:
     Parameters
     ----------
     n_components : int or None, default None
-        Columns of W; None means n_features - 1 (ARD switches off the unneeded ones).
+        Columns of W; None means `VBPCA`'s default, min(n_samples - 1, n_features - 1, 50) and at least 1 (ARD
+        switches off the unneeded ones).
     prior : {'ard', 'broad'}, default 'ard'
         The prior on the columns of W (see `VBPCA`).
     noise : {'per_feature', 'shared'}, default 'per_feature'
@@ -104,7 +105,8 @@ class VBPCAImputer:
         ------
         ValueError
             Bad data or hyperparameters (the message names the argument), or too few observed entries to hold
-            out with ``calibrate='holdout'``.
+            out with ``calibrate='holdout'`` (the message says why: a held-out entry needs another observed
+            entry in its row and two more in its column).
         """
         calibrate = check_choice('calibrate', self.calibrate, ('none', 'holdout'))
         holdout = check_real('holdout', self.holdout)
@@ -120,10 +122,7 @@ class VBPCAImputer:
             hide[:, (obs & ~hide).sum(0) < 2] = False          # every column keeps two observed values
             hide[(obs & ~hide).sum(1) < 1] = False              # every row keeps one
             n_held = int(hide.sum())
-            if n_held < 30:
-                raise ValueError(f"holdout: {holdout:g} of the {int(obs.sum())} observed entries leaves {n_held} "
-                                 "to hold out; at least 30 are needed to estimate the calibration factor (raise "
-                                 "holdout, or use calibrate='none')")
+            if n_held < 30: _too_few_to_hold_out(obs, holdout, n_held)
             X_cal = np.where(hide, np.nan, arr)
             mean, std = (np.asarray(v) for v in make().fit(X_cal).impute(X_cal, return_std=True))
             factor = float(np.sqrt(np.mean(((arr - mean)[hide] / std[hide]) ** 2)))
@@ -204,3 +203,22 @@ class VBPCAImputer:
             return given
         if fitted is not None: return np.asarray(fitted, dtype=object)
         return np.asarray([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
+
+def _too_few_to_hold_out(obs, holdout, n_held): # ValueError: why fewer than 30 entries can be held out
+    # an entry can be held out only if its row keeps another observed entry (the prediction comes from the row's
+    # other values) and its column keeps two (the column's mean and noise are still learned)
+    eligible = obs & (obs.sum(1, keepdims=True) >= 2) & (obs.sum(0, keepdims=True) >= 3)
+    n_obs, n_elig = int(obs.sum()), int(eligible.sum())
+    start = (f"holdout: {holdout:g} of the {n_obs} observed entries leaves {n_held} to hold out, and at least 30 "
+             "are needed to estimate the calibration factor of calibrate='holdout'. ")
+    if obs.shape[1] == 1:
+        why = ("X has a single column, so no entry has another observed value in its row to predict it from; "
+               "calibration needs at least two columns: use calibrate='none'")
+    elif n_elig < 60:
+        why = (f"Only {n_elig} observed entries have another observed value in their row and two more in their "
+               "column (a held-out entry is predicted from its row's other values), too few even at holdout = "
+               "0.5: use calibrate='none'")
+    else:
+        why = f"{n_elig} entries could be held out: raise holdout (at most 0.5), or use calibrate='none'"
+    raise ValueError(start + why)
+
