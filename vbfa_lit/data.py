@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .stiefel import haar_orthogonal, sample_stiefel
-from .validation import check_int, check_random_state
+from .validation import check_int, check_random_state, check_unmasked
 
 # %% ../nbs/01b_data.ipynb #09096c03
 class Bunch(dict):
@@ -70,14 +70,6 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise ValueError(f"{name}: expected a non-empty 1-d array of positive finite numbers, got {value!r}")
     return v
-
-def _refuse_masked(X, name): # a numpy masked array with masked entries: an error (np.asarray would drop the mask)
-    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
-        n = int(np.ma.count_masked(X))
-        raise ValueError(f"{name}: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; this method needs "
-                         "complete data and would otherwise use the values under the mask. For missing values use "
-                         "vbfa_lit.VBPCA (NaN marks them)")
-    return np.ma.getdata(X) if isinstance(X, np.ma.MaskedArray) else X
 
 def _check_nonneg(name, value): # a finite float >= 0
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value)
@@ -201,7 +193,7 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     """
     if ddof not in (0, 1) or isinstance(ddof, (bool, np.bool_)):
         raise ValueError(f"ddof: expected 0 or 1, got {ddof!r}")
-    X = _refuse_masked(X, name)
+    X = check_unmasked(name, X)
     if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and any(
             isinstance(v, complex) for v in np.asarray(X, dtype=object).ravel())):
         raise ValueError(f"{name}: complex data not supported; expected real numbers")

@@ -24,7 +24,8 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, s
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
 from .rjmcmc_fast import check_engine
-from .validation import check_choice, check_int, check_random_state, check_real, output_dtype, warn_caller
+from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
+                                  warn_caller)
 from .transformations import TRANSFORMATIONS, transform_posterior
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
@@ -141,11 +142,6 @@ def available_memory():
         try: found.append(os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE'))
         except (AttributeError, ValueError, OSError): pass
     return min(found) if found else None
-
-def _check_bool(name, value): # a real bool (numpy's too), not a value read by its truthiness
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
 
 def _is_sparse_frame(X): # a pandas DataFrame with at least one SparseDtype column
     dtypes = getattr(X, 'dtypes', None)
@@ -1037,7 +1033,7 @@ class VBPCA:
             rows or cols not integers; return_std not a bool.
         """
         self._check_fitted()
-        return_std = _check_bool('return_std', return_std)
+        return_std = check_bool('return_std', return_std)
         arr = self._check_new(X, allow_sparse=True)
         rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
         if len(rows) != len(cols):
@@ -1084,7 +1080,7 @@ class VBPCA:
             If return_std is not a bool, or X is sparse (use `predict_entries`).
         """
         self._check_fitted()
-        return_std = _check_bool('return_std', return_std)
+        return_std = check_bool('return_std', return_std)
         arr = self._check_new(X)
         q, missing = self.posterior_, np.isnan(arr)
         Z, Sx = latent_posterior((arr - self.center_) / self.scale_, q)

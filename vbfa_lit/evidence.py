@@ -14,8 +14,7 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 
 # %% ../nbs/06a_evidence.ipynb #a7c3e2d1
-from .data import _refuse_masked
-from .validation import warn_caller
+from .validation import check_unmasked, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
     """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
@@ -27,7 +26,7 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
     The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
     an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
     eigenvalues, which are taken as given."""
-    data = _refuse_masked(data, 'data')
+    data = check_unmasked('data', data)
     if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
         raise ValueError("data: complex data not supported; expected real numbers")
     try: a = np.asarray(data, dtype=float)

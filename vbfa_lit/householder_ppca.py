@@ -17,9 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .data import _refuse_masked
 from .stiefel import householder_columns, singular_value_log_kernel
-from .validation import check_int, check_random_state, check_real
+from .validation import check_int, check_random_state, check_real, check_unmasked
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
@@ -40,7 +39,7 @@ class SufficientStatistics(NamedTuple):
 
 def _check_data(X, name='X'):
     "X as a finite 2-D float array with at least 2 rows, or a clear error."
-    X = _refuse_masked(X, name)          # np.asarray would drop a mask and use the values under it
+    X = check_unmasked(name, X)          # np.asarray would drop a mask and use the values under it
     if np.iscomplexobj(X):               # NumPy would drop the imaginary part with only a ComplexWarning
         raise ValueError(f"{name}: complex data not supported; expected real numbers")
     try: X = np.asarray(X, dtype=float)

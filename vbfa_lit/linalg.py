@@ -237,8 +237,8 @@ def cholesky_solve(L, h):
     ndarray of shape (K, D) or (n, D)
     """
     if len(L) == 1:                       # one factor for every row: two BLAS triangular solves
-        return linalg.solve_triangular(L[0], linalg.solve_triangular(L[0], h.T, lower=True),
-                                       lower=True, trans='T').T
+        y = linalg.solve_triangular(L[0], h.T, lower=True, check_finite=False)  # NaN goes on, as in the batch
+        return linalg.solve_triangular(L[0], y, lower=True, trans='T', check_finite=False).T
     return _tril_solve(L, _tril_solve(L, h), transpose=True)
 
 def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared

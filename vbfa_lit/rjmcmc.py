@@ -19,7 +19,8 @@ from scipy.linalg import lapack
 
 from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
-from .validation import check_choice, check_int, check_random_state, check_real, warn_caller
+from .validation import (check_bool, check_choice, check_int, check_random_state, check_real,
+                                  check_unmasked, warn_caller)
 from .rjmcmc_fast import check_engine
 
 # %% ../nbs/06_rjmcmc.ipynb #6cb40b7a
@@ -781,7 +782,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     """
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
     ordered = _check_prior(prior)
-    likelihood, progress = _check_bool('likelihood', likelihood), _check_bool('progress', progress)
+    likelihood, progress = check_bool('likelihood', likelihood), check_bool('progress', progress)
     # the callback sees every sweep of the NumPy sweep, every block of the compiled one: 'auto' picks NumPy for it
     engine = check_engine('numpy' if callback is not None and engine == 'auto' else engine)
     n_samples = check_int('n_samples', n_samples, 2 if likelihood else 0)
@@ -842,7 +843,7 @@ def sample_eigenvalues(X) -> tuple:
     evidence (``vbfa_lit.evidence``) takes N - 1, as scikit-learn does; the two models read the same data
     through different conventions, and each is stated where it is used.
     """
-    X = _check_real('X', _check_complete(X))
+    X = _check_real('X', check_unmasked('X', X, needs='the eigenvalues of the sample covariance need complete data'))
     g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
     X = np.asarray(X, dtype=float)
     spread = np.ptp(X, axis=0)
@@ -927,20 +928,6 @@ def _check_real(name, value): # refuse complex input (NumPy would drop the imagi
 
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
     return check_choice('prior', prior, ('ordered', 'unordered')) == 'ordered'
-
-def _check_bool(name, value): # a real bool (a string such as 'no' is not read by its truthiness)
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
-
-def _check_complete(X): # X without a mask; RJMCMC reads the eigenvalues of S, which need complete data
-    if isinstance(X, np.ma.MaskedArray):
-        n = int(np.ma.getmaskarray(X).sum())
-        if n: raise ValueError(f"X: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; the eigenvalues of "
-                               "the sample covariance need complete data (the masked values are not used); for "
-                               "missing values use vbfa_lit.VBPCA")
-        X = np.ma.getdata(X)
-    return X
 
 def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / largest eigenvalue of the correlation matrix)
     # each column scaled by a power of two (exact) and Householder QR (backward stable column by column): R holds the
@@ -1057,7 +1044,7 @@ def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, withou
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
-    likelihood = _check_bool('likelihood', likelihood)
+    likelihood = check_bool('likelihood', likelihood)
     n = float(check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
     r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
     eta = default_eta(g) if eta is None else _check_positive('eta', eta)
