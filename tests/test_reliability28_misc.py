@@ -256,8 +256,8 @@ def test_read_idx_truncated_header(tmp_path):
 
 
 @pytest.mark.parametrize('content, what', [(b'not gzip at all', 'not a gzip file'),
-                                           (gzip.compress(bytes([0, 0, 8, 1, 0, 0, 0, 3]) + b'abc')[:-6],
-                                            'damaged or truncated gzip file')])
+                                           (gzip.compress(bytes([0, 0, 8, 1, 0, 0, 0, 3]) + b'abc', mtime=0)[:-6],
+                                            'damaged or truncated gzip file')], ids=['not-gzip', 'truncated-gzip'])
 def test_read_idx_bad_gzip(tmp_path, content, what):
     p = tmp_path / 'bad.idx.gz'
     p.write_bytes(content)
