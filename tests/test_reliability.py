@@ -88,7 +88,7 @@ def test_random_problem(seed, engine):
 
 # ---- Larger, nastier problems fitted for 300 sweeps: the bound must rise (up to its rounding)
 
-N_LONG = int(os.environ.get('RELIABILITY_LONG_N', 16))
+N_LONG = int(os.environ.get('RELIABILITY_LONG_N', 10))
 REPRO = os.path.join(os.path.dirname(__file__), 'data', 'elbo_decrease.npz')
 
 

@@ -662,12 +662,14 @@ def reference_sweep(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     Y0 = np.where(O, Y - q.mu[:, None], 0.0)                               # y_mn - <mu_m>, 0 where missing
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
-    # q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, linear term sum_{m in O_n} <tau_m><w_m>(y_mn - <mu_m>)
+    # q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>,
+    #         linear term sum_{m in O_n} <tau_m><w_m>(y_mn - <mu_m>)
     WW = np.einsum('md,me->mde', q.W, q.W) + np.broadcast_to(q.Sw, (M, D, D))
     P = np.eye(D) + np.einsum('mn,m,mde->nde', O, tau, WW)
     h = (tau[:, None] * Y0).T @ q.W
     q = q._replace(X=np.linalg.solve(P, h[..., None])[..., 0], Sx=np.linalg.inv(P))
-    # q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, linear term <tau_m> sum_{n in O_m} <x_n>(...)
+    # q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>,
+    #         linear term <tau_m> sum_{n in O_m} <x_n>(y_mn - <mu_m>)
     XX = np.einsum('nd,ne->nde', q.X, q.X) + q.Sx
     P = np.diag(prior.w.moments(q)[0]) + tau[:, None, None] * np.einsum('mn,nde->mde', O, XX)
     h = tau[:, None] * (Y0 @ q.X)
@@ -680,7 +682,7 @@ def reference_sweep(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior
     if shared: a, b = np.array([O.sum()]), np.array([err.sum()])
     else: a, b = O.sum(1), err.sum(1)
     q = q._replace(a_tau=prior.a_tau + a / 2, b_tau=prior.b_tau + b / 2)
-    return prior.w.update(q)                                  # q(alpha) under ARD (lesson 03); nothing for a fixed alpha
+    return prior.w.update(q)          # q(alpha) under ARD (lesson 03); nothing for a fixed alpha
 
 def reference_bound(Y, q:Posterior, prior:Prior) -> float:
     """The lower bound L(q), every constant included, in plain NumPy: the reference for the package's `elbo`.
@@ -700,7 +702,7 @@ def reference_bound(Y, q:Posterior, prior:Prior) -> float:
     Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
     tau, logtau = (np.broadcast_to(v, (M,)) for v in gamma_moments(q.a_tau, q.b_tau))
     alpha, logalpha = prior.w.moments(q)
-    entropy = lambda S: 0.5 * np.sum(D * (1 + LOG2PI) + np.linalg.slogdet(S)[1])       # sum of Gaussian entropies
+    entropy = lambda S: 0.5 * np.sum(D * (1 + LOG2PI) + np.linalg.slogdet(S)[1])   # sum of the entropies
     loglik = 0.5 * np.sum(O.sum(1) * (logtau - LOG2PI) - tau * expected_squared_errors(Y, q).sum(1))
     log_px = -0.5 * (np.sum(q.X ** 2) + np.trace(Sx, axis1=1, axis2=2).sum() + N * D * LOG2PI)
     Ww = q.W ** 2 + np.diagonal(Sw, axis1=1, axis2=2)                                     # <w_md^2>
