@@ -116,6 +116,13 @@ def test_display_math_is_typeset(crawl):
         assert not rep.math_errors, f'{page_of(nb)}: broken TeX {rep.math_errors}'
 
 
+def test_no_dollar_sign_is_left_beside_math(crawl):
+    "A display $$ inside a paragraph is half-parsed by MyST: a stray $ beside a math span, and the text after it set as math."
+    stray = {path: html.count('$<span class="math') for path in crawl
+             if (html := (ROOT / '_site' / path).read_text(encoding='utf-8')).count('$<span class="math')}
+    assert not stray, f'pages with a $ left beside a math span (put blank lines around $$ ... $$): {stray}'
+
+
 def test_a_figure_loads(crawl):
     images = [(path, src, w) for path, rep in crawl.items() for src, w in rep.images]
     figures = [x for x in images if '/_images/' in x[1]]
