@@ -298,7 +298,8 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     else: bad = _k_gaussians(P, scale, diag, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
     if bad >= 0: raise np.linalg.LinAlgError(f"Matrix is not positive definite (precision {bad} of {K})")
     if one_for_all:   # one precision for every row of h: its factor once more, for two BLAS triangular solves
-        P0 = P[0] if len(P) else (_k_unpack(Pp, full := np.empty((1, D, D))), full[0])[1]
+        if len(P): P0 = P[0]
+        else: P0 = np.empty((1, D, D)); _k_unpack(Pp, P0); P0 = P0[0]    # the packed triangle, unpacked
         P0 = (scale[0] if scale.size else 1.0) * P0 + np.diag(diag)
         mean = cholesky_solve(np.linalg.cholesky(P0)[None], h)
     return mean, S, logdet
