@@ -37,7 +37,8 @@ def sweep_time(p):
     from vbfa_lit.ard import ARD
     from vbfa_lit.estimator import check_sparse, sparse_data_scale, standardise
     from vbfa_lit.transformations import transform_posterior
-    from vbfa_lit.vbpca import Prior, fit_vbfa, observed
+    from vbfa_lit.vbpca import Prior
+    from vbfa_lit.engine import fit_vbfa, observed
     X = ratings(p['seed'], p['n_users'], p['n_items'], p['n_ratings'])
     c0, w0 = time.process_time(), time.perf_counter()
     Xs = check_sparse(X)

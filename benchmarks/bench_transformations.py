@@ -22,7 +22,7 @@ STOP_REL = 1e-10
 
 def chain(data, q, pr, cap, transform, stop_at=None):
     "Our iterations from q: (trace of bounds, cumulative CPU seconds, stop reason, final q)."
-    from vbfa_lit.vbpca import sweep
+    from vbfa_lit.engine import sweep
     from vbfa_lit.transformations import transform_posterior
     L, cum, c0, stop = [], [], time.process_time(), 'cap'
     for it in range(cap):
@@ -39,7 +39,7 @@ def chain(data, q, pr, cap, transform, stop_at=None):
 
 def ours(p):
     "One of our chains on dataset 1 from `init_posterior` with the seed 1000 + data seed."
-    from vbfa_lit.vbpca import observed, init_posterior
+    from vbfa_lit.engine import observed, init_posterior
     from vbfa_lit.ard import effective_components
     Y, Yo, miss, mean, cov = dataset1(p['data_seed'])
     data, pr = observed(Yo), prior(p['prior'])
@@ -51,7 +51,7 @@ def ours(p):
 
 def dim200_case(p):
     "The 200-dim case: the transformed chain, then the plain one until it is within 1 nat of that best (or its cap)."
-    from vbfa_lit.vbpca import observed, init_posterior
+    from vbfa_lit.engine import observed, init_posterior
     Y, Yo, miss = dim200(p['data_seed'])
     data, pr = observed(Yo), prior('ard')
     q0 = init_posterior(data, p['D'], pr, False, np.random.default_rng(1000 + p['data_seed']))
@@ -63,7 +63,7 @@ def dim200_case(p):
 def bayespy(p):
     "BayesPy from our initial posterior, with or without RotationOptimizer."
     import warnings
-    from vbfa_lit.vbpca import observed, init_posterior
+    from vbfa_lit.engine import observed, init_posterior
     from bayespy.inference.vmp import transformations as T
     Y, Yo, miss, mean, cov = dataset1(p['data_seed'])
     q0 = init_posterior(observed(Yo), p['D'], prior(), False, np.random.default_rng(1000 + p['data_seed']))
@@ -100,7 +100,7 @@ def vbpca(p):
 
 def timing(p):
     "CPU of one transformation against one sweep at D = 50, as fit_vbfa applies them, on the live trajectory."
-    from vbfa_lit.vbpca import observed, init_posterior, sweep
+    from vbfa_lit.engine import observed, init_posterior, sweep
     from vbfa_lit.transformations import transform_posterior
     Yo = dataset1(p['data_seed'])[1] if p['problem'] == 'dataset1' else dim200(p['data_seed'])[1]
     data, pr = observed(Yo), prior()

@@ -84,7 +84,7 @@ def iteration(p):
 def accuracy(p):
     "Each tool from one seed to its own stopping rule: bound, iterations, seconds, held-out RMSE vs the oracle."
     import warnings
-    from vbfa_lit.vbpca import observed, fit_vbfa
+    from vbfa_lit.engine import observed, fit_vbfa
     from vbfa_lit.ard import effective_components
     from problems import prior
     Y, Yo, miss, mean, cov = dataset1(p['seed'])

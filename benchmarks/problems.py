@@ -57,14 +57,14 @@ class Ours:
     """One chain of our sweeps; `step()` is one `sweep`: q(X), q(W), q(mu), q(tau), q(alpha), then the full bound, with
     the NumPy sweep of lesson 02 (engine='numpy') or the compiled one of 02c (engine='numba')."""
     def __init__(self, Yo, D, shared, seed, sparse_storage=False, kind='ard', engine='numpy'):
-        from vbfa_lit.vbpca import observed, init_posterior
+        from vbfa_lit.engine import observed, init_posterior
         self.data, self.prior, self.shared = observed(Yo, sparse_storage=sparse_storage), prior(kind), shared
         self.engine = engine
         self.q = init_posterior(self.data, D, self.prior, shared, np.random.default_rng(seed))
         self.bound = None
 
     def step(self):
-        from vbfa_lit.vbpca import sweep
+        from vbfa_lit.engine import sweep
         self.q, terms = sweep(self.data, self.q, self.prior, self.shared, self.engine)
         self.bound = terms.total
 

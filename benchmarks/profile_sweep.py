@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Per-sweep CPU time and Python call counts of `vbfa_lit.vbpca.sweep` on dataset 1 (a quick look, not a benchmark).
+"""Per-sweep CPU time and Python call counts of `vbfa_lit.engine.sweep` on dataset 1 (a quick look, not a benchmark).
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/profile_sweep.py 10 30     # one BLAS thread
     .venv/bin/python benchmarks/profile_sweep.py 10 30                            # default environment

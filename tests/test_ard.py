@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from vbfa_lit.ard import ARD, effective_components, update_alpha
-from vbfa_lit.vbpca import Prior, fit_vbfa, observed
+from vbfa_lit.vbpca import Prior
+from vbfa_lit.engine import fit_vbfa, observed
 
 
 @pytest.mark.parametrize('shared_cov', [True, False])

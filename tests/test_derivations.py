@@ -6,9 +6,8 @@ from vbfa_lit.ard import ARD, update_alpha
 from vbfa_lit.notation import gamma_moments
 from vbfa_lit.symbolic import evaluate, gamma_readoff, gaussian_readoff
 from vbfa_lit.symbolic import mean_field, symbolic_elbo, symbolic_values, symbolic_vbfa
-from vbfa_lit.vbpca import (FixedAlpha, Prior, elbo, observed, random_posterior, sq_error, sum_tau_ww,
-                            sum_xx, update_mu, update_tau, update_W,
-                            update_X)
+from vbfa_lit.vbpca import FixedAlpha, Prior, random_posterior
+from vbfa_lit.engine import elbo, observed, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X
 
 M, N = 3, 3
 OBSERVED = [(1, 1), (2, 1), (3, 1), (1, 2), (3, 2), (2, 3)]        # y_22, y_13, y_33 missing

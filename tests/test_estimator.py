@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from vbfa_lit.estimator import VBPCA, ConvergenceWarning, MissingDataWarning, NotFittedError
 from vbfa_lit.notation import gamma_moments
-from vbfa_lit.vbpca import observed, sweep
+from vbfa_lit.engine import observed, sweep
 
 
 # Convergence is tested on its own; elsewhere short fits are enough and their ConvergenceWarnings are noise.
@@ -516,7 +516,8 @@ def test_explained_variance_matches_pca_on_complete_data():
 
 def test_columns_ordered_by_size_and_bound_unchanged_by_the_ordering():
     from vbfa_lit.estimator import _ordered_columns
-    from vbfa_lit.vbpca import elbo, random_posterior, Prior
+    from vbfa_lit.vbpca import random_posterior, Prior
+    from vbfa_lit.engine import elbo
     from vbfa_lit.ard import ARD
     rng = np.random.default_rng(0)
     q = random_posterior(rng, 6, 9, 4, ard=True)

@@ -12,7 +12,8 @@ from vbfa_lit.transformations import (TRANSFORMATIONS, approximate_translation, 
                                       optimal_translation, pca_basis, rotate, rotation_bound,
                                       rotation_paper, rotation_statistics, transform_posterior,
                                       translate, translation_statistics)
-from vbfa_lit.vbpca import FixedAlpha, Posterior, Prior, elbo, fit_vbfa, init_posterior, observed, sweep
+from vbfa_lit.vbpca import FixedAlpha, Posterior, Prior
+from vbfa_lit.engine import elbo, fit_vbfa, init_posterior, observed, sweep
 
 EPS = np.finfo(float).eps
 # Rounding budget of one evaluation of the bound: it is a sum of O(M N D^2) <= ~10^4 rounded products,

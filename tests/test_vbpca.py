@@ -8,8 +8,8 @@ from scipy import stats
 
 from vbfa_lit.ard import ARD
 from vbfa_lit.notation import gamma_moments
-from vbfa_lit.vbpca import (ElboTerms, FixedAlpha, Posterior, Prior, elbo, fit_vbfa, init_posterior, observed,
-                            sweep, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X)
+from vbfa_lit.vbpca import FixedAlpha, Posterior, Prior
+from vbfa_lit.engine import ElboTerms, elbo, fit_vbfa, init_posterior, observed, sweep, sq_error, sum_tau_ww, sum_xx, update_mu, update_tau, update_W, update_X
 
 RTOL = 1e-8  # relative tolerance on the bound: floating point only, not tuned
 

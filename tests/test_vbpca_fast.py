@@ -20,7 +20,8 @@ from vbfa_lit import VBPCA
 from vbfa_lit.ard import ARD
 from vbfa_lit.linalg import gaussian_from_precision, masked_outer_sum
 from vbfa_lit.rjmcmc_fast import numba_available
-from vbfa_lit.vbpca import FixedAlpha, Prior, fit_vbfa, init_posterior, observed, sweep
+from vbfa_lit.vbpca import FixedAlpha, Prior
+from vbfa_lit.engine import fit_vbfa, init_posterior, observed, sweep
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba (the optional 'fast' extra) is not installed")
 
@@ -137,14 +138,13 @@ def test_not_positive_definite_is_refused_like_numpy(D):
 @pytest.mark.parametrize('offset', [0.0, 1e3])
 def test_residual_ss_equals_numpy(offset):
     "The compiled squared residuals of CSR data; dense data keep NumPy's (the same function)."
-    from vbfa_lit.vbpca import residual_ss
-    from vbfa_lit.vbpca_fast import _residual_ss
+    from vbfa_lit.engine import residual_ss
+    from vbfa_lit.vbpca_fast import compiled_kernels
     rng = np.random.default_rng(5)
     Y = problem(5, 30, 70, 0.7) + offset
     W, X, mu = rng.standard_normal((30, 4)), rng.standard_normal((70, 4)), rng.standard_normal(30) + offset
-    for storage in (False, True):
-        data = observed(Y, sparse_storage=storage)
-        assert rel(residual_ss(data, W, X, mu), _residual_ss(data, W, X, mu)) < 1e-12
+    dense, csr = observed(Y), observed(Y, sparse_storage=True)
+    assert rel(residual_ss(dense, W, X, mu), residual_ss(csr, W, X, mu, kernels=compiled_kernels())) < 1e-12
 
 
 # ---------------------------------------------------------------------------------------- whole fits
@@ -212,7 +212,11 @@ def test_engine_is_checked_by_name():
         VBPCA(engine='fast').fit(problem(0, 6, 10, 0.2).T)
     q = init_posterior(data, 2, Prior(), False, np.random.default_rng(0))
     with pytest.raises(ValueError, match='engine'):
-        sweep(data, q, Prior(), False, engine='auto')                # the sweep takes a resolved engine
+        sweep(data, q, Prior(), False, engine='fortran')
+    complete = observed(np.random.default_rng(1).standard_normal((6, 10)))
+    with pytest.raises(ValueError, match='engine'):                   # refused on complete data too
+        sweep(complete, init_posterior(complete, 2, Prior(), False, np.random.default_rng(0)), Prior(), False,
+              engine='fortran')
 
 
 def test_without_numba_auto_is_numpy_and_numba_says_how_to_install(monkeypatch):
@@ -233,7 +237,7 @@ def test_kernels_are_cached_on_disk():
     "After one compiled fit, a new process loads the machine code from numba's cache instead of compiling."
     fit_vbfa(observed(problem(0, 6, 10, 0.2)), 2, max_iter=2, engine='numba')
     code = ("import numpy as np\n"
-            "from vbfa_lit.vbpca import fit_vbfa, observed\n"
+            "from vbfa_lit.engine import fit_vbfa, observed\n"
             "Y = np.random.default_rng(0).standard_normal((6, 10)); Y[0, :3] = np.nan\n"
             "fit_vbfa(observed(Y), 2, max_iter=2, engine='numba')\n")
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
@@ -250,7 +254,8 @@ import numpy as np
 import scipy.sparse as sparse
 import vbfa_lit
 from vbfa_lit import VBPCA
-from vbfa_lit.vbpca import Prior, fit_vbfa, observed
+from vbfa_lit.vbpca import Prior
+from vbfa_lit.engine import fit_vbfa, observed
 rng = np.random.default_rng(0)
 Y = rng.standard_normal((8, 30)); Y[rng.random(Y.shape) < 0.3] = np.nan
 fit_vbfa(observed(Y), 3, Prior(), max_iter=5, engine='numpy')

@@ -29,9 +29,15 @@ ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
 The lessons' building blocks, one module per lesson:
 
 vbfa_lit.vbpca
-    the VBFA model: observed data, factor updates, the lower bound, ``fit_vbfa``
+    the VBFA model and its reference implementation: the factor updates, one sweep and the bound in plain NumPy
+vbfa_lit.engine
+    the production sweep: observed data (dense or CSR), ``fit_vbfa``, one sweep as map and reduce over blocks of
+    samples, tested equal to the reference
 vbfa_lit.linalg
-    the numerical machinery of the updates: masked outer sums, one Cholesky factorisation per Gaussian factor
+    the numerical machinery of the updates: masked outer sums, one Cholesky factorisation per Gaussian factor, the
+    NumPy kernel set
+vbfa_lit.vbpca_fast
+    the compiled kernel set (needs ``vbfa_lit[fast]``)
 vbfa_lit.ard
     automatic relevance determination of the columns of W
 vbfa_lit.transformations

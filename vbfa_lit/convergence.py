@@ -19,7 +19,8 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 from .data import LUTTINEN_ILIN_SPECTRA, make_gaussian_spectrum, make_luttinen_ilin
-from .vbpca import observed, Prior, FixedAlpha, fit_vbfa
+from .vbpca import Prior, FixedAlpha
+from .engine import observed, fit_vbfa
 from .ard import ARD
 from .transformations import transform_posterior
 from .plots import plot_elbo, plot_curves, plot_spread

@@ -20,7 +20,8 @@ import scipy.sparse as sparse
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
-from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, observed, sum_tau_ww, sum_ww, update_X, fit_vbfa
+from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
+from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread
 from .rjmcmc_fast import check_engine

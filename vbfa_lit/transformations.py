@@ -11,7 +11,8 @@ __all__ = ['TRANSFORMATIONS', 'translation_statistics', 'optimal_translation', '
 import numpy as np
 
 from .notation import gamma_moments
-from .vbpca import Observed, Posterior, Prior, FixedAlpha, elbo, expected_log_prior_W
+from .vbpca import Posterior, Prior, FixedAlpha
+from .engine import Observed, elbo, expected_log_prior_W
 from .linalg import weighted_sum
 from .ard import ARD
 

@@ -31,7 +31,8 @@ from .plots import (colour, hinton, plot_learning_curves, plot_posterior_bars, p
 from .rjmcmc import exact_posterior_q, rjmcmc_pca_from_eigenvalues, sample_eigenvalues
 from .transformations import transform_posterior
 from .validation import check_int, check_real
-from .vbpca import Prior, fit_vbfa, observed
+from .vbpca import Prior
+from .engine import fit_vbfa, observed
 
 # %% ../nbs/09_widgets.ipynb #ce515727
 def _ipywidgets():
