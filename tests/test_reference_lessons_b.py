@@ -1,12 +1,13 @@
 """The lessons' reference implementations (06 reversible jump, 07 Householder map, 08 Householder PPCA) against the
 library's production code: the same numbers to 1e-10, and for the sampler the same moves from the same random
 numbers."""
+import importlib
 import warnings
 
 import numpy as np
 import pytest
 
-from vbfa_lit import rjmcmc as R
+R = importlib.import_module('vbfa_lit.rjmcmc')
 from vbfa_lit.rjmcmc import (reference_birth, reference_death, reference_log_birth_ratio, reference_sweep,
                              reference_truncated_gamma)
 
@@ -140,3 +141,117 @@ def test_reference_truncated_gamma_equals_the_librarys(a, lo, hi):
     np.testing.assert_allclose(ref, prod, rtol=1e-10)
     np.testing.assert_allclose(np.log(reference_truncated_gamma(a, b, lo / b, hi / b)),
                                R.log_gamma_mass(a, lo, hi), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- 07: Householder map on the Stiefel manifold
+
+from vbfa_lit.stiefel import (householder_matrix, householder_to_stiefel, reference_householder,  # noqa: E402
+                              reference_householder_to_stiefel, reference_sample_stiefel,
+                              reference_singular_value_logpdf, reference_swap_reflection, sample_stiefel,
+                              singular_value_logpdf)
+
+_SIZES = [(1, 1), (2, 1), (2, 2), (3, 2), (5, 3), (8, 8), (12, 4), (30, 5)]
+
+
+@pytest.mark.parametrize('reflection, ref', [('mezzadri', reference_householder),
+                                             ('swap', reference_swap_reflection)])
+def test_reference_reflection_equals_the_librarys(reflection, ref):
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 6, 20):
+        for scale in (1.0, 1e-3, 1e3):
+            v = rng.normal(size=n) * scale
+            np.testing.assert_allclose(ref(v), householder_matrix(v, reflection=reflection), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize('reflection, ref', [('mezzadri', reference_householder),
+                                             ('swap', reference_swap_reflection)])
+def test_reference_map_equals_the_librarys(reflection, ref):
+    "The reference product of M x M reflections and the library's rank-one updates, one draw and batched."
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for M, D in _SIZES:
+        vecs = [rng.normal(size=(3, M - k)) for k in range(D)]
+        batched = householder_to_stiefel(vecs, reflection=reflection)
+        for i in range(3):
+            one = [v[i] for v in vecs]
+            U_ref = reference_householder_to_stiefel(one, ref)
+            worst = max(worst, np.abs(U_ref - batched[i]).max(),
+                        np.abs(U_ref - householder_to_stiefel(one, reflection=reflection)).max())
+    assert worst <= 1e-10, worst
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_reference_sampler_step_equals_the_librarys(seed):
+    "Same generator, same normal numbers in the same order: the same point of the Stiefel manifold."
+    for M, D in _SIZES:
+        U_ref = reference_sample_stiefel(M, D, np.random.default_rng(seed))
+        U = sample_stiefel(M, D, random_state=np.random.default_rng(seed))
+        np.testing.assert_allclose(U_ref, U, rtol=0, atol=1e-10)
+        Us = sample_stiefel(M, D, random_state=np.random.default_rng(seed), reflection='swap')
+        rng = np.random.default_rng(seed)
+        U_swap = reference_householder_to_stiefel([rng.standard_normal(M - k) for k in range(D)],
+                                                  reference_swap_reflection)
+        np.testing.assert_allclose(U_swap, Us, rtol=0, atol=1e-10)
+
+
+def test_reference_singular_value_logpdf_equals_the_librarys():
+    rng = np.random.default_rng(9)
+    for D in (1, 2, 3, 5):
+        for M in (D, D + 1, D + 7):
+            for _ in range(10):
+                sigma = np.sort(rng.gamma(2.0, 1.0, D))[::-1]
+                lib = float(singular_value_logpdf(sigma, M))
+                assert abs(reference_singular_value_logpdf(sigma, M) - lib) <= 1e-10 * max(1.0, abs(lib))
+
+
+# ---------------------------------------------------------------- 08: Householder-parameterised Bayesian PPCA
+
+H = importlib.import_module('vbfa_lit.householder_ppca')   # the package also has a function of that name
+St = importlib.import_module('vbfa_lit.stiefel')
+from vbfa_lit.householder_ppca import (ppca_log_likelihood, reference_log_density,  # noqa: E402
+                                       reference_log_likelihood, sufficient_statistics)
+
+
+def _ppca_problem(rng, N, M, D):
+    "Data with a large offset and columns of different scale, and random parameters of the Householder model."
+    X = 100 + rng.normal(size=(N, M)) * rng.uniform(0.1, 10, size=M)
+    vectors = [rng.normal(size=M - q) * rng.uniform(0.5, 2) for q in range(D)]
+    sigma = np.sort(rng.uniform(0.3, 4, D))[::-1]
+    return X, vectors, sigma, rng.uniform(0.2, 2), X.mean(0) + rng.normal(size=M)
+
+
+@pytest.mark.parametrize('N, M, D', [(20, 3, 1), (50, 3, 2), (200, 8, 3), (569, 30, 2), (40, 6, 6)])
+def test_reference_log_likelihood_equals_the_librarys(N, M, D):
+    rng = np.random.default_rng(N + M + D)
+    for _ in range(5):
+        X, vectors, sigma, s, mu = _ppca_problem(rng, N, M, D)
+        U = St.reference_householder_to_stiefel(vectors, St.reference_swap_reflection)
+        ref = reference_log_likelihood(X, U, sigma, s, mu)
+        general = float(ppca_log_likelihood(X, U * sigma, s, mu))                         # Cholesky branch
+        diagonal = float(H._log_likelihood(U * sigma, np.float64(s**2), mu, sufficient_statistics(X),
+                                           orthogonal=True))                               # the sampler's branch
+        assert abs(ref - general) <= 1e-10 * abs(general) and abs(ref - diagonal) <= 1e-10 * abs(general)
+
+
+def test_reference_log_density_equals_the_numpyro_model():
+    """The model NUTS samples (NumPyro, JAX in float64) has the reference's log density less the constant of the
+    singular-value density, at random parameters."""
+    pytest.importorskip('numpyro')
+    jax, jnp, numpyro = H._import_numpyro()
+    from numpyro.infer.util import log_density
+    M, D = 6, 3
+    rng = np.random.default_rng(11)
+    with H._double_precision(jax):
+        # one compiled log density for every data set: the statistics are arguments, not constants
+        lib_log_density = jax.jit(lambda params, n, mean, cov: log_density(
+            H._ppca_model(M, D, H.SufficientStatistics(n, mean, cov)), (), {}, params)[0])
+        for N in (30, 50, 80, 200, 569):
+            for _ in range(2):
+                X, vectors, sigma, s, mu = _ppca_problem(rng, N, M, D)
+                stats = sufficient_statistics(X)
+                params = {**{f'v_{M - q}': jnp.asarray(v) for q, v in enumerate(vectors)},
+                          'sigma_increasing': jnp.asarray(sigma[::-1].copy()), 'noise_std': jnp.asarray(s),
+                          'mu_offset': jnp.asarray(mu - stats.mean)}
+                lib = float(lib_log_density(params, float(stats.n), jnp.asarray(stats.mean), jnp.asarray(stats.cov)))
+                ref = reference_log_density(vectors, sigma, s, mu, X) - St._log_sv_const(M, D)
+                assert abs(ref - lib) <= 1e-10 * abs(ref), (ref, lib)
