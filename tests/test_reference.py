@@ -78,8 +78,9 @@ def test_blocks_give_the_same_fit(seed, kind):
     Y, D, shared, prior = problem(10 + seed)
     data = stored(Y, 'csr' if seed == 1 and np.isnan(Y).any() else 'mask')
     transform = None if kind == 'none' else (lambda d, q, p: transform_posterior(d, q, p, kind))
-    fits = [fit_vbfa(data, D, prior, shared, max_iter=25, tol=0, rng=seed, transform=transform, engine='numpy',
-                     n_blocks=n) for n in (1, 3, Y.shape[1])]
+    settings = [dict(n_blocks=1), dict(n_blocks=3), dict(n_blocks=Y.shape[1]), dict(n_jobs=2)]   # n_jobs: threads
+    fits = [fit_vbfa(data, D, prior, shared, max_iter=25, tol=0, rng=seed, transform=transform, engine='numpy', **k)
+            for k in settings]
     # the bound and what the fit predicts; single moments may drift along directions the bound does not determine
     # (switched-off components, equal variances), as between the two kernel sets
     predict = lambda q: q.W @ q.X.T + q.mu[:, None]
@@ -106,6 +107,28 @@ def test_row_blocks_refuses_a_bad_count():
         fit_vbfa(observed(Y), D, prior, shared, n_blocks=0)
     with pytest.raises(TypeError, match='n_blocks'):
         fit_vbfa(observed(Y), D, prior, shared, n_blocks=2.5)
+    with pytest.raises(ValueError, match='n_jobs'):
+        fit_vbfa(observed(Y), D, prior, shared, n_jobs=0)
+
+
+@pytest.mark.parametrize('engine', ['numpy', 'numba'])
+def test_threads_give_the_one_thread_sweep(engine):
+    "Blocks mapped in two threads: the same sweep as the same blocks one after another, bit for bit."
+    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    from vbfa_lit.engine import LocalRunner
+    Y, D, shared, prior = problem(7)
+    data = observed(Y)
+    blocks = row_blocks(data, 4)
+    q = init_posterior(data, D, prior, shared, np.random.default_rng(0))
+    runner = LocalRunner(2)
+    try:
+        a, ta = sweep(data, q, prior, shared, engine, blocks, runner)
+        assert runner._pool is not None                                     # the threads did run
+    finally: runner.close()
+    b, tb = sweep(data, q, prior, shared, engine, blocks)
+    assert ta.total == tb.total
+    for x, y in zip(a, b):
+        if y is not None: np.testing.assert_array_equal(x, y)
 
 
 def _imports(path):

@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['Observed', 'observed', 'sum_tau_ww', 'update_X', 'sum_xx', 'update_W', 'w_factor', 'update_mu', 'sx_quadratic',
            'sx_by_product', 'residual_ss', 'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'latent_term',
-           'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks', 'sweep',
-           'init_posterior', 'FitResult', 'fit_vbfa']
+           'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
+           'block_errors', 'LocalRunner', 'sweep', 'init_posterior', 'FitResult', 'fit_vbfa']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -655,7 +655,80 @@ def reduce_blocks(parts, complete: bool = False) -> LatentBlock:
     return LatentBlock(np.concatenate([p.X for p in parts]), join('Sx'), join('logdet_Sx'), None, add('XX'),
                        add('YX'), add('mX'), float(sum(p.x_term for p in parts)))
 
-def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None):
+def block_errors(block: Observed, part: LatentBlock, W, mu, kernels: Kernels = NUMPY_KERNELS):
+    """The second map step on one block: its share of the squared errors that the new means leave.
+
+    Parameters
+    ----------
+    block : Observed
+    part : LatentBlock
+        The block's q(x_n), from `map_latent`.
+    W : ndarray of shape (M, D)
+        The new means of q(w_m).
+    mu : ndarray of shape (M,)
+        The new means of q(mu_m).
+    kernels : Kernels, default NUMPY_KERNELS
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        Sum over the block's n in O_m of (y_mn - <w_m>^T <x_n> - <mu_m>)^2 + <w_m>^T Sigma_x_n <w_m>.
+    """
+    return residual_ss(block, W, part.X, mu, kernels=kernels) + sx_quadratic(block, W, part.Sx, part.SX)
+
+class LocalRunner:
+    """Runs the sweep's map steps in this process: block after block, or `n_jobs` blocks side by side in threads.
+
+    The compiled kernels release the GIL and NumPy's products run in BLAS (one thread each inside a fit), so threads
+    use several cores. A runner for another executor provides the same three methods.
+
+    Parameters
+    ----------
+    n_jobs : int, default 1
+        Threads; 1 runs the blocks one after another in the calling thread.
+    """
+    def __init__(self, n_jobs: int = 1):
+        self.n_jobs = check_int('n_jobs', n_jobs, 1)
+        self._pool = None
+
+    def map(self, fn, *iterables) -> list:
+        """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
+
+        Parameters
+        ----------
+        fn : callable
+        *iterables : iterables of equal length
+
+        Returns
+        -------
+        list
+        """
+        args = list(zip(*iterables))
+        if self.n_jobs == 1 or len(args) == 1: return [fn(*a) for a in args]
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(self.n_jobs, thread_name_prefix='vbfa_lit')
+        return list(self._pool.map(lambda a: fn(*a), args))
+
+    def reduce(self, parts, complete: bool) -> LatentBlock:
+        """The reduce step (`reduce_blocks`).
+
+        Parameters
+        ----------
+        parts : list of LatentBlock
+        complete : bool
+
+        Returns
+        -------
+        LatentBlock
+        """
+        return reduce_blocks(parts, complete)
+
+    def close(self):
+        "Stop the threads, if any were started."
+        if self._pool is not None: self._pool.shutdown(); self._pool = None
+
+def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None, runner=None):
     """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound: map over blocks of samples,
     reduce their statistics, update the per-feature factors.
 
@@ -674,6 +747,8 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
         ``fast`` extra): one sweep equal to NumPy's to about 1e-13 relative. Complete data always take NumPy's.
     blocks : tuple of Observed, optional
         `row_blocks(data, n)`; None: one block. Any split gives the same sweep to rounding.
+    runner : LocalRunner, optional
+        Where the map steps run; None: block after block in this thread.
 
     Returns
     -------
@@ -686,14 +761,13 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
     if data.complete: kernels = NUMPY_KERNELS              # a few dense products: nothing to compile
     blocks = (data,) if blocks is None else blocks
     tau = gamma_moments(q.a_tau, q.b_tau, check=False)[0]  # valid by construction: the checks are skipped
-    parts = [map_latent(b, q, tau, kernels) for b in blocks]                         # map
-    s = reduce_blocks(parts, data.complete)                                                       # reduce
-    W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, prior.w.moments(q)[0], kernels)
+    runner = LocalRunner() if runner is None else runner
+    parts = runner.map(map_latent, blocks, [q] * len(blocks), [tau] * len(blocks), [kernels] * len(blocks))  # map
+    s = runner.reduce(parts, data.complete)                                                         # reduce
+    W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, prior.w.moments(q)[0], kernels)         # update
     mu, vmu = update_mu(data, W, None, tau, prior.beta, mX=s.mX)
-    err = None                                   # the squared errors: a second map, with the new W and mu
-    for b, p in zip(blocks, parts):
-        e = residual_ss(b, W, p.X, mu, kernels=kernels) + sx_quadratic(b, W, p.Sx, p.SX)
-        err = e if err is None else err + e
+    n = len(blocks)               # the squared errors: a second map, with the new W and mu, and its reduce
+    err = functools.reduce(np.add, runner.map(block_errors, blocks, parts, [W] * n, [mu] * n, [kernels] * n))
     err = err + trace_product(Sw, s.XX) + data.n_row * vmu
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
     q = q._replace(X=s.X, Sx=s.Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
@@ -768,7 +842,7 @@ class FitResult(NamedTuple):
 @one_blas_thread
 def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = False, max_iter: int = 1000,
              tol: float = 1e-6, rng=None, callback=None, transform=None, transform_start: int = 1,
-             engine: str = 'auto', n_blocks: int = 1) -> FitResult:
+             engine: str = 'auto', n_jobs: int = 1, n_blocks=None) -> FitResult:
     """Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles.
 
     Parameters
@@ -797,8 +871,11 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         components under the broad prior) the rounding differences can grow over many sweeps, and the two
         engines may end at different posteriors of nearly the same bound.
 
-    n_blocks : int, default 1
-        Blocks of samples the sweep maps over (`row_blocks`); the same fit to rounding for any number.
+    n_jobs : int, default 1
+        Threads that run the sweep's map steps side by side (`LocalRunner`), one BLAS thread each.
+    n_blocks : int, optional
+        Blocks of samples the sweep maps over (`row_blocks`); default n_jobs. The same fit to rounding for any
+        number.
 
     Returns
     -------
@@ -813,14 +890,20 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
     """
     kernels = kernel_set(engine)                          # chosen once, for every sweep
     _check_prior(prior)
-    n_blocks = check_int('n_blocks', n_blocks, 1)
-    blocks = row_blocks(data, n_blocks)
+    runner = LocalRunner(n_jobs)
+    blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
+    try: return _fit(data, D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, kernels,
+                     blocks, runner)
+    finally: runner.close()
+
+def _fit(data, D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, kernels, blocks,
+         runner): # the sweeps of `fit_vbfa`, its arguments checked
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
     history, terms = [], None
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
             q, _ = transform(data, q, prior)
-        q, terms = sweep(data, q, prior, shared, kernels, blocks)
+        q, terms = sweep(data, q, prior, shared, kernels, blocks, runner)
         history.append(terms.total)
         if not np.isfinite(terms.total):
             raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: "
