@@ -420,14 +420,14 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
                 plot_spread(Ds, v, censored=cz, ax=ax, label='with' if tr else 'without', band=tr,
                             color='k' if tr else 'r', linestyle=':' if tr else '-')
             ax.set_yscale('log')
-            ax.set_title(f'dataset {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=9)
+            ax.set_title(f'dataset {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=10)
             ax.set_ylabel(('sweeps' if measure.startswith('it') else 'seconds') if j == 0 else '')
             ax.set_xlabel('D' if i == len(datasets) - 1 else '')
-    axes[0][0].legend(frameon=False, fontsize=8)
+    axes[0][0].legend(frameon=False, fontsize=9)
     fig = axes[0][0].figure
     what = 'sweeps' if measure.startswith('it') else 'time'
     goal = "the paper's criterion" if measure.endswith('paper') else '1 nat of the best bound'
-    fig.suptitle(f'{what} to {goal}', fontsize=10)
+    fig.suptitle(f'{what} to {goal}', fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -464,7 +464,7 @@ def plot_fig3(curves, title: str = ''):
         axes[0][j].set(ylabel='VB cost - best cost (nats)', title=f'{pr} prior')
         axes[0][j].set_ylim(bottom=1e-3)
         for i in range(3): axes[i][j].set_xscale('log')
-    if title: fig.suptitle(title, fontsize=10)
+    if title: fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
 
