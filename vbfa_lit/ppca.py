@@ -217,6 +217,7 @@ def ppca_em(X, n_components, max_iter=1000, tol=1e-12, random_state=None):
 
     Examples
     --------
+    >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(50, 4)) * [3.0, 1.0, 1.0, 1.0]
     >>> fit = ppca_em(X, 1, random_state=0)
     >>> bool(np.all(np.diff(fit.log_likelihood) >= 0)), round(fit.sigma2 / ppca_ml(X, 1).sigma2, 6)
