@@ -76,9 +76,8 @@ def _cells(name):
     return json.loads((NBS / name).read_text())['cells']
 
 
-def _shown_lines(name):
-    "Unfolded code lines a reader sees (the rule of the course's page budget)."
-    total = 0
+def _shown_cells(name):
+    "The code a reader sees unfolded (the rule of the course's page budget), cell by cell."
     for c in _cells(name):
         if c['cell_type'] != 'code': continue
         src = ''.join(c['source'])
@@ -87,8 +86,11 @@ def _shown_lines(name):
         if re.search(r'#\|\s*export(?!s)', flags): continue
         body = '\n'.join(l for l in src.splitlines() if not l.startswith('#|'))
         if 'exports' in flags: body = re.sub(r'"""[\s\S]*?"""', '', body)
-        total += sum(1 for l in body.splitlines() if l.strip())
-    return total
+        yield body
+
+
+def _shown_lines(name):
+    return sum(1 for body in _shown_cells(name) for l in body.splitlines() if l.strip())
 
 
 @pytest.mark.parametrize('name', ['01_symbolic.ipynb', '01c_from_pca.ipynb', '02_vbpca.ipynb'])
@@ -98,6 +100,8 @@ def test_page_budget_and_no_project_on_the_page(name):
                      if c['cell_type'] == 'markdown' or '#| hide' not in ''.join(c['source']))
     for leak in ('tests/', 'test_ppca', 'test_course', '.json', 'savefig', 'nbdev', 'hidden cell'):
         assert leak not in text, leak
+    private = [m for body in _shown_cells(name) for m in re.findall(r'(?<![\w.])_[A-Za-z]\w*(?=\()', body)]
+    assert not private, private
 
 
 def test_figure_1_1_caption_names_the_colour_drawn():
