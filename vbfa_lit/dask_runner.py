@@ -106,7 +106,9 @@ def observed_blocks_from_triples(df, n_rows: int, n_cols: int, n_blocks: int,
     Parameters
     ----------
     df : pandas.DataFrame or dask.dataframe.DataFrame
-        One observed entry per line; each (row, column) pair at most once.
+        One observed entry per line; each (row, column) pair at most once. A pandas table travels to the cluster
+        once, inside the graph (Dask warns when it is large); a dask DataFrame (``dd.read_parquet``, say) is read
+        by the workers themselves.
     n_rows : int
         N, the number of samples (row indices lie in [0, n_rows)).
     n_cols : int
@@ -213,7 +215,8 @@ class DaskRunner:
         return self.client.submit(_call, fn, *args, pure=False)
 
     def _broadcast(self, obj):  # one copy of the broadcast state per sweep, a task holding it
-        if isinstance(obj, Posterior): obj = obj._replace(X=None, Sx=None)   # the map reads only q(W), q(mu)
+        if isinstance(obj, Posterior):                                          # the map reads only q(W), <mu>
+            obj = obj._replace(X=None, Sx=None, vmu=None, a_tau=None, b_tau=None, a_alpha=None, b_alpha=None)
         obj = _named(obj)
         if self.client is None or not isinstance(obj, (np.ndarray, Posterior)): return obj
         if isinstance(obj, np.ndarray) and obj.size < 64: return obj
@@ -524,7 +527,7 @@ def sweep_traffic(M: int, N: int, D: int, n_blocks: int, complete: bool = False)
         statistics, every block's (M,) squared errors and the latent means (N, D) that come back.
     """
     K = 1 if complete else M                      # per-feature covariances and sums, or one shared
-    broadcast = (M * D + K * D * D + 2 * M) + (M * D + M)          # q(W), <mu>, <tau>; then the new W and mu
+    broadcast = (M * D + K * D * D + M) + M + (M * D + M)   # q(W) and <mu>, <tau>; then the new <W> and <mu>
     per_block = K * D * D + 2 * M * D + D * D + 2                   # XX, YX, mX, sum of Sigma_x_n, x_term, N_b
     to_client = per_block + n_blocks * M + N * D                    # the reduced sums, the errors, the latent means
     return {'broadcast': 8 * broadcast, 'per_block': 8 * per_block, 'to_client': 8 * to_client}
