@@ -129,16 +129,20 @@ def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker():
         assert_same_fit(got, ref)
         assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
 
+        block_keys = {b.key for b in blocks_from_array(X_dask).blocks}    # the names the fit's blocks get
         killed = []
-        def kill_a_worker(it, q, bound):     # after sweep 3: the worker holding the most keys, SIGKILL
+        def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
             if it != 2: return
             pids, has = client.run(os.getpid), client.has_what()
-            victim = max(pids, key=lambda w: len(has.get(w, ())))
-            assert has[victim], 'the worker to kill holds nothing'
-            killed.append(pids[victim])
+            victim = max(pids, key=lambda w: len(block_keys.intersection(has.get(w, ()))))
+            killed.append((pids[victim], block_keys.intersection(has[victim]), time.time()))
             os.kill(pids[victim], signal.SIGKILL)
         got = recorded(fit_vbfa_dask, X_dask, client=client, callback=kill_a_worker, **settings)
-        assert killed and killed[0] not in client.run(os.getpid).values()
+        (pid, lost, when), = killed
+        assert lost and pid not in client.run(os.getpid).values()
+        def recomputed(dask_scheduler):      # the blocks that came back into memory after the kill
+            return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
+        assert lost <= client.run_on_scheduler(recomputed)     # the lost blocks were recomputed from their source
         assert_same_fit(got, ref)
 
 
