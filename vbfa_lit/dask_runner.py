@@ -8,6 +8,7 @@ __all__ = ['DelayedBlocks', 'blocks_from_array', 'observed_blocks_from_triples',
 
 # %% ../nbs/02e_dask.ipynb #b4407d0b
 import functools
+import uuid
 from typing import NamedTuple
 
 import numpy as np
@@ -210,9 +211,9 @@ class DaskRunner:
         return list(dask.compute(*[dask.delayed(_call, pure=False)(*t) for t in tasks], scheduler='threads',
                                  num_workers=self.n_workers))
 
-    def _submit(self, fn, *args):
+    def _submit(self, fn, *args):  # one task, named after what it runs (as the dashboard shows it)
         self.submitted += 1
-        return self.client.submit(_call, fn, *args, pure=False)
+        return self.client.submit(_call, fn, *args, key=f'{fn.__name__}-{uuid.uuid4().hex}')
 
     def _broadcast(self, obj):  # one copy of the broadcast state per sweep, a task holding it
         if isinstance(obj, Posterior):                                          # the map reads only q(W), <mu>
@@ -221,7 +222,7 @@ class DaskRunner:
         if self.client is None or not isinstance(obj, (np.ndarray, Posterior)): return obj
         if isinstance(obj, np.ndarray) and obj.size < 64: return obj
         self.submitted += 1
-        return self.client.submit(_hold, obj, pure=False)
+        return self.client.submit(_hold, obj, key=f'broadcast-{uuid.uuid4().hex}')
 
     def _futures(self, fn, *iterables):  # fn over the blocks; results stay where they are computed
         cols = []
