@@ -107,12 +107,13 @@ def test_start_is_the_engines():
 
 
 def held_tasks(client):
-    "Tasks the scheduler holds once the client's releases have arrived (two equal counts in a row)."
+    """(futures the client holds, tasks the scheduler holds once the client's releases have arrived: three equal
+    counts in a row)."""
     counts = [-1]
     for _ in range(100):
         counts.append(client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)))
-        if counts[-1] == counts[-2]: return counts[-1]
-        time.sleep(0.05)
+        if len(counts) > 3 and counts[-1] == counts[-2] == counts[-3]: return len(client.futures), counts[-1]
+        time.sleep(0.1)
     raise AssertionError(f"the scheduler's task count did not settle: {counts}")
 
 
@@ -121,7 +122,8 @@ def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker():
     settings = dict(D=4, prior=Prior(w=ARD()), max_iter=7, tol=0, rng=3, engine='numpy', transform=BOTH)
     ref = recorded(fit_vbfa, observed(X.T), **settings)
     X_dask = da.from_array(X, chunks=(60, 30))                                            # four blocks
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with dask.config.set({'distributed.admin.low-level-log-length': 100_000}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         held = []
         got = recorded(fit_vbfa_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
@@ -142,7 +144,7 @@ def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker():
         assert lost and pid not in client.run(os.getpid).values()
         def recomputed(dask_scheduler):      # the blocks that came back into memory after the kill
             return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
-        assert lost <= client.run_on_scheduler(recomputed)     # the lost blocks were recomputed from their source
+        assert lost <= client.run_on_scheduler(recomputed), lost     # the lost blocks, recomputed from their source
         assert_same_fit(got, ref)
 
 
