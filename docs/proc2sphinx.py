@@ -43,7 +43,7 @@ __all__ = ['LESSONS', 'APPENDIX', 'page_order', 'parse_front_matter', 'title_mar
 LESSONS = ['index', '00_notation', '01_symbolic', '01c_from_pca', '02_vbpca', '03_ard', '04_transformations',
            '04a_estimator', '04b_imputation', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel',
            '08_householder_ppca', '98_references']
-APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '02c_vbpca_fast', '02d_engine',
+APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '02c_vbpca_fast', '02d_engine', '02e_dask',
             '04c_transformations_engine', '06b_rjmcmc_fast', '06c_rjmcmc_engine', '09_widgets', '10_benchmarks',
             '99_package']
 
