@@ -17,7 +17,7 @@ import scipy.sparse as sparse
 from .linalg import one_blas_thread, weighted_sum, Kernels, NUMPY_KERNELS
 from .vbpca import Posterior, Prior
 from .engine import (   # the sweep and its parts (02d)
-    Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, _check_prior)
+    Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior, init_posterior, run_sweeps)
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
@@ -418,14 +418,7 @@ def init_posterior_dask(data: DaskData, D: int, prior: Prior, shared: bool, rng,
     -------
     Posterior
     """
-    s = data.summary
-    (M, N), nobs = s.mask.shape, s.n_row.sum()
-    var = data.var if data.var > 0 else 1.0
-    a_tau = prior.a_tau + (np.array([nobs]) if shared else s.n_row) / 2
-    q = Posterior(X=np.zeros((N, D)), Sx=np.eye(D)[None], W=rng.standard_normal((M, D)) * np.sqrt(var / D),
-                  Sw=np.eye(D)[None], mu=s.y_row / np.maximum(s.n_row, 1), vmu=np.ones(M),
-                  a_tau=a_tau, b_tau=a_tau * var / tau_scale)
-    return prior.w.update(q)
+    return init_posterior(data.summary, D, prior, shared, rng, tau_scale, var=data.var)
 
 # %% ../nbs/02e_dask.ipynb #b6e6f462
 @one_blas_thread
@@ -479,28 +472,16 @@ def fit_vbfa_dask(X, D: int, prior: Prior = Prior(), shared: bool = False, max_i
     if not isinstance(X, DelayedBlocks): X = blocks_from_array(X)
     D = check_int('D', D, 1)
     kernels = kernel_set(engine)
-    _check_prior(prior)
+    check_prior(prior)
     runner = DaskRunner(client, n_workers)
     try:
         data = load_blocks(runner, X)
         q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
-        history, terms, converged = [], None, False
-        for it in range(max_iter):
-            if transform is not None and it >= max(transform_start, 1):
-                q, _ = transform(data.summary, q, prior)
-            q, terms = sweep(data.summary, q, prior, shared, kernels, data.blocks, runner)
-            history.append(terms.total)
-            if not np.isfinite(terms.total):
-                raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: numerical "
-                                         "breakdown (check the scale of the data and the hyperparameters)")
-            if callback is not None: callback(it, q, terms.total)
-            if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
-                converged = True
-                break
-        if history:
-            X_, Sx = runner.latent(data.summary.complete)
-            q = q._replace(X=X_, Sx=Sx)
-        return FitResult(q, history, terms, converged)
+        fit = run_sweeps(data.summary, q, prior, shared, kernels, data.blocks, runner, max_iter, tol, callback,
+                         transform, transform_start)
+        if not fit.elbo: return fit
+        X_, Sx = runner.latent(data.summary.complete)    # every Sigma_x_n, gathered once
+        return fit._replace(q=fit.q._replace(X=X_, Sx=Sx))
     finally: runner.close()
 
 # %% ../nbs/02e_dask.ipynb #ac99c5c9

@@ -6,7 +6,8 @@
 __all__ = ['Observed', 'observed', 'sum_tau_ww', 'update_X', 'sum_xx', 'update_W', 'w_factor', 'update_mu', 'sx_quadratic',
            'sx_by_product', 'residual_ss', 'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
-           'block_errors', 'LocalRunner', 'sweep', 'init_posterior', 'FitResult', 'fit_vbfa']
+           'block_errors', 'LocalRunner', 'sweep', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa',
+           'run_sweeps']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -776,7 +777,7 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
 
 # %% ../nbs/02d_engine.ipynb #3adeed49
 def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
-                   tau_scale: float = 1e3) -> Posterior:
+                   tau_scale: float = 1e3, var: float = None) -> Posterior:
     """Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a large <tau>; then the
     prior on W.
 
@@ -791,6 +792,8 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
     rng : numpy.random.Generator
     tau_scale : float, default 1e3
         The initial <tau> is tau_scale / v, v the variance of the observed values.
+    var : float, optional
+        v, if already computed (data held elsewhere, e.g. in Dask blocks); None computes it from `data`.
 
     Returns
     -------
@@ -799,8 +802,8 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
     M, N = data.mask.shape
     nobs = data.n_row.sum()
     row_mean = data.y_row / np.maximum(data.n_row, 1)
-    # about the feature means
-    var = residual_ss(data, np.zeros((M, 1)), np.zeros((N, 1)), row_mean).sum() / nobs
+    if var is None:   # about the feature means
+        var = residual_ss(data, np.zeros((M, 1)), np.zeros((N, 1)), row_mean).sum() / nobs
     # one observed value per feature, or all equal: no scale to learn from, so a unit one
     if not var > 0: var = 1.0
     a_tau = prior.a_tau + (np.array([nobs]) if shared else data.n_row) / 2
@@ -810,9 +813,18 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
     return prior.w.update(q)
 
-def _check_prior(prior:Prior):
-    """A clear error naming the first hyperparameter that is not finite and > 0 (the sweep
-    itself does not check them)."""
+def check_prior(prior:Prior):
+    """A clear error naming the first hyperparameter that is not finite and > 0 (the sweep itself does not check them).
+
+    Parameters
+    ----------
+    prior : Prior
+
+    Raises
+    ------
+    ValueError
+        A hyperparameter that is not a finite number > 0.
+    """
     values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k != 'w']
     # FixedAlpha, ARD
     values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]
@@ -889,16 +901,51 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         engine='numba' without numba installed.
     """
     kernels = kernel_set(engine)                          # chosen once, for every sweep
-    _check_prior(prior)
+    check_prior(prior)
     runner = LocalRunner(n_jobs)
     blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
-    try: return _fit(data, D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, kernels,
-                     blocks, runner)
+    try:
+        q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
+        return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
+                          transform_start)
     finally: runner.close()
 
-def _fit(data, D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, kernels, blocks,
-         runner): # the sweeps of `fit_vbfa`, its arguments checked
-    q = init_posterior(data, D, prior, shared, np.random.default_rng(rng))
+def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels: Kernels = NUMPY_KERNELS,
+               blocks=None, runner=None, max_iter: int = 1000, tol: float = 1e-6, callback=None, transform=None,
+               transform_start: int = 1) -> FitResult:
+    """The sweeps of `fit_vbfa` from a given start, with its blocks and runner (for runners `fit_vbfa` does not make).
+
+    Parameters
+    ----------
+    data : Observed
+        The observations, or a summary with `complete`, `n_row`, `y_row` (all the sweep reads of it) when the blocks
+        live elsewhere.
+    q : Posterior
+        The start.
+    prior : Prior
+    shared : bool
+    kernels : Kernels, default NUMPY_KERNELS
+    blocks : tuple, optional
+        The blocks of samples the runner maps over; None: one block, `data`.
+    runner : optional
+        A `LocalRunner` or another runner; None: block after block in this thread.
+    max_iter : int, default 1000
+    tol : float, default 1e-6
+    callback : callable, optional
+        ``callback(iteration, q, bound)`` after each sweep.
+    transform : callable, optional
+        ``transform(data, q, prior) -> (q, gain)`` between sweeps.
+    transform_start : int, default 1
+
+    Returns
+    -------
+    FitResult
+
+    Raises
+    ------
+    FloatingPointError
+        The bound is not finite after a sweep.
+    """
     history, terms = [], None
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
