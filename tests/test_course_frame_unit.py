@@ -63,6 +63,7 @@ def test_private_names_in_prose_and_shown_code_fail_dunders_do_not():
     assert frame.private_names(page(code(['post = engine._sweep(post)'])))
     assert not frame.private_names(page(code(['post = engine._sweep(post)'], folded=True)))  # folded: not shown
     assert not frame.private_names(page(code(['class A:', '    def __init__(self): super().__init__()'])))
+    assert not frame.private_names(page(code(['q = q._replace(X=0)']) + '<p>with <code>_replace</code></p>'))
 
 
 def test_titles_carry_the_lesson_number_the_text_cites():

@@ -48,6 +48,8 @@ LEAKS = [
 ]
 # a private name: `_name(` (also `obj._name(`) or a code span that is exactly `_name`; dunders (`__init__`) allowed
 PRIVATE_CALL = re.compile(r'(?<!\w)_[A-Za-z][A-Za-z0-9_]*\(')
+# a named tuple's public methods carry an underscore only to stay clear of its field names
+NAMEDTUPLE_API = {'_replace', '_asdict', '_make', '_fields'}
 PRIVATE_SPAN = re.compile(r'_[A-Za-z][A-Za-z0-9_]*(\(\))?')
 # the front page is the course's, not the repository's
 FRONT_PAGE_STATUS = ['make site', 'make test', 'Contributing', 'still being polished', 'CONTRIBUTING.md']
@@ -96,12 +98,13 @@ def private_names(html: str) -> list[str]:
     "Private names (`_name(`, a `_name` code span) in the page's prose and unfolded code (dunders are fine)."
     art = _article(html)
     found = [f'code span `{c.get_text()}`' for c in art.find_all('code')
-             if PRIVATE_SPAN.fullmatch(c.get_text().strip()) and not _is_output(c)]
+             if PRIVATE_SPAN.fullmatch(c.get_text().strip()) and not _is_output(c)
+             and c.get_text().strip().rstrip('()') not in NAMEDTUPLE_API]
     shown = [t for _, folded, t in code_blocks(html) if not folded]
     for pre in art.find_all('pre'): pre.decompose()           # prose: the article without its code blocks
     for block in shown + [art.get_text(' ')]:
         found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
-                  for m in PRIVATE_CALL.finditer(block)]
+                  for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
     return found
 
 
