@@ -51,7 +51,7 @@ def test_a_listed_leak_fails_the_page(leak):
 
 def test_a_clean_page_passes():
     html = page('<h1>02 · VB PCA</h1><p>The update of <code>q(W)</code> calls <code>reference_q_w</code>; '
-                'the tests pass and the issue is the noise.</p><span class="math">x_n(t)</span>'
+                'the tests pass and the issue is the noise, H~_n(v).</p><span class="math">x_n(t)</span>'
                 + code(['obj.__init__(a)', 'model = VBPCA().fit(X)', 'x_n = f(x)']))
     assert frame.shown_code_lines(html) == 3
     assert frame.leaks(html) == [] and frame.private_names(html) == []
