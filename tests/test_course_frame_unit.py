@@ -115,7 +115,8 @@ def test_method_map_boxes_are_links_in_the_svg():
         assert min(t.get_fontsize() for t in ax.texts) >= 9
         svg = svg_markup(ax.figure, 'method-map', 'the map')
         assert svg.startswith('<svg') and 'id="method-map"' in svg and 'aria-label="the map"' in svg
-        assert 'xlink:href' not in svg and svg.count('<a href="02_vbpca.ipynb"') == 3   # the box and its two lines
+        assert 'xlink:href' not in svg and svg.count('<a href="02_vbpca.ipynb">') == 3  # the box and its two lines,
+        assert 'target=' not in svg                                                      # opening in the same tab
         assert 'width="100%"' in svg and 'viewBox=' in svg
     finally:
         plt.close(ax.figure)

@@ -736,7 +736,8 @@ def svg_markup(fig, element_id: str = '', label: str = '') -> str:
     Returns
     -------
     str
-        One ``<svg>`` element, without an XML prolog, its links as ``href`` (SVG 2) rather than ``xlink:href``.
+        One ``<svg>`` element, without an XML prolog, its links as ``href`` (SVG 2) rather than ``xlink:href``, opening
+        in the same tab (matplotlib asks for a new one).
 
     Examples
     --------
@@ -751,7 +752,7 @@ def svg_markup(fig, element_id: str = '', label: str = '') -> str:
     s = buf.getvalue()
     s = s[s.index('<svg'):]
     s = re.sub(r'<metadata>.*?</metadata>\s*', '', s, flags=re.S)
-    s = s.replace('xlink:href=', 'href=')
+    s = s.replace('xlink:href=', 'href=').replace(' target="_blank"', '')   # a link opens in the same tab
     attrs = ' width="100%" style="max-width: 100%; height: auto"'
     if element_id: attrs += f' id="{element_id}"'
     if label: attrs += f' role="img" aria-label="{label}"'
