@@ -1,6 +1,6 @@
 # The two entry points of the project (README.md opens with them):
 #   make site   build and render the course into _site/index.html
-#   make test   run every check: sync, clean, pytest, the site build (which executes every lesson), README, real browser
+#   make test   run every check: sync, clean, pytest, the site build (which executes every lesson), real browser
 # Each creates .venv/ and installs what it needs (pip install -e '.[dev]') on first use; make test also installs
 # Debian's Chromium for the browser test when it is missing. make lab opens the course in JupyterLab.
 
@@ -12,7 +12,7 @@ NB_WORKERS ?= 2
 # Lessons and tests use small matrices: threaded BLAS only adds synchronisation cost (benchmarks set their own).
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: site test install chromium lab experiments sync readme check-sync check-readme check-readme-built nbtest pytest site-build browser-test bench bench-quick clean
+.PHONY: site test install chromium lab experiments sync check-sync nbtest pytest site-build browser-test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,14 +46,10 @@ experiments: install
 	@echo "make experiments: open http://127.0.0.1:$(VOILA_PORT)/voila/render/01_vbpca_convergence.ipynb (or 02_ard_pruning, 03_rjmcmc_explorer, 04_householder_stiefel); Ctrl-C stops"
 	$(BIN)/voila --no-browser --port=$(VOILA_PORT) --Voila.ip=127.0.0.1 $(VOILA_ARGS) nbs/experiments
 
-## Authoring: clean the notebooks, regenerate vbfa_lit/ and README.md from them.
+## Authoring: clean the notebooks, regenerate vbfa_lit/ from them (README.md is written by hand).
 sync: install
 	$(BIN)/nbdev-clean
 	$(BIN)/nbdev-export
-	$(ONE_THREAD) $(BIN)/python tools/readme.py
-
-readme: install
-	$(ONE_THREAD) $(BIN)/python tools/readme.py
 
 ## make site: export the library, execute copies of the notebooks, process them with nbdev, render with Sphinx.
 site: install
@@ -62,9 +58,9 @@ site: install
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
 # Each notebook runs once: the site build executes every lesson (the same cells nbdev-test would run, a failing cell
-# reported with its notebook, cell and traceback), the README check reads the executed index, and the browser test
-# runs the four experiments in Voila. make nbtest (nbdev-test) stays for authors.
-test: install chromium check-sync pytest site-build check-readme-built browser-test
+# reported with its notebook, cell and traceback), and the browser test runs the four experiments in Voila. make nbtest
+# (nbdev-test) stays for authors.
+test: install chromium check-sync pytest site-build browser-test
 	@echo "make test: all checks passed"
 
 check-sync: install
@@ -75,12 +71,6 @@ nbtest: install
 
 pytest: install
 	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS)
-
-check-readme: install
-	$(ONE_THREAD) $(BIN)/python tools/readme.py --check
-
-check-readme-built: install
-	$(BIN)/python tools/readme.py --check --executed _build/nbs_exec/index.ipynb
 
 site-build: install
 	$(ONE_THREAD) $(BIN)/python docs/build_site.py

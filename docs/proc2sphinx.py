@@ -18,7 +18,11 @@ functions below fix exactly that:
   point at the renamed local pages and at the API entries; a link to a name the API page does not
   document (a private helper) becomes plain code;
 - each page is named by its `output-file` (`00_notation.ipynb` -> `notation.ipynb`), and the pages
-  are ordered by `LESSONS` then `APPENDIX` (the one list the sidebar, "Next" and the index follow).
+  are ordered by `LESSONS` then `APPENDIX` (the one list the sidebar, "Next" and the index follow);
+- each page's title carries its number as the text cites it (`02 · Variational Bayesian PCA ...`, so the sidebar
+  reads like the "lesson 02" and "Figure 2.1" of the prose), and each lesson links the notation reference under
+  its title;
+- links to notebooks inside HTML outputs (a clickable figure's `href="02_vbpca.ipynb"`) point at the pages too.
 
 Notebooks are handled as plain JSON dicts (nbformat 4), so every function is easy to test.
 """
@@ -33,22 +37,42 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-__all__ = ['LESSONS', 'APPENDIX', 'page_order', 'parse_front_matter', 'title_markdown', 'split_directives',
-           'directive_tags', 'strip_docstrings', 'rewrite_links', 'page_name', 'show_doc_name', 'convert_notebook',
+__all__ = ['LESSONS', 'APPENDIX', 'REFERENCE', 'page_order', 'lesson_number', 'numbered_title', 'parse_front_matter', 'title_markdown', 'split_directives',
+           'directive_tags', 'strip_docstrings', 'rewrite_links', 'rewrite_html_links', 'page_name', 'show_doc_name', 'convert_notebook',
            'convert_tree', 'toctree_markdown']
 
 # The reading path, by notebook stem (a notebook is matched by the part before its first `_`, so `04b` finds
-# `04b_imputation.ipynb` whatever follows; names that do not exist yet are skipped). The lessons come first, then
-# the engineering notebooks as an appendix; a notebook in neither list goes to the end of the appendix.
-LESSONS = ['index', '00_notation', '01_symbolic', '01c_from_pca', '02_vbpca', '03_ard', '04_transformations',
-           '04a_estimator', '04b_imputation', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel',
-           '08_householder_ppca', '98_references']
+# `04b_imputation.ipynb` whatever follows; names that do not exist yet are skipped). The course opens with PCA (01c:
+# from PCA to probabilistic PCA to Bayesian PCA), then the SymPy machine that derives every mean-field update (01),
+# the lessons, and the two reference chapters (the notation table, the references); then the engineering notebooks as
+# an appendix; a notebook in neither list goes to the end of the appendix.
+LESSONS = ['index', '01c_from_pca', '01_symbolic', '02_vbpca', '03_ard', '04_transformations', '04a_estimator',
+           '04b_imputation', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel', '08_householder_ppca',
+           '00_notation', '98_references']
 APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '02c_vbpca_fast', '02d_engine', '02e_dask',
             '04c_transformations_engine', '06b_rjmcmc_fast', '06c_rjmcmc_engine', '09_widgets', '10_benchmarks',
             '99_package']
+# Chapters that are looked up rather than read in order: no lesson number, no "notation" line under the title.
+REFERENCE = ['00_notation', '98_references']
+# The one page that defines every symbol; each lesson links it under its title.
+NOTATION = '00_notation'
 
 
 def _key(stem: str) -> str: return stem.split('_', 1)[0]
+
+
+def lesson_number(stem: str) -> str:
+    """The number the course's text uses for notebook `stem` ("lesson 02", "Figure 4a.1"): its prefix (`02` for
+    `02_vbpca`, `04a` for `04a_estimator`); '' for the index and the references."""
+    key = _key(stem)
+    if not re.fullmatch(r'\d\d[a-z]?', key) or stem == '98_references' or key == '98': return ''
+    return key
+
+
+def numbered_title(stem: str, title: str) -> str:
+    "A page title as the sidebar and the page show it: `02 · Variational Bayesian PCA` (unchanged without a number)."
+    n = lesson_number(stem)
+    return f'{n} · {title}' if n and not title.startswith(f'{n} ') else title
 
 
 def page_order(stems) -> tuple[list[str], list[str]]:
@@ -85,11 +109,16 @@ PAGE_CONTENTS = ('```{contents} On this page\n:local:\n:depth: 1\n'
                  ':class: this-will-duplicate-information-and-it-is-still-useful-here\n```')
 
 
-def title_markdown(fm: dict, contents: bool = False) -> str:
-    "Markdown for the top of a page: the title as H1, the description as a paragraph, then (if asked) its contents."
+NOTATION_LINE = '*Symbols:* every symbol of this page is defined in the [notation reference]({page}.html).'
+
+
+def title_markdown(fm: dict, contents: bool = False, notation: str = '') -> str:
+    """Markdown for the top of a page: the title as H1, the description as a paragraph, a link to the notation
+    reference (if `notation` names its page), then (if asked) its contents."""
     parts = [f"# {str(fm.get('title') or '').strip() or 'Untitled'}"]
     desc = str(fm.get('description') or '').strip()
     if desc: parts.append(desc)
+    if notation: parts.append(NOTATION_LINE.format(page=notation))
     if contents: parts.append(PAGE_CONTENTS)
     return '\n\n'.join(parts)
 
@@ -177,6 +206,20 @@ def rewrite_links(md: str, pages: dict[str, str], api: dict[str, str | None] | N
     return _LINK_RE.sub(sub, md)
 
 
+_HREF_RE = re.compile(r'((?:xlink:)?href=)(["\'])([^"\'#]+?)\.ipynb(#[^"\']*)?\2')
+
+
+def rewrite_html_links(html: str, pages: dict[str, str]) -> str:
+    """`href="02_vbpca.ipynb"` (or `xlink:href`, as matplotlib writes an artist's `url` into an SVG) in an HTML
+    output -> `href="vbpca.html"`, so a clickable figure works in Jupyter and on the site; other links are left."""
+    def sub(m):
+        stem = PurePosixPath(m.group(3)).stem
+        if stem not in pages or re.match(r'^[a-z][a-z0-9+.-]*:', m.group(3), re.I): return m.group(0)
+        anchor = f'#{_make_id(m.group(4)[1:])}' if m.group(4) and len(m.group(4)) > 1 else ''
+        return f'{m.group(1)}{m.group(2)}{pages[stem]}.html{anchor}{m.group(2)}'
+    return _HREF_RE.sub(sub, html)
+
+
 def page_name(nb_path: str | Path, fm: dict | None) -> str:
     "Page stem for a notebook: its front matter's `output-file` stem, else the notebook stem."
     out = (fm or {}).get('output-file')
@@ -191,10 +234,12 @@ def show_doc_name(cell: dict) -> str | None:
 
 
 def convert_notebook(nb: dict, pages: dict[str, str], api: dict[str, str | None] | None = None,
-                     page: str = '') -> dict:
+                     page: str = '', stem: str = '', notation: str = '') -> dict:
     """A copy of processed notebook `nb` that Sphinx/myst-nb renders like nbdev's Quarto site, with each run of
     `show_doc` cells replaced by one line of links to the API reference (`page` is the notebook's own page,
-    `notation`, where nbdev anchors its names)."""
+    `notation`, where nbdev anchors its names). With the notebook's `stem` (`02_vbpca`) the title carries its lesson
+    number (`numbered_title`); with `notation` (the notation page's name) a line under the title links it. Links in
+    HTML outputs (`href="02_vbpca.ipynb"`, a clickable figure) point at the pages like those of the markdown."""
     nb = copy.deepcopy(nb)
     contents = _n_sections(nb) >= 3
     cells, names = [], []
@@ -211,7 +256,9 @@ def convert_notebook(nb: dict, pages: dict[str, str], api: dict[str, str | None]
         if cell['cell_type'] == 'raw':
             fm = parse_front_matter(src)
             if fm is not None:
-                cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {}, 'source': title_markdown(fm, contents)})
+                if stem: fm = {**fm, 'title': numbered_title(stem, str(fm.get('title') or '').strip())}
+                cells.append({'cell_type': 'markdown', 'id': 'page-title', 'metadata': {},
+                              'source': title_markdown(fm, contents, notation)})
                 continue
         if cell['cell_type'] == 'markdown':
             cell['source'] = rewrite_links(src, pages, api)
@@ -223,6 +270,9 @@ def convert_notebook(nb: dict, pages: dict[str, str], api: dict[str, str | None]
             tags = cell.setdefault('metadata', {}).setdefault('tags', [])
             tags.extend(t for t in directive_tags(dirs) if t not in tags)
             if not tags: del cell['metadata']['tags']
+            for out in cell.get('outputs', []):
+                html = out.get('data', {}).get('text/html')
+                if html is not None: out['data']['text/html'] = rewrite_html_links(_src({'source': html}), pages)
         cells.append(cell)
     flush()
     if nb.get('nbformat', 4) == 4 and nb.get('nbformat_minor', 0) >= 5:  # ids are required
@@ -272,8 +322,10 @@ def convert_tree(proc: Path, dest: Path, extra_docs: list[str] = (), api: dict[s
     if dupes: raise ValueError(f'two notebooks map to the same page name(s): {dupes}')
     pages = {}
     for p in nbs: pages[p.stem] = pages[names[p]] = names[p]
+    notation = pages.get(NOTATION, '')
     for p in nbs:
-        nb = convert_notebook(loaded[p], pages, api, page=names[p])
+        lesson = p.stem in lessons and p.stem != 'index' and p.stem not in REFERENCE
+        nb = convert_notebook(loaded[p], pages, api, page=names[p], stem=p.stem, notation=notation if lesson else '')
         if names[p] == 'index':
             nb['cells'].append({'cell_type': 'markdown', 'id': 'page-toctree', 'metadata': {}, 'source':
                                 toctree_markdown([names[found[s]] for s in lessons[1:]], 'Lessons') + '\n\n'
@@ -285,5 +337,5 @@ def convert_tree(proc: Path, dest: Path, extra_docs: list[str] = (), api: dict[s
                 or any(s.startswith('.') for s in r.parts)): continue
         (dest / r).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, dest / r)
-    return [{'notebook': p.stem, 'page': names[p], 'title': str(fms[p].get('title') or names[p]),
+    return [{'notebook': p.stem, 'page': names[p], 'title': numbered_title(p.stem, str(fms[p].get('title') or names[p])),
              'appendix': p.stem in appendix} for p in nbs]

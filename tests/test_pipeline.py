@@ -1,4 +1,4 @@
-"""The repository checks behind `make test` fail when they should: library drift, unclean notebooks, stale README."""
+"""The repository checks behind `make test` fail when they should: library drift, unclean notebooks, a README without its two commands."""
 import json, shutil, subprocess, sys
 from pathlib import Path
 
@@ -51,5 +51,5 @@ def test_check_sync_fails_on_an_unclean_notebook(project):
 def test_readme_opens_with_the_two_commands():
     readme = (ROOT / 'README.md').read_text()
     assert readme.startswith('# vbfa_lit')
-    opening = readme.split('\n## ')[0]            # staleness itself is `make check-readme`
+    opening = readme.split("\n## ")[0]
     assert 'make site' in opening and 'make test' in opening

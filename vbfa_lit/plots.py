@@ -5,11 +5,12 @@
 # %% auto #0
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
            'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
-           'plot_graphical_model', 'plot_ppca_density', 'plot_rotation_orbit', 'plot_subspace_angles',
-           'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes', 'plot_imputation_intervals', 'plot_coverage',
-           'plot_ridge', 'plot_matrix', 'plot_imputation', 'plot_reflection', 'plot_stiefel_recursion', 'plot_chains',
-           'plot_histogram', 'plot_interval_rows', 'plot_jump_moves', 'plot_birth_state', 'plot_reference_lines',
-           'plot_band', 'plot_gaussian_ellipses', 'plot_spread', 'plot_update_sequence', 'plot_grouped_bars']
+           'plot_graphical_model', 'plot_method_map', 'svg_markup', 'plot_ppca_density', 'plot_rotation_orbit',
+           'plot_subspace_angles', 'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes',
+           'plot_imputation_intervals', 'plot_coverage', 'plot_ridge', 'plot_matrix', 'plot_imputation',
+           'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram', 'plot_interval_rows',
+           'plot_jump_moves', 'plot_birth_state', 'plot_reference_lines', 'plot_band', 'plot_gaussian_ellipses',
+           'plot_spread', 'plot_update_sequence', 'plot_grouped_bars']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -630,6 +631,133 @@ def _shrunk(a, b, ra, rb):
     a, b = np.asarray(a, float), np.asarray(b, float)
     u = (b - a) / np.linalg.norm(b - a)
     return tuple(a + ra * u), tuple(b - rb * u)
+
+# %% ../nbs/01a_plots.ipynb #fbaa8d51
+def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
+    """A map of methods: one rounded box per method, each a link to the page that teaches it, and arrows for "leads to".
+
+    Positions are in inches, so boxes and text keep their proportions: on a new figure the Axes fills a figure as large
+    as the map. In an SVG (`svg_markup`) every box and its label are a link to the node's URL.
+
+    Parameters
+    ----------
+    nodes : dict
+        ``{name: (x, y, label, url, kind)}``: the centre in inches, a label (a second line, after a newline, is set
+        smaller, e.g. the lesson number), the URL the node links to (or None) and ``kind`` in {'main', 'aside'}
+        (an aside is a smaller, paler box: a lesson beside the main path).
+    edges : sequence of tuples, optional
+        ``(a, b)``: an arrow from node `a` to node `b`; ``(a, b, 'dashed')``: a dashed line without a head;
+        ``(a, b, 'wrap')``: an arrow from the bottom of `a` to the top of `b` (or back up), running across halfway
+        between them, to carry a path on to the next row.
+    ax : matplotlib.axes.Axes, optional
+    box : (float, float), default (1.8, 0.66)
+        Width and height of a main box in inches (an aside is 0.85 times as large).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One `FancyBboxPatch` per node (the first ``len(nodes)`` of ``ax.patches``, in the order of `nodes`, each with its
+        URL as ``get_url()``), then one `FancyArrowPatch` per edge; one or two texts per node
+        (its label's lines).
+
+    Raises
+    ------
+    ValueError
+        If a node's kind is unknown, an edge names a node that is not in `nodes` or has an unknown style.
+
+    Examples
+    --------
+    >>> nodes = {'a': (1, 0.5, 'PPCA', 'a.html', 'main'), 'b': (3, 0.5, 'EM', 'b.html', 'main')}
+    >>> ax = plot_method_map(nodes, [('a', 'b')])
+    >>> [p.get_url() for p in ax.patches[:2]]
+    ['a.html', 'b.html']
+    """
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+    kinds, styles = {'main', 'aside'}, {'dashed', 'wrap'}
+    for name, (x, y, label, url, kind) in nodes.items():
+        if kind not in kinds: raise ValueError(f"nodes: kind of {name!r} must be one of {sorted(kinds)}, got {kind!r}")
+    for e in edges:
+        for n in e[:2]:
+            if n not in nodes: raise ValueError(f"edges: {n!r} is not a node")
+        if len(e) > 2 and e[2] not in styles: raise ValueError(f"edges: style must be one of {sorted(styles)}, got {e[2]!r}")
+    xy = np.array([v[:2] for v in nodes.values()], dtype=float).reshape(-1, 2)
+    w, h = box
+    if ax is None:
+        x1, y1 = (xy.max(0) + (w / 2 + 0.1, h / 2 + 0.1)) if len(xy) else (w, h)
+        fig = plt.figure(figsize=(x1, y1))
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, x1); ax.set_ylim(0, y1)
+    ax.set_axis_off()
+    patches = {}
+    for name, (x, y, label, url, kind) in nodes.items():
+        s = 1.0 if kind == 'main' else 0.85
+        p = FancyBboxPatch((x - s * w / 2, y - s * h / 2), s * w, s * h, boxstyle='round,pad=0,rounding_size=0.08',
+                           facecolor='#E8F1F8' if kind == 'main' else '#F4F4F4',
+                           edgecolor=colour(0) if kind == 'main' else '0.55', linewidth=1.4 if kind == 'main' else 1,
+                           zorder=2)
+        p.set_url(url)
+        ax.add_patch(p)
+        patches[name] = p
+    for e in edges:
+        (xa, ya), (xb, yb) = nodes[e[0]][:2], nodes[e[1]][:2]
+        style = e[2] if len(e) > 2 else ''
+        kw = dict(arrowstyle='-|>', mutation_scale=14, color='0.25', linewidth=1.3)
+        if style == 'dashed': kw = dict(arrowstyle='-', linestyle='--', color='0.5', linewidth=1)
+        if style == 'wrap':           # down from a, across halfway between the rows, down into b
+            arm = abs(ya - yb) / 2 * 72
+            kw['connectionstyle'] = f'arc,angleA={-90 if ya > yb else 90},angleB={90 if ya > yb else -90},armA={arm},armB={arm},rad=6'
+        ax.add_patch(FancyArrowPatch((xa, ya), (xb, yb), patchA=patches[e[0]], patchB=patches[e[1]], shrinkA=2,
+                                     shrinkB=2, zorder=1, **kw))
+    for name, (x, y, label, url, kind) in nodes.items():
+        head, _, tail = str(label).partition('\n')
+        big, small = (11.5, 10) if kind == 'main' else (10, 9)
+        dy = 0.11 if tail else 0
+        t = ax.text(x, y + dy, head, ha='center', va='center', fontsize=big, zorder=3,
+                    fontweight='bold' if kind == 'main' else 'normal', color='black' if kind == 'main' else '0.2')
+        t.set_url(url)
+        if tail:
+            t = ax.text(x, y - dy - 0.02, tail, ha='center', va='center', fontsize=small, zorder=3, color='0.25')
+            t.set_url(url)
+    return ax
+
+
+def svg_markup(fig, element_id: str = '', label: str = '') -> str:
+    """`fig` as inline SVG markup for an HTML page: scaled to the width of its container, and every artist's URL
+    (``artist.set_url``) a link a reader can click, in Jupyter and on a static site alike.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    element_id : str, optional
+        The ``id`` of the ``<svg>`` element (to style or find it).
+    label : str, optional
+        Its accessible name (``aria-label``), for readers who cannot see it.
+
+    Returns
+    -------
+    str
+        One ``<svg>`` element, without an XML prolog, its links as ``href`` (SVG 2) rather than ``xlink:href``, opening
+        in the same tab (matplotlib asks for a new one).
+
+    Examples
+    --------
+    >>> ax = plot_method_map({'a': (1, 0.5, 'PPCA', 'a.html', 'main')})
+    >>> s = svg_markup(ax.figure, 'map')
+    >>> s.startswith('<svg') and 'href="a.html"' in s
+    True
+    """
+    import io, re
+    buf = io.StringIO()
+    fig.savefig(buf, format='svg', metadata={'Date': None})
+    s = buf.getvalue()
+    s = s[s.index('<svg'):]
+    s = re.sub(r'<metadata>.*?</metadata>\s*', '', s, flags=re.S)
+    s = s.replace('xlink:href=', 'href=').replace(' target="_blank"', '')   # a link opens in the same tab
+    attrs = ' width="100%" style="max-width: 100%; height: auto"'
+    if element_id: attrs += f' id="{element_id}"'
+    if label: attrs += f' role="img" aria-label="{label}"'
+    s = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', lambda m: f'<svg{m.group(1)}{attrs}', s, count=1)
+    return s
 
 # %% ../nbs/01a_plots.ipynb #pd0cd001
 def plot_ppca_density(X, W, sigma2: float, mean=None, ax=None, label: str = 'PPCA'):

@@ -72,7 +72,7 @@ def test_page_names_and_order():
              '11_new', '01c_from_pca', '06b_rjmcmc_fast', '02c_vbpca_fast']
     lessons, appendix = p2s.page_order(names)
     # lessons in LESSONS order (a notebook is found by its number: 04b_imputing), absent ones skipped
-    assert lessons == ['index', '00_notation', '01_symbolic', '01c_from_pca', '04b_imputing', '06_rjmcmc']
+    assert lessons == ['index', '01c_from_pca', '01_symbolic', '04b_imputing', '06_rjmcmc', '00_notation']
     # the engineering notebooks after them, then anything unlisted
     assert appendix == ['01a_plots', '02c_vbpca_fast', '06b_rjmcmc_fast', '10_benchmarks', '11_new']
     assert not set(p2s.LESSONS) & set(p2s.APPENDIX)

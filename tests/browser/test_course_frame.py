@@ -1,0 +1,252 @@
+"""The frame of the course on the built site, in a real browser (Debian's Chromium driven by Playwright).
+
+- Every lesson page shows at most `CODE_BUDGET` unfolded code lines: the non-blank lines of its code blocks that are
+  not folded inside a `<details>` (the code a reader meets without clicking) and are not printed output.
+- No page of the site carries a listed leak of the project (`LEAKS`: test and results file paths, build commands,
+  "hidden cell" or "closing note" talk, issue numbers), and no lesson page names a private function (`_name(` or a
+  `_name` code span, dunders allowed) in its prose or its shown code.
+- The sidebar labels carry the lesson numbers the text cites ("02 · ..."), in the reading order of `LESSONS`.
+- The front page's map of methods is a figure whose boxes are links, each to an existing lesson page, and a click on
+  one opens it.
+
+Pages still over the budget or with a leak are listed in `PENDING_BUDGET` and `PENDING_LEAKS` (page -> why), marked
+`xfail(strict=True)`: once a page is fixed its test passes, the strict mark fails, and the entry must go. The
+measured counts are printed (`pytest -s`). Needs `_site/` (the site build, docs/build_site.py).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+from nbdev.config import nbpath2html
+
+ROOT = Path(__file__).resolve().parents[2]
+NBS = ROOT / 'nbs'
+sys.path.insert(0, str(ROOT / 'docs'))
+from proc2sphinx import APPENDIX, LESSONS, REFERENCE, lesson_number, page_order  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+CODE_BUDGET = 150
+
+# the project, as a reader must never meet it on a page: (pattern, what it is)
+LEAKS = [
+    (re.compile(r'\btests/[\w./-]*\.py\b'), 'a test file path'),
+    (re.compile(r'\bfigures/[\w./-]*\.json\b'), 'a results file path'),
+    (re.compile(r'\bfig\.savefig\('), 'fig.savefig( in code'),
+    (re.compile(r'\bnbdev[-_]test\b'), 'the nbdev-test command'),
+    (re.compile(r'\bmake site\b'), 'a build command (make site)'),
+    (re.compile(r'--flags slow\b'), 'a build flag (--flags slow)'),
+    (re.compile(r'\bhidden cell', re.I), '"hidden cell" talk'),
+    (re.compile(r'\bclosing note', re.I), 'a "closing note"'),
+    (re.compile(r'\bissues? #?\d+\b|\[issue', re.I), 'an issue number'),
+    (re.compile(r'\bthe private\b', re.I), '"the private" (a private helper named in prose)'),
+]
+# a private name: `_name(` (also `obj._name(`) or a code span that is exactly `_name`; dunders (`__init__`) allowed,
+# and so is a one-letter subscript in plain-text maths (`H~_n(v)`)
+PRIVATE_CALL = re.compile(r'(?<!\w)_[A-Za-z][A-Za-z0-9_]+\(')
+PRIVATE_SPAN = re.compile(r'_[A-Za-z][A-Za-z0-9_]+(\(\))?')
+# a named tuple's public methods carry an underscore only to stay clear of its field names
+NAMEDTUPLE_API = {'_replace', '_asdict', '_make', '_fields'}
+# the front page is the course's, not the repository's
+FRONT_PAGE_STATUS = ['make site', 'make test', 'Contributing', 'still being polished', 'CONTRIBUTING.md']
+
+# Lesson pages still over the code budget or with a leak, measured on the built site (others are fixing them); each
+# must leave its list when its page is fixed (the strict xfail fails then).
+PENDING_BUDGET = {
+    'vbpca.html': '173 unfolded code lines',
+    'transformations.html': '212 unfolded code lines',
+    'estimator.html': '152 unfolded code lines',
+    'rjmcmc.html': '333 unfolded code lines',
+}
+PENDING_LEAKS = {
+    'from_pca.html': 'tests/test_ppca.py; _check_data( and _check_rotation( in shown code',
+    'symbolic.html': '_as_polynomial( in shown code',
+    'ard.html': 'tests/test_course_exercises.py',
+    'estimator.html': '_VBPCA( in shown code',
+    'imputation.html': 'tests/test_imputer.py',
+    'convergence.html': "figures/05_full_results.json; 'the hidden cell above'",
+    'rjmcmc.html': "figures/06_table2.json, nbdev-test ... --flags slow, 'Closing note', 'the private _run', _Tables, "
+                   '_sweep, _truncated_gamma, _log_gamma_mass in shown code',
+    'evidence.html': "figures/06a_compare.json; scikit-learn's private `_assess_dimension` in prose",
+    'stiefel.html': 'tests/test_stiefel.py; _check_reflection( and _one_minus_cos( in shown code',
+    'householder_ppca.html': 'tests/test_householder_ppca.py',
+    'vbpca_fast.html': 'tests/test_vbpca_fast.py',
+    'rjmcmc_fast.html': 'tests/test_rjmcmc_fast.py',
+    'benchmarks.html': "'[issue 17] ... ratio 1.29, met' and 40 more issue numbers, 'make site', tests/test_bench.py",
+}
+
+
+# ---------------------------------------------------------------- what a page shows (pure functions of its HTML)
+
+def _article(html: str):
+    soup = BeautifulSoup(html, 'html.parser')
+    art = soup.find('article') or soup.find(attrs={'role': 'main'}) or soup
+    for e in art.find_all(['script', 'style', 'svg', 'mjx-container']): e.decompose()
+    for e in art.find_all(class_='math'): e.decompose()      # TeX (x_n(t)) is not a name
+    return art
+
+
+def _is_output(e) -> bool:
+    return any(c in ('cell_output', 'output') for p in e.parents for c in (p.get('class') or []))
+
+
+def code_blocks(html: str) -> list[tuple[int, bool, str]]:
+    "(non-blank lines, folded, text) of every code block (`<pre>`, printed output excluded) in the page's article."
+    return [(sum(1 for l in pre.get_text().splitlines() if l.strip()), pre.find_parent('details') is not None,
+             pre.get_text()) for pre in _article(html).find_all('pre') if not _is_output(pre)]
+
+
+def shown_code_lines(html: str) -> int:
+    "The non-blank code lines a reader sees without unfolding anything: code blocks outside every `<details>`."
+    return sum(n for n, folded, _ in code_blocks(html) if not folded)
+
+
+def leaks(html: str) -> list[str]:
+    "Every listed leak (`LEAKS`) in the page's article: prose, code (folded or not) and printed output."
+    text = _article(html).get_text(' ')
+    return [f'{what}: {text[max(0, m.start() - 40):m.end() + 40]!r}'.replace('\n', ' ')
+            for pat, what in LEAKS for m in pat.finditer(text)]
+
+
+def private_names(html: str) -> list[str]:
+    "Private names (`_name(`, a `_name` code span) in the page's prose and unfolded code (dunders are fine)."
+    art = _article(html)
+    found = [f'code span `{c.get_text()}`' for c in art.find_all('code')
+             if PRIVATE_SPAN.fullmatch(c.get_text().strip()) and not _is_output(c)
+             and c.get_text().strip().rstrip('()') not in NAMEDTUPLE_API]
+    shown = [t for _, folded, t in code_blocks(html) if not folded]
+    for pre in art.find_all('pre'): pre.decompose()           # prose: the article without its code blocks
+    for block in shown + [art.get_text(' ')]:
+        found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
+                  for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
+    return found
+
+
+# ---------------------------------------------------------------- the pages
+
+def _notebooks() -> dict[str, Path]:
+    return {p.stem: p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.'))}
+
+
+def page_of(stem: str) -> str:
+    return nbpath2html(_notebooks()[stem]).name
+
+
+def lesson_stems() -> list[str]:
+    "The lessons in reading order (the index and the reference chapters left out)."
+    lessons, _ = page_order(_notebooks())
+    return [s for s in lessons if s != 'index' and s not in REFERENCE]
+
+
+def site_pages() -> list[str]:
+    lessons, appendix = page_order(_notebooks())
+    return [page_of(s) for s in lessons + appendix] + ['api.html']
+
+
+def _marked(pages, pending):
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=pending[p])) if p in pending else p
+            for p in pages]
+
+
+@pytest.fixture(scope='module')
+def rendered(browser, site_url):
+    "The HTML of each page after the browser loaded it: {page: html}, filled on first use."
+    cache, page = {}, browser.new_page()
+    def get(name: str) -> str:
+        if name not in cache:
+            resp = page.goto(site_url + name, wait_until='load')
+            assert resp is not None and resp.status == 200, f'{name}: HTTP {resp and resp.status}'
+            cache[name] = page.content()
+        return cache[name]
+    yield get
+    page.close()
+
+
+# ---------------------------------------------------------------- tests
+
+@pytest.mark.parametrize('page', _marked([page_of(s) for s in lesson_stems()], PENDING_BUDGET))
+def test_lesson_page_shows_at_most_the_code_budget(page, rendered):
+    html = rendered(page)
+    n = shown_code_lines(html)
+    folded = sum(k for k, f, _ in code_blocks(html) if f)
+    print(f'\n{page}: {n} unfolded code lines ({folded} folded)')
+    assert n <= CODE_BUDGET, f'{page} shows {n} unfolded code lines, the budget is {CODE_BUDGET}'
+
+
+@pytest.mark.parametrize('page', _marked(site_pages(), PENDING_LEAKS))
+def test_no_page_carries_the_project(page, rendered):
+    html = rendered(page)
+    found = leaks(html)
+    if page in {page_of(s) for s in lesson_stems()}: found += private_names(html)
+    assert not found, f'{page}: ' + '\n  '.join(found)
+
+
+def test_sidebar_labels_carry_the_lesson_numbers(rendered, site_url):
+    "Each lesson's sidebar label starts with the number the text cites ('02 · ...'), in the reading order."
+    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    nav = [(urlsplit(a['href']).path.split('/')[-1], ' '.join(a.get_text().split()))
+           for a in soup.select('nav.bd-docs-nav a[href]')]
+    labels = dict(nav)
+    lessons, appendix = page_order(_notebooks())
+    wrong = []
+    for s in lessons[1:] + appendix:
+        n, label = lesson_number(s), labels.get(page_of(s))
+        if label is None: wrong.append(f'{page_of(s)} is not in the sidebar')
+        elif n and not label.startswith(f'{n} · '): wrong.append(f'{page_of(s)}: label {label!r} does not start with {n!r}')
+    assert not wrong, wrong
+    order = [p for p, _ in nav if p in {page_of(s) for s in lessons}]
+    assert order == [page_of(s) for s in lessons[1:]], order
+    # the course opens with PCA, and the notation table is a reference chapter after the lessons
+    assert order[:2] == [page_of('01c_from_pca'), page_of('01_symbolic')], order
+    assert order[-2:] == [page_of('00_notation'), page_of('98_references')], order
+    title = BeautifulSoup(rendered(page_of('02_vbpca')), 'html.parser').find('h1').get_text(' ', strip=True)
+    assert title.startswith('02 · '), title
+
+
+def test_every_lesson_links_the_notation_reference(rendered):
+    notation = page_of('00_notation')
+    missing = [page_of(s) for s in lesson_stems()
+               if not BeautifulSoup(rendered(page_of(s)), 'html.parser').select(f'article a[href^="{notation}"]')]
+    assert not missing, f'lessons without a link to {notation}: {missing}'
+
+
+# the methods the map must show, each linking to the lesson that teaches it
+MAP_LESSONS = ['01c_from_pca', '03_ard', '02_vbpca', '04_transformations', '06a_evidence', '06_rjmcmc',
+               '08_householder_ppca']
+
+
+def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site_url):
+    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    svg = soup.select_one('svg#method-map')
+    assert svg is not None, 'no map of methods (svg#method-map) on the front page'
+    hrefs = [a.get('href') or a.get('xlink:href') for a in svg.find_all('a')]
+    targets = {urlsplit(h).path for h in hrefs}
+    missing = [f'{h} (no such page)' for h in sorted(targets) if not (ROOT / '_site' / h).is_file()]
+    assert not missing, missing
+    assert {page_of(s) for s in MAP_LESSONS} <= targets, f'map links {sorted(targets)}'
+    page = browser.new_page()
+    try:                                        # a click on a box opens its lesson
+        page.goto(site_url + 'index.html')
+        box = page.locator(f'svg#method-map a[href="{page_of("06_rjmcmc")}"]').first
+        box.scroll_into_view_if_needed()
+        with page.expect_navigation():
+            box.click()
+        assert urlsplit(page.url).path.endswith(page_of('06_rjmcmc')), page.url
+    finally:
+        page.close()
+
+
+def test_front_page_is_the_course_not_the_repository(rendered):
+    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    art = soup.find('article') or soup
+    text = art.get_text(' ')
+    assert not [s for s in FRONT_PAGE_STATUS if s in text], [s for s in FRONT_PAGE_STATUS if s in text]
+    linked = {urlsplit(a['href']).path for a in art.select('table a[href]')}
+    lessons, appendix = page_order(_notebooks())
+    unlinked = [page_of(s) for s in lessons[1:] + appendix if page_of(s) not in linked]
+    assert not unlinked, f'lessons the front page table does not link: {unlinked}'

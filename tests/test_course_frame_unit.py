@@ -1,0 +1,136 @@
+"""The frame of the course without a browser: the checks of tests/browser/test_course_frame.py catch what they claim to
+(a synthetic page with a leak and one over the code budget fails them), the sidebar numbering of the site build, and
+the clickable map of methods."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'docs'))
+import proc2sphinx as p2s  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location('course_frame', ROOT / 'tests' / 'browser' / 'test_course_frame.py')
+frame = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(frame)
+
+
+def page(body: str) -> str:
+    return f'<html><body><nav>tests/not_in_the_article.py</nav><article>{body}</article></body></html>'
+
+
+def code(lines, folded=False) -> str:
+    block = '<div class="cell_input"><div class="highlight"><pre>' + '\n'.join(lines) + '\n</pre></div></div>'
+    return f'<details class="hide above-input"><summary>Show code</summary>{block}</details>' if folded else block
+
+
+def test_a_page_over_the_budget_fails_and_folded_code_and_output_do_not_count():
+    over = page(code([f'x{i} = {i}' for i in range(151)]))
+    assert frame.shown_code_lines(over) == 151 > frame.CODE_BUDGET
+    within = page(code(['a = 1', '', '   ', 'b = 2']) + code([f'y{i} = 0' for i in range(400)], folded=True)
+                  + '<div class="cell_output"><pre>' + 'out\n' * 300 + '</pre></div>')
+    assert frame.shown_code_lines(within) == 2                  # blank lines, folded code and printed output: none
+    assert [(n, f) for n, f, _ in frame.code_blocks(within)] == [(2, False), (400, True)]
+
+
+@pytest.mark.parametrize('leak', [
+    'see tests/test_ppca.py', 'loads figures/fig5_runs.json', 'fig.savefig("a.png")', 'run nbdev-test --flags slow',
+    'nbdev_test', 'then make site', 'the hidden cell above', '## Closing note: the numbers', 'as issue 17 asked',
+    'see [issue 12]', 'the private helper'])
+def test_a_listed_leak_fails_the_page(leak):
+    assert frame.leaks(page(f'<p>{leak}</p>')), leak
+    assert frame.leaks(page(code([leak], folded=True))), f'{leak} folded is still on the page'
+
+
+def test_a_clean_page_passes():
+    html = page('<h1>02 · VB PCA</h1><p>The update of <code>q(W)</code> calls <code>reference_q_w</code>; '
+                'the tests pass and the issue is the noise, H~_n(v).</p><span class="math">x_n(t)</span>'
+                + code(['obj.__init__(a)', 'model = VBPCA().fit(X)', 'x_n = f(x)']))
+    assert frame.shown_code_lines(html) == 3
+    assert frame.leaks(html) == [] and frame.private_names(html) == []
+
+
+def test_private_names_in_prose_and_shown_code_fail_dunders_do_not():
+    assert frame.private_names(page('<p>It calls <code>_run</code> once.</p>'))
+    assert frame.private_names(page('<p>It calls _sweep(post) once.</p>'))
+    assert frame.private_names(page(code(['post = engine._sweep(post)'])))
+    assert not frame.private_names(page(code(['post = engine._sweep(post)'], folded=True)))  # folded: not shown
+    assert not frame.private_names(page(code(['class A:', '    def __init__(self): super().__init__()'])))
+    assert not frame.private_names(page(code(['q = q._replace(X=0)']) + '<p>with <code>_replace</code></p>'))
+
+
+def test_titles_carry_the_lesson_number_the_text_cites():
+    assert p2s.numbered_title('02_vbpca', 'Variational Bayesian PCA') == '02 · Variational Bayesian PCA'
+    assert p2s.numbered_title('04a_estimator', 'VBPCA') == '04a · VBPCA'
+    assert p2s.numbered_title('01c_from_pca', 'From PCA') == '01c · From PCA'
+    assert p2s.numbered_title('index', 'Bayesian PCA') == 'Bayesian PCA'
+    assert p2s.numbered_title('98_references', 'References') == 'References'
+    assert p2s.numbered_title('02_vbpca', '02 · Already') == '02 · Already'     # not numbered twice
+
+
+def test_reading_order_opens_with_pca_and_puts_notation_after_the_lessons():
+    lessons = [s for s in p2s.LESSONS if s != 'index']
+    assert lessons[:3] == ['01c_from_pca', '01_symbolic', '02_vbpca']
+    assert lessons[-2:] == ['00_notation', '98_references']
+    assert lessons[:-2] == sorted(lessons[:-2], key=lambda s: (s.split('_')[0] != '01c', s)), lessons
+
+
+def test_converted_lesson_has_a_numbered_title_and_links_the_notation(tmp_path):
+    fm = '---\ntitle: Variational Bayesian PCA\ndescription: D\noutput-file: vbpca.html\n---\n'
+    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#Why_ARD">x</a><a href="https://x.org/a.ipynb">y</a></svg>'
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
+        {'cell_type': 'raw', 'id': 'a', 'metadata': {}, 'source': fm},
+        {'cell_type': 'code', 'id': 'b', 'metadata': {}, 'execution_count': 1, 'source': 'HTML(svg)', 'outputs': [
+            {'output_type': 'execute_result', 'execution_count': 1, 'metadata': {},
+             'data': {'text/html': html, 'text/plain': '<HTML>'}}]}]}
+    pages = {'02_vbpca': 'vbpca', 'vbpca': 'vbpca', '03_ard': 'ard', 'ard': 'ard'}
+    out = p2s.convert_notebook(nb, pages, page='vbpca', stem='02_vbpca', notation='notation')
+    title = out['cells'][0]['source']
+    assert title.startswith('# 02 · Variational Bayesian PCA\n\nD\n\n') and '[notation reference](notation.html)' in title
+    assert out['cells'][1]['outputs'][0]['data']['text/html'] == (
+        '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>')
+    plain = p2s.convert_notebook(nb, pages, page='vbpca')          # without a stem: as before
+    assert plain['cells'][0]['source'].startswith('# Variational Bayesian PCA\n\nD') and 'notation' not in plain['cells'][0]['source']
+
+
+def test_method_map_boxes_are_links_in_the_svg():
+    from vbfa_lit.plots import plot_method_map, svg_markup
+    nodes = {'ppca': (1.0, 1.5, 'PPCA\nlesson 01c', '01c_from_pca.ipynb', 'main'),
+             'vb': (3.0, 1.5, 'VB-ARD\nlesson 02', '02_vbpca.ipynb', 'main'),
+             'tr': (1.0, 0.4, 'transformations', '04_transformations.ipynb', 'main'),
+             'sym': (3.0, 0.4, 'SymPy', None, 'aside')}
+    ax = plot_method_map(nodes, [('ppca', 'vb'), ('vb', 'tr', 'wrap'), ('sym', 'vb', 'dashed')])
+    try:
+        assert [p.get_url() for p in ax.patches[:4]] == ['01c_from_pca.ipynb', '02_vbpca.ipynb',
+                                                          '04_transformations.ipynb', None]
+        assert len(ax.patches) == 4 + 3
+        assert [t.get_text() for t in ax.texts] == ['PPCA', 'lesson 01c', 'VB-ARD', 'lesson 02', 'transformations', 'SymPy']
+        assert min(t.get_fontsize() for t in ax.texts) >= 9
+        svg = svg_markup(ax.figure, 'method-map', 'the map')
+        assert svg.startswith('<svg') and 'id="method-map"' in svg and 'aria-label="the map"' in svg
+        assert 'xlink:href' not in svg and svg.count('<a href="02_vbpca.ipynb">') == 3  # the box and its two lines,
+        assert 'target=' not in svg                                                      # opening in the same tab
+        assert 'width="100%"' in svg and 'viewBox=' in svg
+    finally:
+        plt.close(ax.figure)
+    with pytest.raises(ValueError, match='kind'):
+        plot_method_map({'a': (0, 0, 'a', None, 'big')})
+    with pytest.raises(ValueError, match="'b' is not a node"):
+        plot_method_map({'a': (0, 0, 'a', None, 'main')}, [('a', 'b')])
+    with pytest.raises(ValueError, match='style'):
+        plot_method_map({'a': (0, 0, 'a', None, 'main'), 'b': (2, 0, 'b', None, 'main')}, [('a', 'b', 'dotted')])
+
+
+def test_front_page_table_links_every_page_and_names_no_build_command():
+    cells = json.loads((ROOT / 'nbs' / 'index.ipynb').read_text())['cells']
+    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    stems = [p.stem for p in (ROOT / 'nbs').glob('*.ipynb') if p.stem != 'index' and not p.name.startswith('_')]
+    assert not [s for s in stems if f']({s}.ipynb)' not in md]
+    assert not [s for s in frame.FRONT_PAGE_STATUS if s in md]
