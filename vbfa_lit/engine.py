@@ -318,8 +318,6 @@ def sx_quadratic(data:Observed, W, Sx, SX=None):
 def sx_by_product(data:Observed)->bool:
     """Whether `sx_quadratic` sums the Sigma_x_n by one masked product (mostly observed data).
 
-    Shared with the compiled sweep (lesson 02c), which makes the same choice.
-
     Parameters
     ----------
     data : Observed
