@@ -124,21 +124,25 @@ def test_06_sentences_say_what_the_numbers_say():
 def test_06_slider_steps_through_one_reference_chain():
     from vbfa_lit.plots import colour, plot_spectrum, plot_trace
     from vbfa_lit.rjmcmc import reference_sweep
-    from vbfa_lit.widgets import StaticSlider
-    src = cell_with('06_rjmcmc', 'def draw_sweep(t):')
-    figure_png = lambda fig, dpi: fig.get_suptitle().encode()     # the frame's title for its PNG: quick, distinct
-    ns = dict(np=np, plt=plt, reference_sweep=reference_sweep, plot_trace=plot_trace, plot_spectrum=plot_spectrum,
-              colour=colour, StaticSlider=StaticSlider, figure_png=figure_png, display=lambda *a: None,
-              g_ref=np.array([4.0, 2.2, 1.6, 1.2, 1.0, 0.8]), n_ref=40)
-    try: exec(src, ns)
-    finally: plt.close('all')
-    slider, q_w = ns['slider'], ns['q_w']
-    assert len(slider.frames) == 41 == len(set(slider.frames))
-    assert 'vbfa-static-slider' in slider.html and slider.html.count('<img ') == 41
+    from vbfa_lit.widgets import StaticSlider, figure_png
+    chain, drawing = cell_with('06_rjmcmc', 'rng_w = np.random.default_rng(11)'), cell_with('06_rjmcmc', 'def draw_sweep(t):')
+    ns = dict(np=np, reference_sweep=reference_sweep, g_ref=np.array([4.0, 2.2, 1.6, 1.2, 1.0, 0.8]), n_ref=40)
+    exec(chain, ns)
+    q_w, moves = ns['q_w'], ns['moves']
+    assert len(q_w) == 41 == len(moves)
     # what the caption says: up by births to q = 5 in five sweeps, then between 3, 4 and 5 in single steps
     assert list(q_w[:6]) == [1, 2, 2, 3, 4, 5] and set(q_w[6:]) == {3, 4, 5}
     assert np.abs(np.diff(q_w)).max() == 1
-    assert any('birth' in s for s in slider.summaries) and any('death' in s for s in slider.summaries)
+    assert 'a birth accepted' in moves and 'a death accepted' in moves
+    # the frames: drawn here for the first three sweeps (the page has all 41)
+    ns.update(plt=plt, plot_trace=plot_trace, plot_spectrum=plot_spectrum, colour=colour, StaticSlider=StaticSlider,
+              figure_png=figure_png, display=lambda *a: None, states=ns['states'][:3], q_w=q_w[:3], moves=moves[:3])
+    try: exec(drawing, ns)
+    finally: plt.close('all')
+    slider = ns['slider']
+    assert len(slider.frames) == 3 == len(set(slider.frames)) and slider.values == [0, 1, 2]
+    assert 'vbfa-static-slider' in slider.html and slider.html.count('<img ') == 3
+    assert slider.summaries[1] == 'sweep 1: q = 2, a birth accepted'
 
 
 def test_06_figure_1_is_legible_at_the_column_width():
