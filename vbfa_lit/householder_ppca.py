@@ -337,7 +337,7 @@ def _double_precision(jax): # a context in which JAX computes in float64 (jax.en
 # %% ../nbs/08_householder_ppca.ipynb #29f3cc3d
 def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
     """The model's log posterior density at the parameters NUTS moves, up to a constant (mu has a flat prior):
-    each v_n uniform in direction with ||v_n|| ~ Gamma(k, k), U from them by the swap reflections, the ordered
+    each v_i uniform in direction with ||v_i|| ~ Gamma(k, k), U from them by the swap reflections, the ordered
     singular values sigma with the density of `reference_singular_value_logpdf`, sigma_eps half-normal(1), and the
     likelihood of W = U diag(sigma).
 
@@ -354,7 +354,7 @@ def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
     X : ndarray of shape (N, M)
         The data.
     k : float, optional
-        Shape and rate of the Gamma density of the lengths ||v_n||.
+        Shape and rate of the Gamma density of the lengths ||v_i||.
 
     Returns
     -------
@@ -362,8 +362,8 @@ def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
     """
     M, D = X.shape[1], len(sigma)
     U = reference_householder_to_stiefel(vectors, reference_swap_reflection)
-    r, n = np.array([np.linalg.norm(v) for v in vectors]), M - np.arange(D)     # ||v_n|| and n
-    log_v = np.sum(k * np.log(k) - math.lgamma(k) + (k - 1) * np.log(r) - k * r - (n - 1) * np.log(r))
+    r, i = np.array([np.linalg.norm(v) for v in vectors]), M - np.arange(D)     # ||v_i|| and its length i
+    log_v = np.sum(k * np.log(k) - math.lgamma(k) + (k - 1) * np.log(r) - k * r - (i - 1) * np.log(r))
     log_noise = np.log(np.sqrt(2 / np.pi)) - noise_std**2 / 2
     return (log_v + reference_singular_value_logpdf(sigma, M) + log_noise
             + reference_log_likelihood(X, U, sigma, noise_std, mu))

@@ -1577,7 +1577,7 @@ def plot_interval_rows(mean, # (K,) posterior means, one per row (feature)
     return ax
 
 # %% ../nbs/01a_plots.ipynb #rj0cd001
-def plot_jump_moves(birth, death, ax=None):
+def plot_jump_moves(birth, death, ax=None, fontsize: float = 8):
     """The moves of a birth-death sampler between numbers of components: states 1..K as circles, births as arcs
     above, deaths as arcs below, each labelled with its probability.
 
@@ -1587,6 +1587,8 @@ def plot_jump_moves(birth, death, ax=None):
         b_q and d_q indexed by q = 0..K+1 (as `rjmcmc.move_probabilities` returns them for d = K + 1); the states
         drawn are q = 1..K.
     ax : matplotlib.axes.Axes, optional
+    fontsize : float, default 8
+        Size of the move labels (the state numbers are 3 points larger).
 
     Returns
     -------
@@ -1612,20 +1614,20 @@ def plot_jump_moves(birth, death, ax=None):
     ax = _axes(ax, (1.3 * K + 1, 2.4))
     for q in range(1, K + 1):
         ax.add_patch(Circle((q, 0), 0.28, facecolor='white', edgecolor=colour(0), linewidth=1.5))
-        ax.text(q, 0, f'{q}', ha='center', va='center', fontsize=11)
+        ax.text(q, 0, f'{q}', ha='center', va='center', fontsize=fontsize + 3)
     for q in range(1, K):
         for lo, hi, sign, p, name in ((q, q + 1, 1, b[q], f'b$_{q}$'), (q + 1, q, -1, d[q + 1], f'd$_{{{q + 1}}}$')):
             ax.add_patch(FancyArrowPatch((lo + 0.2 * sign, 0.22 * sign), (hi - 0.2 * sign, 0.22 * sign),
                                          connectionstyle=f'arc3,rad={-0.45 * sign}', arrowstyle='-|>',
                                          mutation_scale=12, color=colour(1 if sign > 0 else 2), linewidth=1.2))
-            ax.text((lo + hi) / 2, 0.62 * sign, f'{name} = {p:g}', ha='center', va='center', fontsize=8)
+            ax.text((lo + hi) / 2, 0.62 * sign, f'{name} = {p:g}', ha='center', va='center', fontsize=fontsize)
     ax.set(xlim=(0.4, K + 0.6), ylim=(-0.95, 0.95), aspect='equal')
     ax.set_xlabel('number of components q (births above, deaths below)')
     ax.set_yticks([]); ax.set_xticks([]); ax.grid(False)
     ax.spines[['left', 'bottom', 'top', 'right']].set_visible(False)
     return ax
 
-def plot_birth_state(x, s, v, ax=None):
+def plot_birth_state(x, s, v, ax=None, fontsize: float = 9):
     """What a birth does to ordered precisions: the state 0 < x_1 < ... < x_q < s on one log axis, and below it
     the state after the birth, with the new precision v placed between x_q and s.
 
@@ -1638,6 +1640,8 @@ def plot_birth_state(x, s, v, ax=None):
     v : float
         The new precision, x_q < v < s.
     ax : matplotlib.axes.Axes, optional
+    fontsize : float, default 9
+        Size of the precisions' labels.
 
     Returns
     -------
@@ -1671,7 +1675,7 @@ def plot_birth_state(x, s, v, ax=None):
     labels_after = [f'$x_{j + 1}$' for j in range(q)] + [f'$v = x_{q + 1}$', '$s$']
     for xs, y, labels in ((before, 1, labels_before), (after, 0, labels_after)):
         for xv, lab in zip(xs, labels): ax.annotate(lab, (xv, y), xytext=(0, 9), textcoords='offset points',
-                                                    ha='center', fontsize=9)
+                                                    ha='center', fontsize=fontsize)
     ax.set_xscale('log')
     ax.set(ylim=(-0.6, 1.6), yticks=[0, 1], yticklabels=[f'after: q = {q + 1}', f'before: q = {q}'],
            xlabel='precision (log scale)')

@@ -1,0 +1,52 @@
+"""The reversible-jump lesson's precomputed slider (Figure 6.2, one chain sweep by sweep) on the static site: moving it
+swaps the frame and the readout in the browser, with no kernel and no request to any server."""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def lesson_page(site_dir):
+    "The built page of lesson 06 (its notebook's default_exp, rjmcmc)."
+    page = site_dir / 'rjmcmc.html'
+    assert page.is_file(), f'{page} not found: the reversible-jump lesson has no page'
+    return page.name
+
+
+def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
+    name = lesson_page(site_dir)
+    ctx = browser.new_context(viewport={'width': 1280, 'height': 900})
+    page = ctx.new_page()
+    errors, requests = [], []
+    page.on('pageerror', lambda e: errors.append(str(e)))
+    page.on('console', lambda m: m.type == 'error' and 'favicon' not in (m.location.get('url') or '')
+            and errors.append(f"{m.text} ({m.location.get('url')})"))
+    try:
+        page.goto(site_url + name, wait_until='load')
+        page.on('request', lambda r: requests.append(r.url))        # after load: moving the slider fetches nothing
+        sliders = page.locator('.vbfa-static-slider')
+        assert sliders.count() == 1, 'expected the one precomputed slider of Figure 6.2'
+        s = sliders.first
+        frames = s.locator('.vbfa-frames img')
+        assert frames.count() == 41, 'expected 41 frames: the start and 40 sweeps'
+        visible = lambda: s.locator('.vbfa-frames img:visible')
+        seen = set()
+        out0 = s.locator('output').inner_text()
+        s.locator('input[type=range]').focus()
+        for step in range(5):
+            assert visible().count() == 1
+            src = visible().get_attribute('src')
+            assert src.startswith('data:image/png;base64,') and src not in seen, f'step {step}: frame not new'
+            seen.add(src)
+            assert visible().evaluate('i => i.naturalWidth') > 100
+            s.locator('input[type=range]').press('ArrowRight')
+        assert s.locator('output').inner_text() != out0, 'the readout did not change'
+        assert 'sweep 5' in s.locator('.vbfa-caption').inner_text()
+        # the frame fits the page column at 1280 px: not scaled below 80 % of its own width
+        shown, natural = visible().evaluate('i => [i.clientWidth, i.naturalWidth]')
+        assert shown >= 0.8 * natural, (shown, natural)
+        assert not errors, errors
+        assert not requests, f'moving the slider made requests: {requests}'
+    finally:
+        ctx.close()
