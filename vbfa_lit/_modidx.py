@@ -596,6 +596,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'vbfa_lit.widgets._parse_positive': ('widgets.html#_parse_positive', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.exact_seconds': ('widgets.html#exact_seconds', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.figure_png': ('widgets.html#figure_png', 'vbfa_lit/widgets.py'),
+                                  'vbfa_lit.widgets.figure_slider': ('widgets.html#figure_slider', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.householder_steps': ('widgets.html#householder_steps', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.parse_spectrum': ('widgets.html#parse_spectrum', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.parse_stds': ('widgets.html#parse_stds', 'vbfa_lit/widgets.py'),
