@@ -319,6 +319,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots.plot_reference_lines': ('plots.html#plot_reference_lines', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_reflection': ('plots.html#plot_reflection', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_ridge': ('plots.html#plot_ridge', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_ridge_sweep': ('plots.html#plot_ridge_sweep', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_rotation_orbit': ('plots.html#plot_rotation_orbit', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_shapes': ('plots.html#plot_shapes', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_spectrum': ('plots.html#plot_spectrum', 'vbfa_lit/plots.py'),
