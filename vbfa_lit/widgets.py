@@ -1103,6 +1103,7 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
 
     Examples
     --------
+    >>> from matplotlib.figure import Figure
     >>> def draw(k):
     ...     fig = Figure(figsize=(3, 2)); fig.add_subplot().plot(range(k + 2))
     ...     return fig
