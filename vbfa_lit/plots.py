@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_learning_curves', 'plot_pruning', 'plot_spectrum',
-           'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
+           'plot_ridge_sweep', 'plot_trace', 'plot_posterior_bars', 'plot_sphere', 'plot_principal_axes', 'plot_curves',
            'plot_graphical_model', 'plot_method_map', 'svg_markup', 'plot_ppca_density', 'plot_rotation_orbit',
            'plot_subspace_angles', 'plot_ard_evidence', 'plot_ard_threshold', 'plot_shapes',
            'plot_imputation_intervals', 'plot_coverage', 'plot_ridge', 'plot_matrix', 'plot_imputation',
@@ -297,6 +297,77 @@ def plot_spectrum(
     ax.bar(np.arange(1, K + 1), v, color=cols)
     ax.set(xlabel='component (sorted)', ylabel=ylabel, xticks=np.arange(1, K + 1))
     if log: ax.set_yscale('log')
+    return ax
+
+# %% ../nbs/01a_plots.ipynb #73a1e596
+def plot_ridge_sweep(x, y, values, paths: dict, sweep: int, levels, every: int = 25, label_at=None, ax=None,
+                     xlabel: str = '$x$', ylabel: str = '$y$'):
+    """Contours of a bound over two positive parameters and where each fit is after `sweep` sweeps: one frame of a
+    sweep-by-sweep picture of fits crawling (or jumping) along a ridge.
+
+    Parameters
+    ----------
+    x : array_like, shape (K,)
+        Positive grid of the horizontal parameter (log axis).
+    y : array_like, shape (J,)
+        Positive grid of the vertical parameter (log axis).
+    values : array_like, shape (J, K)
+        The bound at ``(x[k], y[j])``, e.g. minus its best value.
+    paths : dict of str to array_like, shape (T + 1, 2)
+        Each fit's start and its position after every sweep; the path is drawn up to `sweep` (or its end) as a
+        line with a dot every `every` sweeps and a large marker where it is.
+    sweep : int
+        The sweep shown, >= 0.
+    levels : sequence of float
+        Contour levels, labelled in 10-point type.
+    every : int, default 25
+        Sweeps between two dots on a path, so that the spacing of the dots shows the speed.
+    label_at : sequence of (x, y), optional
+        Where to put the contour labels (one point near each labelled contour); default automatic.
+    ax : matplotlib.axes.Axes, optional
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        For each path in order: its line, its dots, its current position.
+
+    Raises
+    ------
+    ValueError
+        If `values` is not (len(y), len(x)), a grid is not positive, a path is not (T + 1, 2), or `sweep` or
+        `every` is not a non-negative (positive) integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = np.logspace(-1, 1, 5)
+    >>> ax = plot_ridge_sweep(g, g, -np.log(np.outer(g, g))**2, {'fit': [[5.0, 0.2], [2.0, 0.5], [1.0, 1.0]]}, 1,
+    ...                       levels=[-1.0])
+    >>> len(ax.lines), ax.lines[2].get_xdata().tolist()
+    (3, [2.0])
+    """
+    x, y, values = _as(x, 1, 'x'), _as(y, 1, 'y'), _as(values, 2, 'values')
+    if values.shape != (len(y), len(x)):
+        raise ValueError(f"values: expected shape (len(y), len(x)) = {(len(y), len(x))}, got {values.shape}")
+    if (x <= 0).any() or (y <= 0).any(): raise ValueError("x and y: the grids must be positive (log axes)")
+    if isinstance(sweep, bool) or not isinstance(sweep, (int, np.integer)) or sweep < 0:
+        raise ValueError(f"sweep: expected an integer >= 0, got {sweep!r}")
+    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+        raise ValueError(f"every: expected an integer >= 1, got {every!r}")
+    ax = _axes(ax, (5.5, 4.2))
+    cs = ax.contour(x, y, values, levels=sorted(levels), colors='0.65', linewidths=0.8, linestyles='solid', zorder=1)
+    ax.clabel(cs, fmt='%g', fontsize=10, manual=label_at if label_at is not None else False, inline_spacing=4)
+    for i, (label, pts) in enumerate(paths.items()):
+        pts = _as(pts, 2, f'paths[{label!r}]')
+        if pts.shape[1] != 2: raise ValueError(f"paths[{label!r}]: expected (T + 1, 2) points, got {pts.shape}")
+        k = min(int(sweep), len(pts) - 1)
+        ax.plot(pts[:k + 1, 0], pts[:k + 1, 1], '-', color=colour(i), lw=1.2, zorder=2 + i)
+        ax.plot(pts[:k + 1:every, 0], pts[:k + 1:every, 1], 'o', color=colour(i), ms=4, zorder=2 + i)
+        ax.plot(pts[k:k + 1, 0], pts[k:k + 1, 1], 'o', color=colour(i), ms=10, mec='k', zorder=5 + i,
+                label=f'{label}: sweep {k}' + (' (converged)' if k < sweep else ''))
+    ax.set(xscale='log', yscale='log', xlabel=xlabel, ylabel=ylabel)
+    ax.legend(frameon=False, loc='lower left')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #1fbf9b7e

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['KIND_LABELS', 'RJ_DATASETS', 'CUSTOM_N', 'figure_png', 'Cancelled', 'Panel', 'StaticSlider', 'static_slider',
            'VBPCAConvergencePanel', 'exact_seconds', 'rjmcmc_chains', 'parse_stds', 'ARDPruningPanel', 'parse_spectrum',
-           'rjmcmc_data', 'RJMCMCPanel', 'householder_steps', 'HouseholderPanel']
+           'rjmcmc_data', 'RJMCMCPanel', 'householder_steps', 'HouseholderPanel', 'figure_slider']
 
 # %% ../nbs/09_widgets.ipynb #4a042fd0
 import base64
@@ -1064,3 +1064,69 @@ class HouseholderPanel(Panel):
             a.view_init(elev=12, azim=-90)
             a.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1])
         return fig
+
+# %% ../nbs/09_widgets.ipynb #95e965d3
+def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi: int = 90,
+                  font_size: float = 12) -> StaticSlider:
+    """Precompute the figure `draw(value)` for each value as a `StaticSlider` (a lesson figure without a panel).
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(value)`` returns a matplotlib Figure; each is rendered to PNG and closed.
+    values : sequence
+        The parameter's values, in slider order.
+    label : str, default ''
+        The slider's label.
+    start : optional
+        The value shown first; default the first of `values`.
+    summaries : sequence of str, optional
+        One line of text per value, shown beside the slider; default empty.
+    dpi : int, default 90
+        Resolution of the frames, an integer >= 1.
+    font_size : float, default 12
+        Font size of the frames' text, a finite number > 0.
+
+    Returns
+    -------
+    StaticSlider
+        Displays as self-contained HTML (data-URI PNGs, a range input, inline JavaScript).
+
+    Raises
+    ------
+    TypeError
+        If `draw` is not callable, `dpi` is not an integer, `font_size` not a real number, or `draw` returns
+        something other than a Figure.
+    ValueError
+        If `values` is empty, `start` is not one of them, `summaries` does not have one entry per value, `dpi` < 1
+        or `font_size` <= 0.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> def draw(k):
+    ...     fig = Figure(figsize=(3, 2)); fig.add_subplot().plot(range(k + 2))
+    ...     return fig
+    >>> s = figure_slider(draw, [0, 1, 2], label='k')
+    >>> len(s.frames), s.values, s.label
+    (3, [0, 1, 2], 'k')
+    """
+    if not callable(draw): raise TypeError(f"draw: expected a callable value -> Figure, got {type(draw).__name__}")
+    dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
+    values = list(values)
+    if not values: raise ValueError("values: expected at least one value")
+    if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
+    summaries = [''] * len(values) if summaries is None else [str(s) for s in summaries]
+    if len(summaries) != len(values):
+        raise ValueError(f"summaries: expected one per value ({len(values)}), got {len(summaries)}")
+    frames = []
+    for v in values:
+        with matplotlib.rc_context({'font.size': font_size}):
+            fig = draw(v)
+            if not isinstance(fig, Figure):
+                raise TypeError(f"draw({v!r}): expected a matplotlib Figure, got {type(fig).__name__}")
+            frames.append(figure_png(fig, dpi))
+        import matplotlib.pyplot as plt          # a pyplot figure would also be shown under the slider: close it
+        plt.close(fig)
+    return StaticSlider('value', values, frames, summaries, label=label or 'value',
+                        start=0 if start is None else values.index(start))
