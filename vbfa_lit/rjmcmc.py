@@ -179,8 +179,8 @@ def reference_sweep(x, s, tau, g, N, r, alpha, eta, rng):
     d, q = len(g), len(x)
     theta = np.r_[0.0, x, s, np.inf]                    # 0 < x_1 < ... < x_q < s < inf
     a, rate = conditional_parameters(q, tau, g, N, r)
-    for j0 in (0, 1):                                   # x_1, x_3, ..., then x_2, x_4, ...: each given its neighbours
-        u = rng.random(len(range(j0, d, 2)))            # one uniform per position j0, j0 + 2, ... < d; those > q unused
+    for j0 in (0, 1):                         # x_1, x_3, ..., then x_2, x_4, ...: each given its neighbours
+        u = rng.random(len(range(j0, d, 2)))  # one uniform per position j0, j0 + 2, ... < d; those > q unused
         for i, j in enumerate(range(j0, q + 1, 2)):
             theta[j + 1] = reference_truncated_gamma(a[j], rate[j], theta[j], theta[j + 2], u[i])
     x, s = theta[1:q + 1], theta[q + 1]
