@@ -6,8 +6,8 @@
 __all__ = ['Observed', 'observed', 'sum_tau_ww', 'update_X', 'sum_xx', 'update_W', 'w_factor', 'update_mu', 'sx_quadratic',
            'sx_by_product', 'residual_ss', 'sq_error', 'update_tau', 'ElboTerms', 'elbo', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
-           'block_errors', 'LocalRunner', 'sweep', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa',
-           'run_sweeps']
+           'block_errors', 'LocalRunner', 'map_features', 'sweep', 'init_posterior', 'check_prior', 'FitResult',
+           'fit_vbfa', 'run_sweeps']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -727,6 +727,34 @@ class LocalRunner:
         "Stop the threads, if any were started."
         if self._pool is not None: self._pool.shutdown(); self._pool = None
 
+def map_features(runner, fn, per_feature, shared=()):
+    """`fn(*per_feature, *shared)` over chunks of features, one chunk per thread of a `LocalRunner`; the results
+    joined. Each feature's result is computed alone, so any split gives the same numbers, bit for bit.
+
+    Parameters
+    ----------
+    runner : LocalRunner or another runner
+        Its `n_jobs` threads share the features; another runner (e.g. Dask's, whose map runs over its blocks of
+        samples) runs `fn` once, here.
+    fn : callable
+        Returns a tuple of arrays whose first axis is the features.
+    per_feature : sequence of ndarray
+        Arguments whose first axis is the M features; one of length 1 when M > 1 is shared by every feature.
+    shared : sequence, default ()
+        Arguments passed whole to every chunk.
+
+    Returns
+    -------
+    tuple of ndarray
+    """
+    M = max(len(a) for a in per_feature)
+    n = runner.n_jobs if isinstance(runner, LocalRunner) else 1
+    if n == 1 or M < 2 * n: return fn(*per_feature, *shared)
+    edges = np.linspace(0, M, n + 1).round().astype(int)
+    cut = lambda a, s, e: a if len(a) == 1 < M else a[s:e]
+    parts = runner.map(lambda s, e: fn(*[cut(a, s, e) for a in per_feature], *shared), edges[:-1], edges[1:])
+    return tuple(np.concatenate(r) for r in zip(*parts))
+
 def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None, runner=None):
     """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound: map over blocks of samples,
     reduce their statistics, update the per-feature factors.
@@ -763,7 +791,9 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
     runner = LocalRunner() if runner is None else runner
     parts = runner.map(map_latent, blocks, [q] * len(blocks), [tau] * len(blocks), [kernels] * len(blocks))  # map
     s = runner.reduce(parts, data.complete)                                                         # reduce
-    W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, prior.w.moments(q)[0], kernels)         # update
+    alpha = prior.w.moments(q)[0]                                                                  # update
+    if data.complete: W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, alpha, kernels)  # one Sigma_w
+    else: W, Sw, logdet_Sw = map_features(runner, w_factor, (s.YX, s.mX, s.XX, q.mu, tau), (alpha, kernels))
     mu, vmu = update_mu(data, W, None, tau, prior.beta, mX=s.mX)
     n = len(blocks)               # the squared errors: a second map, with the new W and mu, and its reduce
     err = functools.reduce(np.add, runner.map(block_errors, blocks, parts, [W] * n, [mu] * n, [kernels] * n))

@@ -6,6 +6,8 @@
 __all__ = ['compiled_kernels']
 
 # %% ../nbs/02c_vbpca_fast.ipynb #1fcd139e
+import threading
+
 import numpy as np
 import scipy.sparse as sparse
 
@@ -209,15 +211,17 @@ def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
 _KERNELS = ('_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss')
-_COMPILED = []
+_COMPILED, _COMPILING = [], threading.Lock()
 
-def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
+def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process (threads wait)
     if _COMPILED: return
-    import numba
-    g = globals()
-    for name in _KERNELS:
-        g[name] = numba.njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc', 'contract'})(g[name])
-    _COMPILED.append(True)
+    with _COMPILING:
+        if _COMPILED: return
+        import numba
+        g = globals()
+        jit = numba.njit(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc', 'contract'})
+        for name in _KERNELS: g[name] = jit(g[name])
+        _COMPILED.append(True)
 
 # %% ../nbs/02c_vbpca_fast.ipynb #b3a81b07
 # bytes of one packed block of the covariances: about half of a core's L2 cache

@@ -1,0 +1,99 @@
+"""Both cores on one machine: the sweep's per-feature factors split over threads, and `VBPCA(n_jobs=)`."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from vbfa_lit import VBPCA
+from vbfa_lit.engine import LocalRunner, map_features, w_factor, kernel_set
+from vbfa_lit.estimator import default_jobs, PARALLEL_MIN_FLOPS, fit_cost
+from vbfa_lit.rjmcmc_fast import numba_available
+from vbfa_lit.data import make_low_rank
+
+ENGINES = ['numpy', pytest.param('numba', marks=pytest.mark.skipif(not numba_available(), reason='numba absent'))]
+
+
+def _stats(rng, M, D, shared):
+    A = rng.standard_normal((M, D, D + 3))
+    XX = A @ A.transpose(0, 2, 1) + np.eye(D)
+    YX, mX, mu = rng.standard_normal((M, D)), rng.standard_normal((M, D)), rng.standard_normal(M)
+    tau = rng.gamma(2.0, size=1 if shared else M)
+    return YX, mX, XX, mu, tau, rng.gamma(2.0, size=D)
+
+
+@pytest.mark.parametrize('engine', ENGINES)
+@pytest.mark.parametrize('shared', [True, False])
+@pytest.mark.parametrize('M', [5, 17, 80])
+def test_features_split_over_threads_give_the_same_factors_bit_for_bit(engine, shared, M):
+    YX, mX, XX, mu, tau, alpha = _stats(np.random.default_rng(M), M, 70 if M == 80 else 6, shared)
+    kernels = kernel_set(engine)
+    one = w_factor(YX, mX, XX, mu, tau, alpha, kernels)
+    for n in (2, 3):
+        runner = LocalRunner(n)
+        try:
+            split = map_features(runner, w_factor, (YX, mX, XX, mu, tau), (alpha, kernels))
+            assert (runner._pool is not None) == (M >= 2 * n)             # the threads ran where they could
+        finally: runner.close()
+        for a, b in zip(one, split): np.testing.assert_array_equal(a, b)
+
+
+def test_another_runner_computes_the_factors_in_one_call():
+    calls = []
+    def fn(a, b): calls.append(len(a)); return (a + b,)
+    class Elsewhere:                                                   # e.g. the Dask runner: maps over its blocks
+        n_jobs = 4
+    out = map_features(Elsewhere(), fn, (np.arange(10.0),), (1.0,))
+    assert calls == [10] and np.array_equal(out[0], np.arange(10.0) + 1)
+
+
+@pytest.mark.filterwarnings("ignore:VBPCA: max_iter")
+@pytest.mark.parametrize('storage', ['dense', 'sparse'])
+def test_vbpca_in_two_threads_is_the_one_thread_fit_to_rounding(storage):
+    X = make_low_rank(300, 40, 4, offset=3.0, missing=0.3, random_state=1).X
+    fits = [VBPCA(10, random_state=0, n_jobs=j, storage=storage, max_iter=60, tol=0).fit(X) for j in (1, 2)]
+    a, b = fits
+    np.testing.assert_allclose(b.elbo_, a.elbo_, rtol=1e-10)
+    scale = np.nanmax(X) - np.nanmin(X)
+    np.testing.assert_allclose(b.impute(X), a.impute(X), atol=1e-8 * scale)
+    assert a.n_effective_components_ == b.n_effective_components_
+
+
+@pytest.mark.parametrize('bad, error', [(0, ValueError), (-1, ValueError), (1.5, TypeError), ('2', TypeError)])
+def test_n_jobs_is_checked_by_name(bad, error):
+    X = make_low_rank(30, 6, 2, random_state=0).X
+    with pytest.raises(error, match='n_jobs'):
+        VBPCA(2, n_jobs=bad).fit(X)
+
+
+def test_default_jobs_uses_the_cores_only_for_long_sweeps():
+    import os
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+    assert default_jobs(PARALLEL_MIN_FLOPS / 2) == 1
+    assert default_jobs(PARALLEL_MIN_FLOPS * 2) == cores
+    # MovieLens-100k shape with D = 100 is well above the threshold; a 100 x 10 problem well below it
+    assert fit_cost(943, 1682, 100, 100_000, dense=False)[1] > 10 * PARALLEL_MIN_FLOPS
+    assert fit_cost(100, 10, 5)[1] < PARALLEL_MIN_FLOPS / 100
+    assert VBPCA().get_params()['n_jobs'] is None
+
+
+@pytest.mark.skipif(not numba_available(), reason='numba absent')
+def test_kernels_compiled_from_two_threads_at_once():
+    "The first calls of the compiled kernels from two threads at once (a fresh process): both compile, both agree."
+    code = textwrap.dedent('''
+        import threading, numpy as np
+        from vbfa_lit.vbpca_fast import compiled_kernels
+        rng = np.random.default_rng(0)
+        A = rng.standard_normal((50, 6, 9)); P = A @ A.transpose(0, 2, 1); h = rng.standard_normal((50, 6))
+        k, out, start = compiled_kernels(), [None, None], threading.Barrier(2)
+        def run(i): start.wait(); out[i] = k.gaussians(P, h)
+        ts = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        [t.start() for t in ts]; [t.join() for t in ts]
+        assert all(np.array_equal(a, b) for a, b in zip(*out)), 'different answers'
+        import numba; from vbfa_lit import vbpca_fast
+        assert isinstance(vbpca_fast._k_gaussians_lanes, numba.core.registry.CPUDispatcher)
+        print('ok')
+    ''')
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stderr[-2000:]
