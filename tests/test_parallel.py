@@ -48,7 +48,7 @@ def test_another_runner_computes_the_factors_in_one_call():
     assert calls == [10] and np.array_equal(out[0], np.arange(10.0) + 1)
 
 
-@pytest.mark.filterwarnings("ignore:VBPCA: max_iter")
+@pytest.mark.filterwarnings("ignore:VBPCA. max_iter=")
 @pytest.mark.parametrize('storage', ['dense', 'sparse'])
 def test_vbpca_in_two_threads_is_the_one_thread_fit_to_rounding(storage):
     X = make_low_rank(300, 40, 4, offset=3.0, missing=0.3, random_state=1).X
@@ -97,3 +97,23 @@ def test_kernels_compiled_from_two_threads_at_once():
     ''')
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stderr[-2000:]
+
+
+@pytest.mark.parametrize('K, D', [(1, 3), (9, 5), (40, 60)])
+def test_congruence_as_two_large_products_is_the_stacked_product(K, D):
+    from vbfa_lit.transformations import congruence
+    rng = np.random.default_rng(K)
+    A = rng.standard_normal((K, D, D))
+    S, R = A @ A.transpose(0, 2, 1), rng.standard_normal((D, D))
+    np.testing.assert_array_equal(congruence(S, R), R.T @ S @ R)
+
+
+def test_blas_threads_allows_n_inside_and_restores_the_callers_limit():
+    from threadpoolctl import threadpool_info, threadpool_limits
+    from vbfa_lit.linalg import blas_threads
+    blas = lambda: [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']
+    if not blas(): pytest.skip('no BLAS library that threadpoolctl can see')
+    with threadpool_limits(1, user_api='blas'):
+        inside = blas_threads(blas, 2)()
+        assert blas() == [1] * len(inside)
+    assert all(n == 2 for n in inside)

@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
-           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'one_blas_thread']
+           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'one_blas_thread',
+           'blas_threads']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import functools
@@ -392,5 +393,26 @@ def one_blas_thread(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with _threadpool_controller().limit(limits=1, user_api='blas'):
+            return func(*args, **kwargs)
+    return wrapper
+
+def blas_threads(func, n: int):
+    """`func` run with BLAS allowed `n` threads (for a step made of a few large products, inside a fit that
+    otherwise keeps one BLAS thread per thread of its own), the caller's setting restored afterwards.
+
+    Parameters
+    ----------
+    func : callable
+    n : int
+        BLAS threads, at least 1.
+
+    Returns
+    -------
+    callable
+        `func`, wrapped.
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _threadpool_controller().limit(limits=int(n), user_api='blas'):
             return func(*args, **kwargs)
     return wrapper
