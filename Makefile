@@ -54,12 +54,15 @@ sync: install
 ## make site: export the library, execute copies of the notebooks, process them with nbdev, render with Sphinx.
 site: install
 	$(BIN)/nbdev-export
+	rm -f _site/.sources.sha256
 	$(ONE_THREAD) $(BIN)/python docs/build_site.py
+	$(BIN)/python tools/site_stamp.py write
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
 # Each notebook runs once: the site build executes every lesson (the same cells nbdev-test would run, a failing cell
 # reported with its notebook, cell and traceback), and the browser test runs the four experiments in Voila. make nbtest
-# (nbdev-test) stays for authors.
+# (nbdev-test) stays for authors. A site that make site (or an earlier make test) built from exactly these sources and
+# installed packages is not built again (tools/site_stamp.py): its lessons already ran with them.
 test: install chromium check-sync pytest site-build browser-test
 	@echo "make test: all checks passed"
 
@@ -73,7 +76,10 @@ pytest: install
 	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS)
 
 site-build: install
-	$(ONE_THREAD) $(BIN)/python docs/build_site.py
+	@if $(BIN)/python tools/site_stamp.py check; then \
+	  echo "make: _site/ was built from these sources and packages (tools/site_stamp.py): its lessons ran; not rebuilt"; \
+	else rm -f _site/.sources.sha256 && $(ONE_THREAD) $(BIN)/python docs/build_site.py && \
+	  $(BIN)/python tools/site_stamp.py write; fi
 
 browser-test: install chromium
 	$(BIN)/python -m pytest tests/browser -m browser -q
