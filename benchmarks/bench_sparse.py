@@ -40,6 +40,7 @@ def sweep_time(p):
     from vbfa_lit.vbpca import Prior
     from vbfa_lit.engine import fit_vbfa, observed
     X = ratings(p['seed'], p['n_users'], p['n_items'], p['n_ratings'])
+    if p.get('transpose'): X = X.T.tocsr()                            # items as rows
     c0, w0 = time.process_time(), time.perf_counter()
     Xs = check_sparse(X)
     center, scale = sparse_data_scale(Xs)
@@ -49,7 +50,7 @@ def sweep_time(p):
                    np.random.default_rng(p['seed']), lambda it, q, bound: stamps.append((time.process_time(),
                                                                                         time.perf_counter())),
                    transform=lambda d, q, pr: transform_posterior(d, q, pr, 'both', latent_covariances=False),
-                   engine=p['engine'])
+                   engine=p['engine'], n_jobs=p.get('n_jobs', 1))
     cpu = np.diff([s[0] for s in stamps])[1:]                          # sweeps 2.. (the first runs no rotation)
     wall = np.diff([s[1] for s in stamps])[1:]
     return dict(engine=p['engine'], cpu_s=float(np.median(cpu)), wall_s=float(np.median(wall)), cpu_each=cpu.tolist(),
