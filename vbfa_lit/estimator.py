@@ -230,12 +230,16 @@ def check_data(X, name: str = 'X') -> np.ndarray:
     ------
     TypeError
         Data that are not numbers: strings, dates or durations (a datetime64 or timedelta64 column is named), a
-        SciPy sparse matrix, or a DataFrame column of pandas' SparseDtype whose unstored entries are a number
+        SciPy sparse matrix, a dask array (which `VBPCA` reads chunk by chunk), or a DataFrame column of pandas' SparseDtype whose unstored entries are a number
         (``fill_value``): as with SciPy's sparse matrices, VBPCA does not guess whether they are observed values
         or missing ones.
     ValueError
         Complex numbers, infinities, not two dimensions, or an empty axis.
     """
+    if _is_dask_array(X):                                               # gathering it whole is not reading it
+        raise TypeError(f"{name}: a dask array is read chunk by chunk by VBPCA's fit, transform, impute, "
+                        f"predict_entries and score_samples only; here it would be gathered whole: pass "
+                        f"{name}.compute() if it fits in memory")
     if sparse.issparse(X):
         raise TypeError(f"{name}: sparse input needs VBPCA(missing_values='unstored'), under which the "
                         "unstored entries are the missing ones (an explicit zero is an observed 0). In "
@@ -787,9 +791,6 @@ class VBPCA:
         raise ValueError(f"missing_values: expected nan or 'unstored', got {v!r}")
 
     def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
-        if _is_dask_array(X):
-            raise TypeError(f"{name}: a dask array is taken by VBPCA's fit, transform, impute, predict_entries and "
-                            f"score_samples; {type(self).__name__} here would gather it whole: pass {name}.compute()")
         unstored = (sparse.issparse(X) or _is_sparse_frame(X)) and self._unstored()
         if unstored and (sparse.issparse(X) or _is_sparse_frame(X)) and not allow_sparse:
             raise TypeError(f"{name}: sparse input needs predict_entries(X, rows, cols) for the entries you want: "
