@@ -168,6 +168,10 @@ def _sparse_frame_to_coo(X): # a DataFrame's stored entries (sparse columns) and
 
 
 # %% ../nbs/04a_estimator.ipynb #4a659da5
+def _is_dask_array(X): # a dask array, recognised without importing dask (when it is not loaded, X cannot be one)
+    da = sys.modules.get('dask.array')
+    return da is not None and isinstance(X, da.Array)
+
 def _is_na(v): # True for pandas' NA, without importing pandas
     return type(v).__name__ == 'NAType'
 
@@ -1350,10 +1354,6 @@ def _score_rows(X, q, center, scale): # score_samples of checked rows
 
 
 # %% ../nbs/04a_estimator.ipynb #dask4a01
-def _is_dask_array(X): # a dask array, recognised without importing dask (when it is not loaded, X cannot be one)
-    da = sys.modules.get('dask.array')
-    return da is not None and isinstance(X, da.Array)
-
 def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of columns, unstored), checked on its metadata
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {X.ndim}-d of shape {X.shape}")
