@@ -684,7 +684,8 @@ class VBPCA:
     scale_ : float
         The scale of the fitted units: the model was fitted to (X - center) / scale.
     posterior_ : Posterior
-        The posterior in the papers' orientation (features x samples) and in the fitted units.
+        The posterior in the papers' orientation (features x samples) and in the fitted units. Fitted to a dask
+        array, its Sx is the mean of the Sigma_x_n, shape (1, D, D): each sample's stays with its block.
     prior_ : Prior
         The prior, in the fitted units.
 
