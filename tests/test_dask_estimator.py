@@ -155,8 +155,8 @@ def test_local_cluster_of_processes_default_client_same_fit():
     ref = VBPCA(**settings).fit(X)
     Xd = da.from_array(X, chunks=(60, 20))
     assert resolve_client() is None                                          # no client: the threaded scheduler
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         assert resolve_client() is client                                    # Dask's default client
         with distributed.get_task_stream(client) as stream:
             got = VBPCA(**settings).fit(Xd)                                  # on the default client
@@ -188,7 +188,8 @@ def test_bad_dask_input_and_options_are_refused_by_name():
     model = VBPCA(random_state=0, max_iter=3, engine='numpy')
     with pytest.warns(Warning): model.fit(Xd)
     with pytest.raises(ValueError, match='X has 19 features'): model.transform(Xd[:, 1:])
-    with pytest.raises(ValueError, match="set_output: transform='pandas'"): model.set_output(transform='pandas').transform(Xd)
+    with pytest.raises(ValueError, match="set_output: transform='pandas'"):
+        model.set_output(transform='pandas').transform(Xd)
     with pytest.raises(ValueError, match="set_output"): model.impute(Xd)
     model.set_output(transform='default')
     with pytest.raises(ValueError, match='rows: indices must lie in'): model.predict_entries(Xd, [240], [0])

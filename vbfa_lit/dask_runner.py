@@ -149,7 +149,7 @@ def observed_blocks_from_triples(df, n_rows: int, n_cols: int, n_blocks: int,
     return DelayedBlocks(blocks, starts, n_cols)
 
 # %% ../nbs/02e_dask.ipynb #rat2e002
-def _csr_rows(pieces, start, stop, n_cols):  # a block's entries from every partition -> CSR (rows, n_cols), samples x features
+def _csr_rows(pieces, start, stop, n_cols):  # a block's entries from every partition -> CSR (samples x features)
     rows, cols, vals = (np.concatenate([p[k] for p in pieces]) for k in range(3))
     n = stop - start
     key = (rows - start) * n_cols + cols

@@ -234,7 +234,8 @@ def check_data(X, name: str = 'X') -> np.ndarray:
     ------
     TypeError
         Data that are not numbers: strings, dates or durations (a datetime64 or timedelta64 column is named), a
-        SciPy sparse matrix, a dask array (which `VBPCA` reads chunk by chunk), or a DataFrame column of pandas' SparseDtype whose unstored entries are a number
+        SciPy sparse matrix, a dask array (which `VBPCA` reads chunk by chunk), or a DataFrame column of pandas'
+        SparseDtype whose unstored entries are a number
         (``fill_value``): as with SciPy's sparse matrices, VBPCA does not guess whether they are observed values
         or missing ones.
     ValueError
@@ -1384,7 +1385,8 @@ def _chunk_start(block_info): # the first row of map_blocks' current chunk
     return block_info[0]['array-location'][0][0] if block_info else 0
 
 def _chunk_entries(chunk): # (rows, cols, values) of a checked chunk's observed entries
-    if sparse.issparse(chunk): return np.repeat(np.arange(chunk.shape[0]), np.diff(chunk.indptr)), chunk.indices, chunk.data
+    if sparse.issparse(chunk):
+        return np.repeat(np.arange(chunk.shape[0]), np.diff(chunk.indptr)), chunk.indices, chunk.data
     rows, cols = np.nonzero(~np.isnan(chunk))
     return rows, cols, chunk[rows, cols]
 
@@ -1488,7 +1490,7 @@ def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
     q, center, scale = model
     return _entry_moments(_dask_chunk(chunk, unstored, start), q, center, scale, rows, cols)
 
-def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: the chunks that hold the rows asked for
+def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: reads the chunks holding the rows
     import dask
     X, unstored = _dask_new(est, X)
     rows, cols = _check_index('rows', rows, X.shape[0]), _check_index('cols', cols, X.shape[1])
