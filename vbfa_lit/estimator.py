@@ -10,6 +10,7 @@ __all__ = ['DEFAULT_MAX_COMPONENTS', 'PARALLEL_MIN_FLOPS', 'SWEEP_FLOPS_PER_SECO
            'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
+import functools
 import numbers
 import os
 import sys
@@ -187,6 +188,10 @@ def _sparse_frame_to_coo(X): # a DataFrame's stored entries (sparse columns) and
 
 
 # %% ../nbs/04a_estimator.ipynb #4a659da5
+def _is_dask_array(X): # a dask array, recognised without importing dask (when it is not loaded, X cannot be one)
+    da = sys.modules.get('dask.array')
+    return da is not None and isinstance(X, da.Array)
+
 def _is_na(v): # True for pandas' NA, without importing pandas
     return type(v).__name__ == 'NAType'
 
@@ -249,12 +254,17 @@ def check_data(X, name: str = 'X') -> np.ndarray:
     ------
     TypeError
         Data that are not numbers: strings, dates or durations (a datetime64 or timedelta64 column is named), a
-        SciPy sparse matrix, or a DataFrame column of pandas' SparseDtype whose unstored entries are a number
+        SciPy sparse matrix, a dask array (which `VBPCA` reads chunk by chunk), or a DataFrame column of pandas'
+        SparseDtype whose unstored entries are a number
         (``fill_value``): as with SciPy's sparse matrices, VBPCA does not guess whether they are observed values
         or missing ones.
     ValueError
         Complex numbers, infinities, not two dimensions, or an empty axis.
     """
+    if _is_dask_array(X):                                               # gathering it whole is not reading it
+        raise TypeError(f"{name}: a dask array is read chunk by chunk by VBPCA's fit, transform, impute, "
+                        f"predict_entries and score_samples only; here it would be gathered whole: pass "
+                        f"{name}.compute() if it fits in memory")
     if sparse.issparse(X):
         raise TypeError(f"{name}: sparse input needs VBPCA(missing_values='unstored'), under which the "
                         "unstored entries are the missing ones (an explicit zero is an observed 0). In "
@@ -700,7 +710,8 @@ class VBPCA:
     scale_ : float
         The scale of the fitted units: the model was fitted to (X - center) / scale.
     posterior_ : Posterior
-        The posterior in the papers' orientation (features x samples) and in the fitted units.
+        The posterior in the papers' orientation (features x samples) and in the fitted units. Fitted to a dask
+        array, its Sx is the mean of the Sigma_x_n, shape (1, D, D): each sample's stays with its block.
     prior_ : Prior
         The prior, in the fitted units.
 
@@ -859,16 +870,42 @@ class VBPCA:
         return s
 
     @one_blas_thread
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, client=None):
         """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self.
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            NaN, a masked entry or pandas' NA where missing.
+        X : ndarray of shape (n_samples, n_features), or dask.array.Array
+            NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
+            A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
+            chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
+            block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
+            Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
+            n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D), and the memory
+            check of `n_components` is skipped (the blocks' memory is the workers').
         y : default None
             Ignored.
+        client : distributed.Client, optional
+            Dask input only: the cluster to fit on. None: Dask's default client when there is one (the client made
+            last, or the one of a ``with client:`` block), else Dask's threaded scheduler in this process.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError
+            Input that is not numbers; sparse input without ``missing_values='unstored'``; a client that is not a
+            distributed.Client, or a client with input that is not a dask array.
+        ValueError
+            Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
+            with the chunk of rows that holds it.
         """
+        if _is_dask_array(X): return _fit_dask(self, X, client)
+        if client is not None:
+            raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
+                            "process); pass client=None")
         names = feature_names(X)
         X = self._check_input(X)
         (N, M), s = X.shape, self._settings(*X.shape)
@@ -881,16 +918,18 @@ class VBPCA:
             s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
         self._check_cost(N, M, s, n_obs, dense_storage)
         center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
-        varies = scale > 0
-        # nothing varies: no scale to learn from, the data stay as they are
-        if not varies: scale = 1.0
-        if not 1e-150 < scale < 1e150:
-            raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
-                             "variance) float64 cannot hold; rescale X (the answer does not depend on its "
-                             "units)")
+        scale, varies = _fitted_scale(scale)
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
         else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
+        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'])
+        return self._fit_posterior(run, names, s, counts, center, scale, varies, _feature_ss(Y))
+
+    def _fit_posterior(self, run, names, s, counts, center, scale, varies, ss):
+        """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
+        callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
+        sum of squares in the fitted units."""
+        (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
@@ -901,9 +940,8 @@ class VBPCA:
             kind = s['transformations']
             transform = None if kind == 'none' else (
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
-            fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
-                           callback, transform=transform, transform_start=s['warmup_sweeps'], engine=s['engine'],
-                           n_jobs=s['n_jobs'])
+            fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
+                      s['warmup_sweeps'], s['engine'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
                 bar.total = bar.n
                 bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
@@ -926,7 +964,7 @@ class VBPCA:
         self.alpha_ = w_prior.moments(q)[0]
         self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
         self.n_effective_components_ = int(self.effective_components_.sum())
-        self._warn_degenerate(counts, varies, q, prior, _feature_ss(Y))
+        self._warn_degenerate(counts, varies, q, prior, ss)
         if (self.n_components is None and s['D'] == DEFAULT_MAX_COMPONENTS < min(N, M) - 1
                 and self.n_effective_components_ == s['D']):
             warn_caller(f"VBPCA: all {s['D']} columns of the default n_components (at most "
@@ -1016,17 +1054,28 @@ class VBPCA:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            NaN, a masked entry or pandas' NA where missing.
+        X : ndarray of shape (n_samples, n_features), or dask.array.Array
+            NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
-            Posterior means <x_n>; keeps float32; honours set_output.
+        ndarray of shape (n_samples, n_components_), or dask.array.Array
+            Posterior means <x_n>; keeps float32; honours set_output. For a dask array, a dask array chunked by
+            rows as X, computed when you compute it.
+
+        Raises
+        ------
+        ValueError
+            X with another number of features; set_output to pandas or polars with a dask array X.
         """
         self._check_fitted()
+        if _is_dask_array(X):
+            X, unstored = _dask_new(self, X, wrapped=True)
+            dtype = output_dtype(X)
+            return X.map_blocks(_chunk_transform, unstored, _dask_model(self), dtype, dtype=dtype,
+                                chunks=(X.chunks[0], (self.n_components_,)), meta=np.empty((0, 0), dtype))
         arr = self._check_new(X, allow_sparse=True)
-        Z = latent_posterior(standardise(arr, self.center_, self.scale_), self.posterior_)[0]
+        Z = _transform_rows(arr, self.posterior_, self.center_, self.scale_)
         return self._wrap(Z.astype(output_dtype(X), copy=False), X)
 
     @one_blas_thread
@@ -1039,9 +1088,9 @@ class VBPCA:
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix, shape (n_samples, n_features)
+        X : array_like, scipy.sparse matrix or dask.array.Array, shape (n_samples, n_features)
             The rows the entries belong to; NaN where missing (or unstored, with
-            ``missing_values='unstored'``).
+            ``missing_values='unstored'``). Of a dask array, only the chunks holding the rows asked for are read.
         rows, cols : array_like of int, shape (n_entries,)
             Row and column index of each entry wanted; observed entries may be asked for too (their
             predictive value, not the observation).
@@ -1065,15 +1114,14 @@ class VBPCA:
         """
         self._check_fitted()
         return_std = check_bool('return_std', return_std)
-        arr = self._check_new(X, allow_sparse=True)
-        rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
-        if len(rows) != len(cols):
-            raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
-        q = self.posterior_
-        Z, Sx = latent_posterior(standardise(arr, self.center_, self.scale_), q)
-        mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True)
-        mean = self.center_[cols] + self.scale_ * mean
-        return (mean, self.scale_ * std) if return_std else mean
+        if _is_dask_array(X): mean, std = _dask_predict_entries(self, X, rows, cols)
+        else:
+            arr = self._check_new(X, allow_sparse=True)
+            rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
+            if len(rows) != len(cols):
+                raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+            mean, std = _entry_moments(arr, self.posterior_, self.center_, self.scale_, rows, cols)
+        return (mean, std) if return_std else mean
 
     @one_blas_thread
     def impute(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
@@ -1089,8 +1137,9 @@ class VBPCA:
 
         Parameters
         ----------
-        X : array_like, shape (n_samples, n_features)
-            NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on.
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on. A dask array
+            chunked by rows gives dask arrays chunked as X (computed when you compute them).
         return_std : bool, default False
             Also return the predictive standard deviation of each filled entry (0 where observed).
 
@@ -1106,23 +1155,26 @@ class VBPCA:
         NotFittedError
             Before `fit`.
         ValueError
-            If X has another number of features, infinities, or is not numeric.
+            If X has another number of features, infinities, or is not numeric; set_output to pandas or polars
+            with a dask array X.
         TypeError
             If return_std is not a bool, or X is sparse (use `predict_entries`).
         """
         self._check_fitted()
         return_std = check_bool('return_std', return_std)
+        if _is_dask_array(X):
+            X, _ = _dask_new(self, X, allow_sparse=False, wrapped=True)
+            dtype = output_dtype(X)
+            out = X.map_blocks(_chunk_impute, _dask_model(self), dtype, return_std, dtype=dtype,
+                               meta=np.empty((0, 0) + (0,) * return_std, dtype),
+                               **(dict(new_axis=2, chunks=X.chunks + ((2,),)) if return_std else {}))
+            return (out[..., 0], out[..., 1]) if return_std else out
         arr = self._check_new(X)
-        q, missing = self.posterior_, np.isnan(arr)
-        Z, Sx = latent_posterior((arr - self.center_) / self.scale_, q)
-        filled = np.where(missing, self.center_ + self.scale_ * (Z @ q.W.T + q.mu), arr)
+        filled, std = _impute_rows(arr, self.posterior_, self.center_, self.scale_, return_std)
         dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
         if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
         out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
         if not return_std: return out
-        rows, cols = np.nonzero(missing)
-        std = np.zeros(missing.shape)                                # 0 where observed
-        std[rows, cols] = self.scale_ * predictive_moments(q, Z, Sx, rows, cols, std=True)[1]
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
     def fit_transform(self, X, y=None):
@@ -1166,21 +1218,23 @@ class VBPCA:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            NaN, a masked entry or pandas' NA where missing.
+        X : ndarray of shape (n_samples, n_features), or dask.array.Array
+            NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples,), or dask.array.Array
             Log densities in nats, in the units of X; -inf for a row too far from the model for float64 to
-            hold its density (values of 1e200 for a model of values near 1).
+            hold its density (values of 1e200 for a model of values near 1). For a dask array, a dask array
+            chunked as X's rows.
         """
         self._check_fitted()
-        X, q = self._check_new(X, allow_sparse=True), self.posterior_
-        # in the fitted units, where nothing overflows; log p(x) = log p((x - c) / s) - |O_n| log s
-        psi = np.broadcast_to(q.b_tau / q.a_tau, (self.n_features_in_,)).copy()
-        with np.errstate(over='ignore'): Xs = standardise(X, self.center_, self.scale_)
-        return predictive_logpdf(Xs, q.mu, q.W, psi) - observed_counts(X)[0] * np.log(self.scale_)
+        if _is_dask_array(X):
+            X, unstored = _dask_new(self, X)
+            return X.map_blocks(_chunk_score, unstored, _dask_model(self), drop_axis=1, chunks=(X.chunks[0],),
+                                dtype=float, meta=np.empty((0,)))
+        X = self._check_new(X, allow_sparse=True)
+        return _score_rows(X, self.posterior_, self.center_, self.scale_)
 
     @one_blas_thread
     def score(self, X, y=None) -> float:
@@ -1197,7 +1251,8 @@ class VBPCA:
         -------
         float
         """
-        return float(np.mean(self.score_samples(X)))
+        logp = self.score_samples(X)
+        return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
 
     # -- scikit-learn's transformer conventions: output feature names and pandas output
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
@@ -1293,3 +1348,190 @@ def _ordered_columns(q:Posterior)->Posterior:
     pick = lambda v: None if v is None else v[order]
     return q._replace(W=q.W @ P, Sw=P.T @ q.Sw @ P, X=q.X @ P, Sx=P.T @ q.Sx @ P,
                       a_alpha=pick(q.a_alpha), b_alpha=pick(q.b_alpha))
+
+def _fitted_scale(scale): # (the scale of the fitted units, whether any feature varies); refused beyond float64's reach
+    varies = scale > 0
+    if not varies: scale = 1.0               # nothing varies: no scale to learn from, the data stay as they are
+    if not 1e-150 < scale < 1e150:
+        raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
+                         "variance) float64 cannot hold; rescale X (the answer does not depend on its "
+                         "units)")
+    return scale, varies
+
+def _transform_rows(arr, q, center, scale): # checked rows -> posterior means of their latent variables
+    return latent_posterior(standardise(arr, center, scale), q)[0]
+
+def _entry_moments(arr, q, center, scale, rows, cols): # predictive means and sds of chosen entries, in X's units
+    Z, Sx = latent_posterior(standardise(arr, center, scale), q)
+    mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True)
+    return center[cols] + scale * mean, scale * std
+
+def _impute_rows(arr, q, center, scale, return_std): # (filled, std or None) of checked dense rows
+    missing = np.isnan(arr)
+    Z, Sx = latent_posterior((arr - center) / scale, q)
+    filled = np.where(missing, center + scale * (Z @ q.W.T + q.mu), arr)
+    if not return_std: return filled, None
+    rows, cols = np.nonzero(missing)
+    std = np.zeros(missing.shape)                                # 0 where observed
+    std[rows, cols] = scale * predictive_moments(q, Z, Sx, rows, cols, std=True)[1]
+    return filled, std
+
+def _score_rows(X, q, center, scale): # score_samples of checked rows
+    # in the fitted units, where nothing overflows; log p(x) = log p((x - c) / s) - |O_n| log s
+    psi = np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)).copy()
+    with np.errstate(over='ignore'): Xs = standardise(X, center, scale)
+    return predictive_logpdf(Xs, q.mu, q.W, psi) - observed_counts(X)[0] * np.log(scale)
+
+
+# %% ../nbs/04a_estimator.ipynb #dask4a01
+def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of columns, unstored), checked on its metadata
+    if X.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {X.ndim}-d of shape {X.shape}")
+    if any(np.isnan(n) for n in X.shape):
+        raise ValueError(f"{name}: a dask array whose chunk sizes are unknown (shape {X.shape}); call "
+                         f"{name}.compute_chunk_sizes() first")
+    for axis, what in ((1, 'feature'), (0, 'sample')):
+        if X.shape[axis] == 0:
+            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
+                             "required.")
+    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+    if X.dtype.kind not in 'biufO': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+    unstored = est._unstored()                                       # missing_values checked
+    if sparse.issparse(getattr(X, '_meta', None)):                   # sparse chunks: refused as sparse input is
+        est._check_input(sparse.csr_matrix((1, 1)), name, allow_sparse)
+    if len(X.chunks[1]) > 1: X = X.rechunk({1: -1})                 # a block holds whole rows
+    return X, unstored
+
+def _dask_chunk(chunk, unstored, start, name='X'): # a row chunk checked as fit checks X: ndarray with NaN, or CSR
+    try:
+        if sparse.issparse(chunk) and unstored: return check_sparse(chunk, name)
+        return check_data(chunk, name)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} (in the chunk of rows from {start})") from None
+
+def _chunk_start(block_info): # the first row of map_blocks' current chunk
+    return block_info[0]['array-location'][0][0] if block_info else 0
+
+def _chunk_entries(chunk): # (rows, cols, values) of a checked chunk's observed entries
+    if sparse.issparse(chunk):
+        return np.repeat(np.arange(chunk.shape[0]), np.diff(chunk.indptr)), chunk.indices, chunk.data
+    rows, cols = np.nonzero(~np.isnan(chunk))
+    return rows, cols, chunk[rows, cols]
+
+def _chunk_counts(chunk): # per-row and per-column counts, the largest |value| b, each column's sum of value / b
+    rows, cols, v = _chunk_entries(chunk)
+    (N, M), big = chunk.shape, np.max(np.abs(v), initial=0.0) or 1.0
+    return np.bincount(rows, minlength=N), np.bincount(cols, minlength=M), big, np.bincount(cols, v / big, minlength=M)
+
+def _chunk_shift(chunk, center): # each column's sum of value - center
+    _, cols, v = _chunk_entries(chunk)
+    return np.bincount(cols, v - center[cols], minlength=chunk.shape[1])
+
+def _chunk_squares(chunk, center): # the largest |value - center| b, each column's sum of ((value - center) / b)^2
+    _, cols, v = _chunk_entries(chunk)
+    centred = v - center[cols]
+    big = np.max(np.abs(centred), initial=0.0) or 1.0
+    return big, np.bincount(cols, (centred / big) ** 2, minlength=chunk.shape[1])
+
+def _dask_data_scale(runner, raw, M):
+    """`entries_scale` over the blocks (three small reduces): the counts per row and per column, center, scale and
+    each column's centred sum of squares in units of s2: (counts, center, scale, ss, s2)."""
+    k, add = len(raw), lambda parts: functools.reduce(np.add, parts)
+    first = runner.map(_chunk_counts, raw)
+    per_row, per_col = np.concatenate([f[0] for f in first]), add([f[1] for f in first])
+    n, big = np.maximum(per_col, 1), max(f[2] for f in first)
+    center = add([f[3] * (f[2] / big) for f in first]) / n * big
+    center = center + add(runner.map(_chunk_shift, raw, [center] * k)) / n      # the refinement, as entries_scale
+    squares = runner.map(_chunk_squares, raw, [center] * k)
+    s = max(f[0] for f in squares)
+    ss = add([f[1] * (f[0] / s) ** 2 for f in squares])
+    return (per_row, per_col), center, float(s * np.sqrt(ss.sum() / max(per_col.sum(), 1))), ss, s
+
+def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in the fitted units, as the engine's block
+    Y = standardise(chunk, center, scale).T
+    if sparse.issparse(Y): return observed(Y, fast=False)
+    return observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage, fast=False)
+
+def _fit_dask(est, X, client):
+    """`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."""
+    import dask
+    from .dask_runner import DaskRunner, DelayedBlocks, summarise_blocks, init_posterior_dask, resolve_client
+    from .engine import kernel_set, run_sweeps
+    X, unstored = _dask_input(est, X)
+    (N, M), s = X.shape, est._settings(*X.shape)
+    if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
+    runner = DaskRunner(resolve_client(client))
+    try:
+        starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
+        raw = runner.load(DelayedBlocks(tuple(dask.delayed(_dask_chunk, pure=True)(c, unstored, int(b))
+                                              for c, b in zip(X.to_delayed()[:, 0], starts[:-1])), starts, M))
+        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw, M)
+        n_obs = int(counts[0].sum())
+        if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
+        est._warn_missing(*counts)
+        scale, varies = _fitted_scale(scale)
+        sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
+        k = len(raw)
+        loaded = runner._futures(_chunk_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k)
+        del raw                                                       # the standardised blocks replace them
+        data = summarise_blocks(runner, loaded, starts, M)
+        def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
+            q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
+            return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter, tol,
+                              callback, transform, transform_start)
+        return est._fit_posterior(run, None, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
+    finally: runner.close()
+
+def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
+    est._check_names(X)
+    X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} "
+                         "features as input")
+    kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
+    if wrapped and kind == 'default' and 'sklearn' in sys.modules:
+        kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+    if wrapped and kind != 'default':
+        raise ValueError(f"set_output: transform={kind!r} cannot hold the result for a dask array X, which is a dask "
+                         "array (lazy, chunked like X); use set_output(transform='default'), or compute X first")
+    return X, unstored
+
+def _dask_model(est): # the fitted per-feature posterior and units, one task for every chunk that reads them
+    import dask
+    q = est.posterior_._replace(X=None, Sx=None)
+    return dask.delayed((q, est.center_, est.scale_), pure=True)
+
+def _chunk_transform(chunk, unstored, model, dtype, block_info=None):
+    q, center, scale = model
+    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale).astype(dtype)
+
+def _chunk_score(chunk, unstored, model, block_info=None):
+    q, center, scale = model
+    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale)
+
+def _chunk_impute(chunk, model, dtype, return_std, block_info=None):
+    q, center, scale = model
+    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), q, center, scale, return_std)
+    return np.stack(out, -1).astype(dtype) if return_std else out[0].astype(dtype)
+
+def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
+    q, center, scale = model
+    return _entry_moments(_dask_chunk(chunk, unstored, start), q, center, scale, rows, cols)
+
+def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: reads the chunks holding the rows
+    import dask
+    X, unstored = _dask_new(est, X)
+    rows, cols = _check_index('rows', rows, X.shape[0]), _check_index('cols', cols, X.shape[1])
+    if len(rows) != len(cols):
+        raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+    starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
+    block = np.searchsorted(starts, rows, side='right') - 1
+    model, chunks, tasks = _dask_model(est), X.to_delayed()[:, 0], {}
+    for b in np.unique(block):
+        at = np.flatnonzero(block == b)
+        tasks[b] = (at, dask.delayed(_chunk_entries_moments, pure=True)(chunks[b], unstored, int(starts[b]), model,
+                                                                         rows[at] - starts[b], cols[at]))
+    mean, std = np.empty(len(rows)), np.empty(len(rows))
+    for (at, _), (m, sd) in zip(tasks.values(), dask.compute(*[t for _, t in tasks.values()])):
+        mean[at], std[at] = m, sd
+    return mean, std
