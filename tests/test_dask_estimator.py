@@ -195,7 +195,9 @@ def test_bad_dask_input_and_options_are_refused_by_name():
     with pytest.raises(ValueError, match="set_output"): model.impute(Xd)
     model.set_output(transform='default')
     with pytest.raises(ValueError, match='rows: indices must lie in'): model.predict_entries(Xd, [240], [0])
-    with pytest.raises(TypeError, match='X: a dask array is read chunk by chunk'): VBPCAImputer().fit(Xd)
+    with pytest.raises(TypeError, match='X: a dask Array is read chunk by chunk'): VBPCAImputer().fit(Xd)
+    with pytest.raises(TypeError, match=r'to_dask_array\(lengths=True\)'):
+        VBPCA().fit(dd.from_pandas(pd.DataFrame(X), npartitions=2))
 
 
 @pytest.mark.parametrize('change, error, message', [

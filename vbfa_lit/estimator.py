@@ -254,16 +254,17 @@ def check_data(X, name: str = 'X') -> np.ndarray:
     ------
     TypeError
         Data that are not numbers: strings, dates or durations (a datetime64 or timedelta64 column is named), a
-        SciPy sparse matrix, a dask array (which `VBPCA` reads chunk by chunk), or a DataFrame column of pandas'
-        SparseDtype whose unstored entries are a number
+        SciPy sparse matrix, a dask array or DataFrame (`VBPCA` reads a dask array chunk by chunk), or a DataFrame
+        column of pandas' SparseDtype whose unstored entries are a number
         (``fill_value``): as with SciPy's sparse matrices, VBPCA does not guess whether they are observed values
         or missing ones.
     ValueError
         Complex numbers, infinities, not two dimensions, or an empty axis.
     """
-    if _is_dask_array(X):                                               # gathering it whole is not reading it
-        raise TypeError(f"{name}: a dask array is read chunk by chunk by VBPCA's fit, transform, impute, "
-                        f"predict_entries and score_samples only; here it would be gathered whole: pass "
+    if callable(getattr(X, '__dask_graph__', None)):                  # gathering it whole is not reading it
+        raise TypeError(f"{name}: a dask {type(X).__name__} is read chunk by chunk only as a dask array chunked by "
+                        "rows (a dask DataFrame: X.to_dask_array(lengths=True)), and only by VBPCA's fit, transform, "
+                        f"impute, predict_entries and score_samples; here it would be gathered whole: pass "
                         f"{name}.compute() if it fits in memory")
     if sparse.issparse(X):
         raise TypeError(f"{name}: sparse input needs VBPCA(missing_values='unstored'), under which the "
