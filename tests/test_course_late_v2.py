@@ -48,7 +48,7 @@ def cell_with(stem, text):
 
 def section(text, start, end):
     i = text.index(start)
-    return text[i:text.index(end, i)]
+    return text[i:text.index(end, i + len(start))]
 
 
 def smallest_shown_pt(fig):
