@@ -94,8 +94,9 @@ def test_05_one_label_for_the_gap_and_the_offset_in_the_caption():
 
 
 def test_05_run_records_the_noise_variance():
-    from vbfa_lit.convergence import make_prior, paper_dataset, run_config
-    r = run_config(*paper_dataset('1'), 3, make_prior('ARD'), transform=False, max_iter=4)
+    from vbfa_lit.convergence import luttinen_ilin_dataset, make_prior, run_config
+    r = run_config(*luttinen_ilin_dataset(np.array([9.0, 4.0, 1.0, 1.0, 1.0, 1.0]), 40, rng=0), 3, make_prior('ARD'),
+                   transform=False, max_iter=4)
     assert r.noise_var is not None and r.noise_var.shape == r.bound.shape
     assert np.all(np.isfinite(r.noise_var)) and np.all(r.noise_var > 0)
 
@@ -178,6 +179,8 @@ def test_07_runs_its_uniformity_check_instead_of_citing_tests():
     summary = section(text, '## Summary', '## Exercises')
     assert '`' not in summary                               # no API list in the summary
     src = cell_with('07_stiefel', 'O = haar_orthogonal(6, size=n_mc, random_state=11)')
+    assert 'n_mc = 20_000' in src
+    src = src.replace('n_mc = 20_000', 'n_mc = 5_000')           # the page's check on fewer draws, same tolerances
     ns = dict(np=np, stats=stats, haar_orthogonal=haar_orthogonal, sample_stiefel=sample_stiefel)
     exec(src, ns)
     assert abs(ns['pos'] - 0.5) < 4 * np.sqrt(0.25 / ns['n_mc']) and len(ns['z']) == 3
