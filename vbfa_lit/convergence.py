@@ -148,12 +148,15 @@ class Run(NamedTuple):
         Wall time from the start of the fit to the end of each sweep (no bookkeeping).
     converged : bool
         The relative change of the bound fell below tol before max_iter.
+    noise_var : ndarray of shape (T,) or None
+        The noise variance 1/<tau_m> after each sweep, averaged over the features (None: not recorded).
     """
     bound: np.ndarray # (T,) the lower bound after each sweep (transformations run between sweeps)
     rmse_train: np.ndarray # (T,) RMSE over the observed (training) entries
     rmse_test: np.ndarray # (T,) RMSE over the held-out entries
     seconds: np.ndarray # (T,) wall time from the start of the fit to the end of each sweep (no bookkeeping)
     converged: bool # the relative change of the bound fell below tol before max_iter
+    noise_var: np.ndarray = None # (T,) mean over features of 1/<tau_m> after each sweep (None: not recorded)
 
 def rmse(Y, R, mask) -> float:
     """Root mean squared error over the masked entries.
@@ -228,19 +231,20 @@ def run_config(
     Run
     """
     data, train = observed(Y_train), ~np.isnan(Y_train)
-    bound, tr, te, secs, overhead = [], [], [], [], [0.0]
+    bound, tr, te, secs, nv, overhead = [], [], [], [], [], [0.0]
     def record(it, q, L):
         t = time.perf_counter()
         secs.append(t - start - overhead[0])
         R = q.W @ q.X.T + q.mu[:, None]
         bound.append(L); tr.append(rmse(Y_full, R, train)); te.append(rmse(Y_full, R, test))
+        nv.append(float(np.mean(q.b_tau / q.a_tau)))
         overhead[0] += time.perf_counter() - t
     both = None
     if transform: both = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
     start = time.perf_counter()
     res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed,
                    callback=record, transform=both)
-    return Run(*map(np.array, (bound, tr, te, secs)), res.converged)
+    return Run(*map(np.array, (bound, tr, te, secs)), res.converged, np.array(nv))
 
 # %% ../nbs/05_convergence.ipynb #08308bc6
 class Config(NamedTuple):
@@ -432,8 +436,8 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
     return fig
 
 def plot_fig3(curves, title: str = ''):
-    """VB cost (the negative lower bound, as its gap to the best), training RMSE and test RMSE per sweep, dotted with and solid without the transformations
-    (Luttinen & Ilin, Fig. 3).
+    """The gap best bound - L(q), training RMSE and test RMSE per sweep, dotted with and solid without the
+    transformations (Luttinen & Ilin, Fig. 3, which plots the same gap as the VB cost -L(q) minus the best cost).
 
     Parameters
     ----------
@@ -461,7 +465,7 @@ def plot_fig3(curves, title: str = ''):
                 plot_curves(np.arange(1, len(y) + 1), {lab: y}, ax=axes[i][j], legend=False,
                             xlabel='sweep' if i == 2 else '',
                             ylabel=name, styles={lab: dict(marker='', linestyle=style, color='k')})
-        axes[0][j].set(ylabel='VB cost - best cost (nats)', title=f'{pr} prior')
+        axes[0][j].set(ylabel=r'best bound $-\ \mathcal{L}(q)$ (nats)', title=f'{pr} prior')
         axes[0][j].set_ylim(bottom=1e-3)
         for i in range(3): axes[i][j].set_xscale('log')
     if title: fig.suptitle(title, fontsize=11)
