@@ -357,7 +357,8 @@ def plot_ridge_sweep(x, y, values, paths: dict, sweep: int, levels, every: int =
         raise ValueError(f"every: expected an integer >= 1, got {every!r}")
     ax = _axes(ax, (5.5, 4.2))
     cs = ax.contour(x, y, values, levels=sorted(levels), colors='0.65', linewidths=0.8, linestyles='solid', zorder=1)
-    for t in ax.clabel(cs, fmt='%g', fontsize=11, manual=label_at if label_at is not None else False, inline=False):
+    for t in ax.clabel(cs, fmt='%g', fontsize=11, colors='0.3',
+                       manual=label_at if label_at is not None else False, inline=False):
         t.set_rotation(0)                       # upright on a white patch: legible at the column width
         t.set_bbox(dict(facecolor='white', edgecolor='none', pad=1.0, alpha=0.85))
     for i, (label, pts) in enumerate(paths.items()):
