@@ -5,6 +5,8 @@
   images has loaded (`naturalWidth > 0`). A figure cell that stored no output leaves a caption under nothing.
 - A section heading (h2) is not drawn as a link: its text is not underlined and not in the colour of the links in
   the prose, while the link to the table of contents it carries still works.
+- Every lesson's "Symbols" line links the notation page's boxed PRML dictionary; the front page lists the appendix
+  in one paragraph, not as table rows; the Hinton diagram's ticks and key are at least 9 pt.
 
 Needs `_site/` (the site build, docs/build_site.py).
 """
@@ -111,3 +113,57 @@ def test_headings_are_not_drawn_as_links(page_without_math, site_url, name):
     assert s['text']['color'] == s['h2']['color'], f"{name}: heading {s['heading']!r} is not in the headings' colour"
     if s['backref']:  # the heading still leads back to the page's contents
         assert page.locator(s['backref']).count() == 1, s['backref']
+
+
+# ---------------------------------------------------------------- the frame around the lessons (the pages' HTML)
+
+def _lessons_and_appendix() -> tuple[list[str], list[str]]:
+    from proc2sphinx import REFERENCE
+    nbs = {p.stem: p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.'))}
+    lessons, appendix = page_order(nbs)
+    return ([nbpath2html(nbs[s]).name for s in lessons if s != 'index' and s not in REFERENCE],
+            [nbpath2html(nbs[s]).name for s in appendix])
+
+
+def _soup(site_dir, name):
+    from bs4 import BeautifulSoup
+    return BeautifulSoup((site_dir / name).read_text(encoding='utf-8'), 'html.parser')
+
+
+def test_every_lesson_links_the_prml_dictionary(site_dir):
+    "Each lesson's Symbols line leads a reader of PRML to the notation page's boxed dictionary, which exists."
+    from proc2sphinx import PRML_ANCHOR
+    notation = _soup(site_dir, 'notation.html')
+    box = notation.find(id=PRML_ANCHOR)
+    assert box is not None, f'notation.html has no #{PRML_ANCHOR}'
+    quote = box.find('blockquote')
+    assert quote is not None and r'\mathbf{z}_n' in quote.get_text(), 'no boxed dictionary (PRML z_n) under the heading'
+    lessons, _ = _lessons_and_appendix()
+    missing = [p for p in lessons if not _soup(site_dir, p).select(f'article a[href="notation.html#{PRML_ANCHOR}"]')]
+    assert not missing, f'lessons without a link to the PRML dictionary: {missing}'
+
+
+def test_front_page_folds_the_appendix_into_one_paragraph(site_dir):
+    "The front page lists the engineering pages in one paragraph, not as table rows beside the lessons."
+    art = _soup(site_dir, 'index.html').find('article')
+    _, appendix = _lessons_and_appendix()
+    rows = [tr for tr in art.find_all('tr') if any(a.get('href', '').split('#')[0] in appendix for a in tr.find_all('a'))]
+    assert not rows, f'{len(rows)} table rows on the front page link appendix pages'
+    para = [p for p in art.find_all('p') if p.get_text(' ', strip=True).startswith('Appendix: how the package is built')]
+    assert len(para) == 1, 'no paragraph "Appendix: how the package is built" on the front page'
+    linked = {a.get('href', '').split('#')[0] for a in para[0].find_all('a')}
+    assert set(appendix) <= linked, f'appendix pages not linked from it: {sorted(set(appendix) - linked)}'
+
+
+def test_hinton_ticks_and_key_are_legible():
+    "The Hinton diagram's tick labels and key are drawn at 9 pt or more (the lessons show it at the column width)."
+    import matplotlib
+    matplotlib.use('Agg')
+    import numpy as np
+    from vbfa_lit.plots import hinton
+    ax = hinton(np.array([[1.0, -0.25, 0.5], [0.0, 0.5, -1.0]]))
+    ax.figure.canvas.draw()
+    sizes = [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    leg = ax.get_legend()
+    sizes += [t.get_fontsize() for t in leg.get_texts()] + [leg.get_title().get_fontsize()]
+    assert min(sizes) >= 9, sorted(set(sizes))
