@@ -151,8 +151,10 @@ def test_front_page_folds_the_appendix_into_one_paragraph(site_dir):
     assert not rows, f'{len(rows)} table rows on the front page link appendix pages'
     para = [p for p in art.find_all('p') if p.get_text(' ', strip=True).startswith('Appendix: how the package is built')]
     assert len(para) == 1, 'no paragraph "Appendix: how the package is built" on the front page'
-    linked = {a.get('href', '').split('#')[0] for a in para[0].find_all('a')}
-    assert set(appendix) <= linked, f'appendix pages not linked from it: {sorted(set(appendix) - linked)}'
+    linked = [a.get('href', '').split('#')[0] for a in para[0].find_all('a')]
+    assert set(appendix) <= set(linked), f'appendix pages not linked from it: {sorted(set(appendix) - set(linked))}'
+    order = [h for h in dict.fromkeys(linked) if h in appendix]
+    assert order == appendix, f'the appendix paragraph does not follow the sidebar order: {order}'
 
 
 def test_hinton_ticks_and_key_are_legible():
