@@ -109,7 +109,10 @@ PAGE_CONTENTS = ('```{contents} On this page\n:local:\n:depth: 1\n'
                  ':class: this-will-duplicate-information-and-it-is-still-useful-here\n```')
 
 
-NOTATION_LINE = '*Symbols:* every symbol of this page is defined in the [notation reference]({page}.html).'
+# the notation page's boxed dictionary for readers of Bishop's PRML (its heading "PRML ↔ this course")
+PRML_ANCHOR = 'prml-this-course'
+NOTATION_LINE = ('*Symbols:* every symbol of this page is defined in the [notation reference]({page}.html); '
+                 f'coming from PRML, see its [dictionary of PRML\'s symbols]({{page}}.html#{PRML_ANCHOR}).')
 
 
 def title_markdown(fm: dict, contents: bool = False, notation: str = '') -> str:

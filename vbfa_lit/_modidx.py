@@ -721,6 +721,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'vbfa_lit.widgets.VBPCAConvergencePanel.make_controls': ( 'widgets.html#vbpcaconvergencepanel.make_controls',
                                                                                             'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._arrow3d': ('widgets.html#_arrow3d', 'vbfa_lit/widgets.py'),
+                                  'vbfa_lit.widgets._font_size': ('widgets.html#_font_size', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._ipywidgets': ('widgets.html#_ipywidgets', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._parse_positive': ('widgets.html#_parse_positive', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.exact_seconds': ('widgets.html#exact_seconds', 'vbfa_lit/widgets.py'),

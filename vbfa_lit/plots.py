@@ -111,7 +111,7 @@ def hinton(
     ticks = lambda n: np.arange(0, n, max(1, int(np.ceil(n / 12))))     # at most about 12 numbered ticks
     ax.set(xlim=(-0.5, D - 0.5), ylim=(M - 0.5, -0.5), aspect='equal', xticks=ticks(D), yticks=ticks(M))
     ax.set_xticklabels(ticks(D) + 1); ax.set_yticklabels(ticks(M) + 1)
-    ax.tick_params(length=0, labelsize=7)
+    ax.tick_params(length=0, labelsize=9)          # legible at the column width
     if xlabel: ax.set_xlabel(xlabel)
     if ylabel: ax.set_ylabel(ylabel)
     if key:
@@ -119,7 +119,7 @@ def hinton(
         sq = dict(marker='s', linestyle='none', markersize=8, markeredgecolor='0.55')
         ax.legend(handles=[Line2D([], [], markerfacecolor='white', label='positive', **sq),
                            Line2D([], [], markerfacecolor='black', label='negative', **sq)],
-                  title=f'full cell:\n|value| {max_weight:.2g}', title_fontsize=7, fontsize=7, frameon=False,
+                  title=f'full cell:\n|value| {max_weight:.2g}', title_fontsize=9, fontsize=9, frameon=False,
                   loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0, handletextpad=0.3)
     if title: ax.set_title(title)
     return ax
@@ -357,7 +357,10 @@ def plot_ridge_sweep(x, y, values, paths: dict, sweep: int, levels, every: int =
         raise ValueError(f"every: expected an integer >= 1, got {every!r}")
     ax = _axes(ax, (5.5, 4.2))
     cs = ax.contour(x, y, values, levels=sorted(levels), colors='0.65', linewidths=0.8, linestyles='solid', zorder=1)
-    ax.clabel(cs, fmt='%g', fontsize=10, manual=label_at if label_at is not None else False, inline_spacing=4)
+    for t in ax.clabel(cs, fmt='%g', fontsize=11, colors='0.3',
+                       manual=label_at if label_at is not None else False, inline=False):
+        t.set_rotation(0)                       # upright on a white patch: legible at the column width
+        t.set_bbox(dict(facecolor='white', edgecolor='none', pad=1.0, alpha=0.85))
     for i, (label, pts) in enumerate(paths.items()):
         pts = _as(pts, 2, f'paths[{label!r}]')
         if pts.shape[1] != 2: raise ValueError(f"paths[{label!r}]: expected (T + 1, 2) points, got {pts.shape}")

@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 import warnings
+from contextlib import contextmanager
 
 import matplotlib
 import numpy as np
@@ -328,6 +329,19 @@ class StaticSlider:
 
     def _repr_html_(self): return self.html
 
+@contextmanager
+def _font_size(size: float):
+    """Set matplotlib's `font.size` for the block and restore that one entry afterwards.
+
+    Not `matplotlib.rc_context`, which restores every entry: when a notebook's first pyplot figure is drawn inside
+    it, the inline backend loads there and switches interactive mode on, the context switches it off again, and the
+    figures of the cells that follow are never shown."""
+    old = matplotlib.rcParams['font.size']
+    matplotlib.rcParams['font.size'] = size
+    try: yield
+    finally: matplotlib.rcParams['font.size'] = old
+
+
 def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_size: float = 12,
                   **fixed) -> StaticSlider:
     """Precompute a panel's figure for each value of control `name` (the others fixed) as a `StaticSlider`.
@@ -374,7 +388,7 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
     frames, summaries = [], []
     for v in values:
-        with matplotlib.rc_context({'font.size': font_size}):
+        with _font_size(font_size):
             p = panel_cls(debounce=0, dpi=dpi, **{**fixed, name: v})
         if p.error: raise ValueError(f"{name}={v!r}: {p.error}")
         frames.append(p.image.value)
@@ -1121,7 +1135,7 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
         raise ValueError(f"summaries: expected one per value ({len(values)}), got {len(summaries)}")
     frames = []
     for v in values:
-        with matplotlib.rc_context({'font.size': font_size}):
+        with _font_size(font_size):
             fig = draw(v)
             if not isinstance(fig, Figure):
                 raise TypeError(f"draw({v!r}): expected a matplotlib Figure, got {type(fig).__name__}")
