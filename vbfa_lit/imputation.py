@@ -37,7 +37,7 @@ def reference_predictive_moments(Y, q):
     var = (np.einsum('md,nde,me->mn', q.W, Sx, q.W)                      # <w_m>^T Sigma_x_n <w_m>
            + np.einsum('nd,mde,ne->mn', X, Sw, X)                        # <x_n>^T Sigma_w_m <x_n>
            + np.einsum('nde,med->mn', Sx, Sw)                            # tr(Sigma_x_n Sigma_w_m)
-           + (q.vmu + np.broadcast_to(q.b_tau / (q.a_tau - 1), (M,)))[:, None])   # Var[mu_m] + <1/tau_m>
+           + (q.vmu + np.broadcast_to(q.b_tau / (q.a_tau - 1), (M,)))[:, None])   # mutilde_m + <1/tau_m>
     return mean, var
 
 

@@ -418,7 +418,7 @@ def symbolic_vbfa(M: int, N: int, D: int, observed=None, noise: str = 'per_featu
                            hyper=hyper, factors=factors, log_lik=log_lik, log_joint=log_joint)
 
 def mean_field(model: SimpleNamespace, factor):
-    """The optimal log factor (Bishop, eq. 13): the log joint averaged over all other factors, constants dropped.
+    """The optimal log factor (Bishop 1999, eq. 13; PRML 10.9): the log joint averaged over all other factors, constants dropped.
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ from .linalg import diagonal_sum
 
 LOG2PI = np.log(2 * np.pi)   # in every Gaussian's normaliser
 
-# %% ../nbs/02_vbpca.ipynb #81c33a31
+# %% ../nbs/02_vbpca.ipynb #post0217
 class Posterior(NamedTuple):
     """Parameters of q(X) q(W) q(mu) q(tau) q(alpha).
 
@@ -43,17 +43,19 @@ class Posterior(NamedTuple):
     b_alpha : ndarray of shape (D,) or None
         Rates of q(alpha_d); None when alpha is fixed.
     """
-    X: np.ndarray # (N, D) means of q(x_n)
-    Sx: np.ndarray # (N, D, D), or (1, D, D) when shared: covariances of q(x_n)
-    W: np.ndarray # (M, D) means of q(w_m)
-    Sw: np.ndarray # (M, D, D), or (1, D, D) when shared: covariances of q(w_m)
-    mu: np.ndarray # (M,) means of q(mu_m)
-    vmu: np.ndarray # (M,) variances of q(mu_m)
-    a_tau: np.ndarray # (M,) per feature or (1,) shared: shapes of q(tau)
-    b_tau: np.ndarray # same shape: rates of q(tau)
-    a_alpha: object = None # (D,) shapes of q(alpha_d); None when alpha is fixed
-    b_alpha: object = None # (D,) rates of q(alpha_d); None when alpha is fixed
+    X: np.ndarray            # (N, D)     rows xbar_n^T: the means of q(x_n)
+    Sx: np.ndarray           # (N, D, D)  Sigma_x_n: their covariances; (1, D, D) when all are equal
+    W: np.ndarray            # (M, D)     rows wbar_m^T: the means of q(w_m)
+    Sw: np.ndarray           # (M, D, D)  Sigma_w_m: their covariances; (1, D, D) when all are equal
+    mu: np.ndarray           # (M,)       mubar_m: the means of q(mu_m)
+    vmu: np.ndarray          # (M,)       mutilde_m: the variances of q(mu_m)
+    a_tau: np.ndarray        # (M,)       check a_tau_m: shapes of q(tau_m); (1,) for one shared tau
+    b_tau: np.ndarray        # (M,)       check b_tau_m: rates of q(tau_m); (1,) for one shared tau
+    a_alpha: object = None   # (D,)       shapes of q(alpha_d) under ARD (lesson 03); None for a fixed alpha
+    b_alpha: object = None   # (D,)       rates of q(alpha_d); None for a fixed alpha
 
+
+# %% ../nbs/02_vbpca.ipynb #81c33a31
 class FixedAlpha(NamedTuple):
     """The broad prior on the columns of W: every alpha_d fixed to a small value (Luttinen & Ilin, Sec. 4.1).
 
