@@ -6,8 +6,8 @@
 __all__ = ['DEFAULT_MAX_COMPONENTS', 'SWEEP_FLOPS_PER_SECOND', 'ConvergenceWarning', 'MissingDataWarning',
            'DegenerateDataWarning', 'NotFittedError', 'default_components', 'fit_cost', 'available_memory',
            'feature_names', 'check_data', 'data_scale', 'entries_scale', 'explained_variance', 'latent_posterior',
-           'predictive_moments', 'predictive_logpdf', 'check_sparse', 'sparse_data_scale', 'standardise',
-           'observed_counts', 'VBPCA']
+           'predictive_moments', 'latent_bias_posterior', 'predictive_logpdf', 'check_sparse', 'sparse_data_scale',
+           'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
 import numbers
@@ -370,7 +370,7 @@ def latent_posterior(X, q: Posterior):
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
 
 # %% ../nbs/04a_estimator.ipynb #b56b5362
-def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
+def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, vb=None):
     """Mean and variance of chosen entries y_mn under the fitted q (the papers' units of the fit), entry by entry:
     mean <w_m>^T <x_n> + <mu_m>, variance w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m].
 
@@ -387,6 +387,9 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
     std : bool, default False
         Return standard deviations instead of variances, computed without overflow (a row far outside the
         data, with latent means of 1e300, has a finite standard deviation whose square float64 cannot hold).
+    b, vb : ndarray of shape (n_samples,), optional
+        Means and variances of the rows' per-sample biases q(b_n) (`latent_bias_posterior`): added to the mean and
+        the variance of each entry.
 
     Returns
     -------
@@ -397,6 +400,7 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
     Sw = np.broadcast_to(q.Sw, (M, D, D))
     e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))   # E[1/tau] of a Gamma(a, b)
     mean = np.einsum('kd,kd->k', Z[rows], q.W[cols]) + q.mu[cols]
+    if b is not None: mean = mean + b[rows]
     var = np.empty(len(rows))
     for k in range(0, len(rows), 4096):                          # (4096, D, D) temporaries at most
         r, c = rows[k:k + 4096], cols[k:k + 4096]
@@ -405,12 +409,47 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
         rest = (np.einsum('kd,kde,ke->k', w, S, w)               # w^T S_x w
                 + np.einsum('kde,ked->k', S, Sw[c])              # tr(S_x S_w)
                 + q.vmu[c] + e_noise[c])                         # Var(mu) + E[1/tau]
+        if vb is not None: rest = rest + vb[r]                   # Var(b_n)
         zs = z / s
         quad, s = np.einsum('kd,kde,ke->k', zs, Sw[c], zs), s[:, 0]
         if std: var[k:k + 4096] = s * np.sqrt(quad + rest / s / s)
         else:
             with np.errstate(over='ignore'): var[k:k + 4096] = s * s * quad + rest
     return mean, var
+
+def latent_bias_posterior(X, q):
+    """q(x_n) and q(b_n) of new rows under a fitted posterior with per-sample biases (`engine.BiasedPosterior`): the
+    fixed point of the two updates, in closed form.
+
+    With s_n = sum_{m in O_n} <tau_m> <w_m> and x0_n the mean of q(x_n) for b_n = 0, the updates read
+    x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n), g_n = sum_{m in O_n} <tau_m> (y_mn - <mu_m>);
+    so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n) (the denominator is > 0: the Schur complement
+    of the joint precision of x_n and b_n).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, M), or CSR
+        New samples, NaN (or unstored) where missing, in the fitted units.
+    q : BiasedPosterior
+        A fitted posterior over M features and D components.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, D)
+    Sx : ndarray of shape (n_samples, D, D) or (1, D, D)
+    b, vb : ndarray of shape (n_samples,)
+    """
+    data = observed(X.T)
+    tau = gamma_moments(q.a_tau, q.b_tau)[0]
+    t = np.broadcast_to(tau, q.mu.shape)
+    Z0, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+    N, D = Z0.shape
+    s = data.maskT @ (t[:, None] * q.W)
+    g = data.YT @ t - data.maskT @ (t * q.mu)
+    vb = 1.0 / ((q.a_gamma / q.b_gamma)[0] + data.maskT @ t)
+    Ss = np.einsum('nde,ne->nd', np.broadcast_to(Sx, (N, D, D)), s)
+    b = vb * (g - np.einsum('nd,nd->n', s, Z0)) / (1 - vb * np.einsum('nd,nd->n', s, Ss))
+    return Z0 - b[:, None] * Ss, Sx, b, vb
 
 # %% ../nbs/04a_estimator.ipynb #aad01034
 def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
@@ -635,6 +674,11 @@ class VBPCA:
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
         The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
         'auto' is numba when it is installed. Both give the same fit to 1e-12.
+    sample_bias : bool, default False
+        A bias b_n per sample (row) as well as the bias mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, with
+        b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 04d). On a user x item ratings
+        matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
+        `impute` and `score_samples` then infer each row's bias with its latent variables.
 
     Attributes
     ----------
@@ -678,6 +722,10 @@ class VBPCA:
         The posterior in the papers' orientation (features x samples) and in the fitted units.
     prior_ : Prior
         The prior, in the fitted units.
+    sample_bias_ : ndarray of shape (N,)
+        With ``sample_bias=True``: the posterior mean of each training sample's bias b_n, in the units of X.
+    sample_bias_variance_ : float
+        With ``sample_bias=True``: 1 / <gamma>, the learned prior variance of the b_n, in squared units of X.
 
     Examples
     --------
@@ -701,7 +749,7 @@ class VBPCA:
     def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
-                 storage='auto', missing_values=np.nan, engine='auto'):
+                 storage='auto', missing_values=np.nan, engine='auto', sample_bias=False):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
@@ -709,6 +757,7 @@ class VBPCA:
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
         self.missing_values, self.engine = missing_values, engine
+        self.sample_bias = sample_bias
 
     # -- scikit-learn's parameter protocol, without importing scikit-learn
     @classmethod
@@ -816,6 +865,7 @@ class VBPCA:
             effective_tol=check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
             storage=check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
             engine=check_engine(self.engine),
+            sample_bias=check_bool('sample_bias', self.sample_bias),
             **{
                 k: check_real(k, getattr(self, k))
                 for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
@@ -876,7 +926,8 @@ class VBPCA:
             transform = None if kind == 'none' else (
                 lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
             fit = fit_vbfa(data, s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'],
-                           callback, transform=transform, transform_start=s['warmup_sweeps'], engine=s['engine'])
+                           callback, transform=transform, transform_start=s['warmup_sweeps'], engine=s['engine'],
+                           sample_bias=s['sample_bias'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
                 bar.total = bar.n
                 bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
@@ -897,6 +948,10 @@ class VBPCA:
         self.explained_variance_, self.explained_variance_ratio_ = explained_variance(
             self.components_.T, np.broadcast_to(noise_variance, (M,)))
         self.alpha_ = w_prior.moments(q)[0]
+        for name in ('sample_bias_', 'sample_bias_variance_'):
+            if hasattr(self, name): delattr(self, name)          # from an earlier fit with sample_bias=True
+        if s['sample_bias']:
+            self.sample_bias_, self.sample_bias_variance_ = scale * q.b, float(scale ** 2 * q.b_gamma[0] / q.a_gamma[0])
         self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
         self.n_effective_components_ = int(self.effective_components_.sum())
         self._warn_degenerate(counts, varies, q, prior, _feature_ss(Y))
@@ -997,7 +1052,7 @@ class VBPCA:
         """
         self._check_fitted()
         arr = self._check_new(X, allow_sparse=True)
-        Z = latent_posterior(standardise(arr, self.center_, self.scale_), self.posterior_)[0]
+        Z = self._latent(standardise(arr, self.center_, self.scale_))[0]
         return self._wrap(Z.astype(output_dtype(X), copy=False), X)
 
     @one_blas_thread
@@ -1041,8 +1096,8 @@ class VBPCA:
         if len(rows) != len(cols):
             raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
         q = self.posterior_
-        Z, Sx = latent_posterior(standardise(arr, self.center_, self.scale_), q)
-        mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True)
+        Z, Sx, b, vb = self._latent(standardise(arr, self.center_, self.scale_))
+        mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True, b=b, vb=vb)
         mean = self.center_[cols] + self.scale_ * mean
         return (mean, self.scale_ * std) if return_std else mean
 
@@ -1085,16 +1140,22 @@ class VBPCA:
         return_std = check_bool('return_std', return_std)
         arr = self._check_new(X)
         q, missing = self.posterior_, np.isnan(arr)
-        Z, Sx = latent_posterior((arr - self.center_) / self.scale_, q)
-        filled = np.where(missing, self.center_ + self.scale_ * (Z @ q.W.T + q.mu), arr)
+        Z, Sx, b, vb = self._latent((arr - self.center_) / self.scale_)
+        fit = Z @ q.W.T + q.mu if b is None else Z @ q.W.T + q.mu + b[:, None]
+        filled = np.where(missing, self.center_ + self.scale_ * fit, arr)
         dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
         if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
         out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
         if not return_std: return out
         rows, cols = np.nonzero(missing)
         std = np.zeros(missing.shape)                                # 0 where observed
-        std[rows, cols] = self.scale_ * predictive_moments(q, Z, Sx, rows, cols, std=True)[1]
+        std[rows, cols] = self.scale_ * predictive_moments(q, Z, Sx, rows, cols, std=True, b=b, vb=vb)[1]
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
+
+    def _latent(self, Xs): # q(x_n) (and q(b_n), or None) of rows in the fitted units
+        q = self.posterior_
+        if getattr(q, 'b', None) is not None: return latent_bias_posterior(Xs, q)
+        return (*latent_posterior(Xs, q), None, None)
 
     def fit_transform(self, X, y=None):
         """`fit(X)` then `transform(X)`.
@@ -1151,7 +1212,9 @@ class VBPCA:
         # in the fitted units, where nothing overflows; log p(x) = log p((x - c) / s) - |O_n| log s
         psi = np.broadcast_to(q.b_tau / q.a_tau, (self.n_features_in_,)).copy()
         with np.errstate(over='ignore'): Xs = standardise(X, self.center_, self.scale_)
-        return predictive_logpdf(Xs, q.mu, q.W, psi) - observed_counts(X)[0] * np.log(self.scale_)
+        W = q.W    # with per-sample biases, b_n ~ N(0, 1/<gamma>) is one more column of W, of ones / sqrt(<gamma>)
+        if getattr(q, 'b', None) is not None: W = np.column_stack([W, np.full(len(W), np.sqrt(q.b_gamma[0] / q.a_gamma[0]))])
+        return predictive_logpdf(Xs, q.mu, W, psi) - observed_counts(X)[0] * np.log(self.scale_)
 
     @one_blas_thread
     def score(self, X, y=None) -> float:
