@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['Observed', 'observed', 'BiasedPosterior', 'has_sample_bias', 'sum_tau_ww', 'update_X', 'sum_xx', 'update_W',
            'w_factor', 'update_mu', 'update_b', 'sx_quadratic', 'sx_by_product', 'residual_ss', 'sq_error', 'with_bias',
-           'update_tau', 'ElboTerms', 'elbo', 'bias_term', 'latent_term', 'expected_log_prior_W', 'kernel_set',
-           'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks', 'block_errors', 'LocalRunner', 'sweep',
-           'update_gamma', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps']
+           'update_tau', 'ElboTerms', 'BiasedElboTerms', 'elbo', 'bias_term', 'latent_term', 'expected_log_prior_W',
+           'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks', 'block_errors', 'LocalRunner',
+           'sweep', 'update_gamma', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -106,14 +106,34 @@ class BiasedPosterior(NamedTuple):
 
     Attributes
     ----------
-    X, Sx, W, Sw, mu, vmu, a_tau, b_tau, a_alpha, b_alpha
-        As in `vbpca.Posterior`.
+    X : ndarray of shape (N, D)
+        Means of q(x_n).
+    Sx : ndarray of shape (N, D, D), or (1, D, D) when shared
+        Covariances of q(x_n).
+    W : ndarray of shape (M, D)
+        Means of q(w_m).
+    Sw : ndarray of shape (M, D, D), or (1, D, D) when shared
+        Covariances of q(w_m).
+    mu : ndarray of shape (M,)
+        Means of q(mu_m).
+    vmu : ndarray of shape (M,)
+        Variances of q(mu_m).
+    a_tau : ndarray of shape (M,) per feature or (1,) shared
+        Shapes of q(tau).
+    b_tau : ndarray, the shape of a_tau
+        Rates of q(tau).
+    a_alpha : ndarray of shape (D,) or None
+        Shapes of q(alpha_d); None when alpha is fixed.
+    b_alpha : ndarray of shape (D,) or None
+        Rates of q(alpha_d); None when alpha is fixed.
     b : ndarray of shape (N,)
         Means of q(b_n).
     vb : ndarray of shape (N,)
         Variances of q(b_n).
-    a_gamma, b_gamma : ndarray of shape (1,)
-        Shape and rate of q(gamma).
+    a_gamma : ndarray of shape (1,)
+        Shape of q(gamma).
+    b_gamma : ndarray of shape (1,)
+        Rate of q(gamma).
     """
     X: np.ndarray
     Sx: np.ndarray
@@ -531,8 +551,6 @@ class ElboTerms(NamedTuple):
         -KL(q(alpha) || p(alpha)); 0 for a fixed alpha.
     tau : float
         -KL(q(tau) || p(tau)).
-    b : float, default 0.0
-        <log p(b | gamma)> + H[q(b)] - KL(q(gamma) || p(gamma)) of the per-sample biases; 0 without them.
     """
     loglik: float # <log p(Y | X, W, mu, tau)>
     x: float # -KL(q(X) || p(X))
@@ -540,7 +558,36 @@ class ElboTerms(NamedTuple):
     w: float # <log p(W | alpha)> + H[q(W)]
     alpha: float # -KL(q(alpha) || p(alpha)); 0 for a fixed alpha
     tau: float # -KL(q(tau) || p(tau))
-    b: float = 0.0 # <log p(b | gamma)> + H[q(b)] - KL(q(gamma) || p(gamma)); 0 without per-sample biases
+    @property
+    def total(self): return self.loglik + self.x + self.mu + self.w + self.alpha + self.tau
+
+class BiasedElboTerms(NamedTuple):
+    """`ElboTerms` with the per-sample biases' share of the bound as well (a `BiasedPosterior`'s bound).
+
+    Attributes
+    ----------
+    loglik : float
+        <log p(Y | X, W, mu, b, tau)>.
+    x : float
+        -KL(q(X) || p(X)).
+    mu : float
+        -KL(q(mu) || p(mu)).
+    w : float
+        <log p(W | alpha)> + H[q(W)].
+    alpha : float
+        -KL(q(alpha) || p(alpha)); 0 for a fixed alpha.
+    tau : float
+        -KL(q(tau) || p(tau)).
+    b : float
+        <log p(b | gamma)> + H[q(b)] - KL(q(gamma) || p(gamma)) (`bias_term`).
+    """
+    loglik: float
+    x: float
+    mu: float
+    w: float
+    alpha: float
+    tau: float
+    b: float
     @property
     def total(self): return self.loglik + self.x + self.mu + self.w + self.alpha + self.tau + self.b
 
@@ -566,7 +613,7 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
 
     Returns
     -------
-    ElboTerms
+    ElboTerms, or BiasedElboTerms for a `BiasedPosterior`
     """
     M = q.W.shape[0]
     if err is None:
@@ -579,7 +626,7 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
     w = expected_log_prior_W(q, prior) + _entropy_sum(q.Sw, logdet_Sw, M)
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau, check=False))
     terms = ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
-    return terms._replace(b=bias_term(q, prior)) if has_sample_bias(q) else terms
+    return BiasedElboTerms(*terms, bias_term(q, prior)) if has_sample_bias(q) else terms
 
 def bias_term(q: BiasedPosterior, prior: Prior) -> float:
     """The per-sample biases' share of the bound: sum_n [<log p(b_n | gamma)> + H[q(b_n)]] - KL(q(gamma) || p(gamma))
@@ -717,8 +764,10 @@ class LatentBlock(NamedTuple):
         Sum over the block's n in O_m of <x_n>.
     x_term : float
         The block's share of -KL(q(X) || p(X)).
-    b, vb : ndarray of shape (N_b,) or None
-        Means and variances of q(b_n), with per-sample biases (then YX sums (y_mn - <b_n>) <x_n>).
+    b : ndarray of shape (N_b,) or None
+        Means of q(b_n), with per-sample biases (then YX sums (y_mn - <b_n>) <x_n>).
+    vb : ndarray of shape (N_b,) or None
+        Variances of q(b_n), with per-sample biases.
     mb : ndarray of shape (M,) or None
         Sum over the block's n in O_m of <b_n>, with per-sample biases.
     """

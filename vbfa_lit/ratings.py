@@ -25,8 +25,10 @@ class Ratings(NamedTuple):
 
     Attributes
     ----------
-    users, items : ndarray of int64, shape (K,)
-        0-based user (row) and item (column) of each rating; no pair repeats.
+    users : ndarray of int64, shape (K,)
+        0-based user (row) of each rating.
+    items : ndarray of int64, shape (K,)
+        0-based item (column) of each rating; no (user, item) pair repeats.
     ratings : ndarray of int64, shape (K,)
         The ratings, integers 1 to 5.
     shape : tuple of int
