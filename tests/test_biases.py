@@ -337,6 +337,10 @@ def test_new_rows_infer_their_bias(ratings_fit):
     np.testing.assert_allclose(filled[rows, cols], mean, rtol=1e-12)
     np.testing.assert_allclose(std_i[rows, cols], std, rtol=1e-12)
     np.testing.assert_allclose(model.transform(X[:25]), Z, rtol=1e-12, atol=1e-14)
+    # a row with nothing observed (the lesson's exercise): bias and latent variables at their prior, so every
+    # prediction is the item's mean
+    empty = sparse.csr_matrix((1, X.shape[1]))
+    np.testing.assert_allclose(model.predict_entries(empty, [0, 0], [3, 7]), model.mean_[[3, 7]], rtol=1e-12)
 
 
 def test_score_samples_marginalises_the_bias(ratings_fit):
@@ -359,6 +363,7 @@ def test_score_samples_marginalises_the_bias(ratings_fit):
 def test_ratings_generator_properties():
     r = make_ratings(random_state=0)
     assert r.shape == (943, 1682) and len(r.ratings) == len(r.users) == len(r.items) == 100_000
+    assert repr(r) == 'Ratings(943 users x 1682 items, 100000 ratings)'
     assert len(np.unique(r.users * r.shape[1] + r.items)) == 100_000               # no pair repeats
     assert r.ratings.dtype == np.int64 and set(np.unique(r.ratings)) == {1, 2, 3, 4, 5}
     per_user, per_item = np.bincount(r.users, minlength=943), np.bincount(r.items, minlength=1682)

@@ -415,6 +415,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'vbfa_lit.ppca.ppca_log_likelihood': ('from_pca.html#ppca_log_likelihood', 'vbfa_lit/ppca.py'),
                                'vbfa_lit.ppca.ppca_ml': ('from_pca.html#ppca_ml', 'vbfa_lit/ppca.py')},
             'vbfa_lit.ratings': { 'vbfa_lit.ratings.Ratings': ('ratings.html#ratings', 'vbfa_lit/ratings.py'),
+                                  'vbfa_lit.ratings.Ratings.__repr__': ('ratings.html#ratings.__repr__', 'vbfa_lit/ratings.py'),
                                   'vbfa_lit.ratings.Ratings.matrix': ('ratings.html#ratings.matrix', 'vbfa_lit/ratings.py'),
                                   'vbfa_lit.ratings.make_ratings': ('ratings.html#make_ratings', 'vbfa_lit/ratings.py'),
                                   'vbfa_lit.ratings.random_biased_posterior': ( 'ratings.html#random_biased_posterior',

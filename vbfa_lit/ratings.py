@@ -48,6 +48,9 @@ class Ratings(NamedTuple):
     item_bias: np.ndarray
     mean: float
 
+    def __repr__(self):
+        return f"Ratings({self.shape[0]} users x {self.shape[1]} items, {len(self.ratings)} ratings)"
+
     def matrix(self, subset=None):
         """The ratings as a CSR matrix (n_users, n_items) whose stored entries are the ratings (unstored: missing).
 
