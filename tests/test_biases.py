@@ -286,9 +286,9 @@ def test_estimator_option_attributes_and_errors(ratings_fit):
         VBPCA(sample_bias='yes').fit(np.ones((5, 3)) + np.arange(15).reshape(5, 3) ** 1.5)
     with pytest.raises(TypeError, match='sample_bias'):
         VBPCA(sample_bias=1).fit(np.ones((5, 3)) + np.arange(15).reshape(5, 3) ** 1.5)
-    VBPCA(2, sample_bias=np.True_, max_iter=3).fit(np.random.default_rng(0).normal(size=(10, 4)))   # numpy's bool
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
+        VBPCA(2, sample_bias=np.True_, max_iter=3).fit(np.random.default_rng(0).normal(size=(10, 4)))   # numpy's bool
         refit = VBPCA(6, missing_values='unstored', sample_bias=True, random_state=0, max_iter=5).fit(X)
         refit.set_params(sample_bias=False).fit(X)
     assert not hasattr(refit, 'sample_bias_') and not hasattr(refit, 'sample_bias_variance_')
