@@ -41,8 +41,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 THREAD_VARS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'BLIS_NUM_THREADS',
                'VECLIB_MAXIMUM_THREADS', 'NUMEXPR_NUM_THREADS')
-ANCHORS = {'bayespy': 'bayespy', 'vbpca_py': 'vbpca-py', 'numpyro': 'numpyro', 'geomstats': 'geomstats'}
-VERSIONED = ('vbfa_lit', 'numpy', 'scipy', 'numba', 'bayespy', 'vbpca-py', 'numpyro', 'jax', 'threadpoolctl', 'geomstats')
+ANCHORS = {'bayespy': 'bayespy', 'vbpca_py': 'vbpca-py', 'numpyro': 'numpyro', 'geomstats': 'geomstats',
+           'surprise': 'scikit-surprise'}
+VERSIONED = ('vbfa_lit', 'numpy', 'scipy', 'numba', 'bayespy', 'vbpca-py', 'numpyro', 'jax', 'threadpoolctl', 'geomstats',
+             'scikit-surprise')
 
 
 @dataclass

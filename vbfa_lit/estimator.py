@@ -6,8 +6,8 @@
 __all__ = ['DEFAULT_MAX_COMPONENTS', 'PARALLEL_MIN_FLOPS', 'SWEEP_FLOPS_PER_SECOND', 'ConvergenceWarning', 'MissingDataWarning',
            'DegenerateDataWarning', 'NotFittedError', 'default_jobs', 'default_components', 'fit_cost',
            'available_memory', 'feature_names', 'check_data', 'data_scale', 'entries_scale', 'explained_variance',
-           'latent_posterior', 'predictive_moments', 'predictive_logpdf', 'check_sparse', 'sparse_data_scale',
-           'standardise', 'observed_counts', 'VBPCA']
+           'latent_posterior', 'predictive_moments', 'latent_bias_posterior', 'predictive_logpdf', 'check_sparse',
+           'sparse_data_scale', 'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
 import functools
@@ -401,7 +401,7 @@ def latent_posterior(X, q: Posterior):
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
 
 # %% ../nbs/04a_estimator.ipynb #b56b5362
-def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
+def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, vb=None):
     """Mean and variance of chosen entries y_mn under the fitted q (the papers' units of the fit), entry by entry:
     mean <w_m>^T <x_n> + <mu_m>, variance w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m].
 
@@ -418,6 +418,9 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
     std : bool, default False
         Return standard deviations instead of variances, computed without overflow (a row far outside the
         data, with latent means of 1e300, has a finite standard deviation whose square float64 cannot hold).
+    b, vb : ndarray of shape (n_samples,), optional
+        Means and variances of the rows' per-sample biases q(b_n) (`latent_bias_posterior`): added to the mean and
+        the variance of each entry.
 
     Returns
     -------
@@ -428,6 +431,7 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
     Sw = np.broadcast_to(q.Sw, (M, D, D))
     e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))   # E[1/tau] of a Gamma(a, b)
     mean = np.einsum('kd,kd->k', Z[rows], q.W[cols]) + q.mu[cols]
+    if b is not None: mean = mean + b[rows]
     var = np.empty(len(rows))
     for k in range(0, len(rows), 4096):                          # (4096, D, D) temporaries at most
         r, c = rows[k:k + 4096], cols[k:k + 4096]
@@ -436,12 +440,47 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False):
         rest = (np.einsum('kd,kde,ke->k', w, S, w)               # w^T S_x w
                 + np.einsum('kde,ked->k', S, Sw[c])              # tr(S_x S_w)
                 + q.vmu[c] + e_noise[c])                         # Var(mu) + E[1/tau]
+        if vb is not None: rest = rest + vb[r]                   # Var(b_n)
         zs = z / s
         quad, s = np.einsum('kd,kde,ke->k', zs, Sw[c], zs), s[:, 0]
         if std: var[k:k + 4096] = s * np.sqrt(quad + rest / s / s)
         else:
             with np.errstate(over='ignore'): var[k:k + 4096] = s * s * quad + rest
     return mean, var
+
+def latent_bias_posterior(X, q):
+    """q(x_n) and q(b_n) of new rows under a fitted posterior with per-sample biases (`engine.BiasedPosterior`): the
+    fixed point of the two updates, in closed form.
+
+    With s_n = sum_{m in O_n} <tau_m> <w_m> and x0_n the mean of q(x_n) for b_n = 0, the updates read
+    x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n), g_n = sum_{m in O_n} <tau_m> (y_mn - <mu_m>);
+    so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n) (the denominator is > 0: the Schur complement
+    of the joint precision of x_n and b_n).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, M), or CSR
+        New samples, NaN (or unstored) where missing, in the fitted units.
+    q : BiasedPosterior
+        A fitted posterior over M features and D components.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, D)
+    Sx : ndarray of shape (n_samples, D, D) or (1, D, D)
+    b, vb : ndarray of shape (n_samples,)
+    """
+    data = observed(X.T)
+    tau = gamma_moments(q.a_tau, q.b_tau)[0]
+    t = np.broadcast_to(tau, q.mu.shape)
+    Z0, Sx = update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
+    N, D = Z0.shape
+    s = data.maskT @ (t[:, None] * q.W)
+    g = data.YT @ t - data.maskT @ (t * q.mu)
+    vb = 1.0 / ((q.a_gamma / q.b_gamma)[0] + data.maskT @ t)
+    Ss = np.einsum('nde,ne->nd', np.broadcast_to(Sx, (N, D, D)), s)
+    b = vb * (g - np.einsum('nd,nd->n', s, Z0)) / (1 - vb * np.einsum('nd,nd->n', s, Ss))
+    return Z0 - b[:, None] * Ss, Sx, b, vb
 
 # %% ../nbs/04a_estimator.ipynb #aad01034
 def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
@@ -671,6 +710,11 @@ class VBPCA:
         compiled kernels and NumPy's products release the GIL; BLAS keeps one thread in each). None: every core
         this process may use when a sweep is long enough to gain from them (`default_jobs`), else 1. Any number
         gives the same fit to rounding (the blocks' sums are added in another order).
+    sample_bias : bool, default False
+        A bias b_n per sample (row) as well as the bias mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, with
+        b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 04d). On a user x item ratings
+        matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
+        `impute` and `score_samples` then infer each row's bias with its latent variables.
 
     Attributes
     ----------
@@ -715,6 +759,10 @@ class VBPCA:
         array, its Sx is the mean of the Sigma_x_n, shape (1, D, D): each sample's stays with its block.
     prior_ : Prior
         The prior, in the fitted units.
+    sample_bias_ : ndarray of shape (N,)
+        With ``sample_bias=True``: the posterior mean of each training sample's bias b_n, in the units of X.
+    sample_bias_variance_ : float
+        With ``sample_bias=True``: 1 / <gamma>, the learned prior variance of the b_n, in squared units of X.
 
     Examples
     --------
@@ -738,7 +786,7 @@ class VBPCA:
     def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
-                 storage='auto', missing_values=np.nan, engine='auto', n_jobs=None):
+                 storage='auto', missing_values=np.nan, engine='auto', n_jobs=None, sample_bias=False):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
@@ -746,6 +794,7 @@ class VBPCA:
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
         self.missing_values, self.engine, self.n_jobs = missing_values, engine, n_jobs
+        self.sample_bias = sample_bias
 
     # -- scikit-learn's parameter protocol, without importing scikit-learn
     @classmethod
@@ -854,6 +903,7 @@ class VBPCA:
             storage=check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
             engine=check_engine(self.engine),
             n_jobs=None if self.n_jobs is None else check_int('n_jobs', self.n_jobs, 1),
+            sample_bias=check_bool('sample_bias', self.sample_bias),
             **{
                 k: check_real(k, getattr(self, k))
                 for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
@@ -923,7 +973,7 @@ class VBPCA:
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
         else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
-        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'])
+        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'])
         return self._fit_posterior(run, names, s, counts, center, scale, varies, _feature_ss(Y))
 
     def _fit_posterior(self, run, names, s, counts, center, scale, varies, ss):
@@ -963,6 +1013,11 @@ class VBPCA:
         self.explained_variance_, self.explained_variance_ratio_ = explained_variance(
             self.components_.T, np.broadcast_to(noise_variance, (M,)))
         self.alpha_ = w_prior.moments(q)[0]
+        for name in ('sample_bias_', 'sample_bias_variance_'):
+            if hasattr(self, name): delattr(self, name)          # from an earlier fit with sample_bias=True
+        if s['sample_bias']:
+            self.sample_bias_ = scale * q.b
+            self.sample_bias_variance_ = float(scale ** 2 * q.b_gamma[0] / q.a_gamma[0])
         self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
         self.n_effective_components_ = int(self.effective_components_.sum())
         self._warn_degenerate(counts, varies, q, prior, ss)
@@ -1359,29 +1414,36 @@ def _fitted_scale(scale): # (the scale of the fitted units, whether any feature 
                          "units)")
     return scale, varies
 
+def _latent_rows(Xs, q): # q(x_n), and q(b_n) or (None, None), of rows in the fitted units
+    if getattr(q, 'b', None) is not None: return latent_bias_posterior(Xs, q)
+    return (*latent_posterior(Xs, q), None, None)
+
 def _transform_rows(arr, q, center, scale): # checked rows -> posterior means of their latent variables
-    return latent_posterior(standardise(arr, center, scale), q)[0]
+    return _latent_rows(standardise(arr, center, scale), q)[0]
 
 def _entry_moments(arr, q, center, scale, rows, cols): # predictive means and sds of chosen entries, in X's units
-    Z, Sx = latent_posterior(standardise(arr, center, scale), q)
-    mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True)
+    Z, Sx, b, vb = _latent_rows(standardise(arr, center, scale), q)
+    mean, std = predictive_moments(q, Z, Sx, rows, cols, std=True, b=b, vb=vb)
     return center[cols] + scale * mean, scale * std
 
 def _impute_rows(arr, q, center, scale, return_std): # (filled, std or None) of checked dense rows
     missing = np.isnan(arr)
-    Z, Sx = latent_posterior((arr - center) / scale, q)
-    filled = np.where(missing, center + scale * (Z @ q.W.T + q.mu), arr)
+    Z, Sx, b, vb = _latent_rows((arr - center) / scale, q)
+    fit = Z @ q.W.T + q.mu if b is None else Z @ q.W.T + q.mu + b[:, None]
+    filled = np.where(missing, center + scale * fit, arr)
     if not return_std: return filled, None
     rows, cols = np.nonzero(missing)
     std = np.zeros(missing.shape)                                # 0 where observed
-    std[rows, cols] = scale * predictive_moments(q, Z, Sx, rows, cols, std=True)[1]
+    std[rows, cols] = scale * predictive_moments(q, Z, Sx, rows, cols, std=True, b=b, vb=vb)[1]
     return filled, std
 
 def _score_rows(X, q, center, scale): # score_samples of checked rows
     # in the fitted units, where nothing overflows; log p(x) = log p((x - c) / s) - |O_n| log s
     psi = np.broadcast_to(q.b_tau / q.a_tau, (len(q.W),)).copy()
     with np.errstate(over='ignore'): Xs = standardise(X, center, scale)
-    return predictive_logpdf(Xs, q.mu, q.W, psi) - observed_counts(X)[0] * np.log(scale)
+    W = q.W    # with per-sample biases, b_n ~ N(0, 1/<gamma>) is one more column of W, of ones / sqrt(<gamma>)
+    if getattr(q, 'b', None) is not None: W = np.column_stack([W, np.full(len(W), np.sqrt(q.b_gamma[0] / q.a_gamma[0]))])
+    return predictive_logpdf(Xs, q.mu, W, psi) - observed_counts(X)[0] * np.log(scale)
 
 
 # %% ../nbs/04a_estimator.ipynb #dask4a01
@@ -1461,6 +1523,9 @@ def _fit_dask(est, X, client):
     X, unstored = _dask_input(est, X)
     (N, M), s = X.shape, est._settings(*X.shape)
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
+    if s['sample_bias']:
+        raise ValueError("sample_bias: the per-sample bias is fitted in memory only, not on a dask array; pass "
+                         "sample_bias=False, or X.compute() if it fits in memory")
     runner = DaskRunner(resolve_client(client))
     try:
         starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)

@@ -108,11 +108,18 @@ class Prior(NamedTuple):
         Rate of p(tau_m).
     w : FixedAlpha or vbfa_lit.ard.ARD, default FixedAlpha()
         The prior on the columns of W.
+    a_gamma : float, default 1e-5
+        Shape of p(gamma) = G(a_gamma, b_gamma), the precision of the per-sample biases b_n (used only when the
+        posterior has them).
+    b_gamma : float, default 1e-5
+        Rate of p(gamma).
     """
     beta: float = 1e-5 # precision of p(mu_m) = N(0, 1/beta)
     a_tau: float = 1e-5 # shape of p(tau_m) = G(a_tau, b_tau)
     b_tau: float = 1e-5 # rate of p(tau_m)
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
+    a_gamma: float = 1e-5 # shape of p(gamma), the precision of the per-sample biases b_n
+    b_gamma: float = 1e-5 # rate of p(gamma)
 
 # %% ../nbs/02_vbpca.ipynb #94810b0c
 def reference_q_x(Y, q:Posterior) -> Posterior:
