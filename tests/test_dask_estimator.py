@@ -233,3 +233,17 @@ def test_import_does_not_load_dask_and_dask_input_is_recognised_after():
     """)
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr[-2000:]
+
+
+def test_sample_bias_dask_fit_refused_by_name_and_new_rows_as_in_memory():
+    X = make_low_rank(120, 8, 2, offset=3.0, missing=0.2, random_state=3).X
+    X = X + np.random.default_rng(0).normal(size=(len(X), 1))          # a bias per row
+    Xd = da.from_array(X, chunks=(40, 8))
+    with pytest.raises(ValueError, match='sample_bias'):
+        VBPCA(3, sample_bias=True).fit(Xd)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        m = VBPCA(3, sample_bias=True, random_state=0, max_iter=200).fit(X)
+    np.testing.assert_allclose(m.transform(Xd).compute(), m.transform(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(m.impute(Xd).compute(), m.impute(X), rtol=1e-10)
+    np.testing.assert_allclose(m.score_samples(Xd).compute(), m.score_samples(X), rtol=1e-10)
