@@ -138,3 +138,17 @@ def test_the_page_numbers_its_figures_and_keeps_the_cluster_code_unexecuted():
     assert 'not run when this page is built' in prose
     # every code line the page shows fits the column
     assert max(len(l) for k, s in src if k == 'code' for l in s.splitlines()) <= 118
+
+
+def test_each_sweep_submits_the_same_number_of_tasks(monkeypatch):
+    "The page: the task graph does not grow, each sweep submits the same few tasks per block (threaded scheduler)."
+    da = pytest.importorskip('dask.array')
+    import vbfa_lit.dask_runner as dr
+    runners, counts = [], []
+    init = dr.DaskRunner.__init__
+    monkeypatch.setattr(dr.DaskRunner, '__init__', lambda self, *a, **k: (init(self, *a, **k), runners.append(self))[0])
+    X = problem(0.3, N=120, M=10)
+    dr.fit_vbfa_dask(da.from_array(X, chunks=(30, 10)), 3, max_iter=6, tol=0, rng=0,
+                     callback=lambda it, q, L: counts.append(runners[-1].submitted))
+    per_sweep = np.diff(counts)
+    assert len(per_sweep) == 5 and (per_sweep == per_sweep[0]).all() and per_sweep[0] == 2 * 4, per_sweep
