@@ -48,7 +48,7 @@ __all__ = ['LESSONS', 'APPENDIX', 'REFERENCE', 'page_order', 'lesson_number', 'n
 # an appendix; a notebook in neither list goes to the end of the appendix.
 LESSONS = ['index', '01c_from_pca', '01_symbolic', '02_vbpca', '03_ard', '04_transformations', '04a_estimator',
            '04b_imputation', '04d_ratings', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel',
-           '08_householder_ppca', '00_notation', '98_references']
+           '08_householder_ppca', '11_beyond_one_machine', '00_notation', '98_references']
 APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '02c_vbpca_fast', '02d_engine', '02e_dask',
             '04c_transformations_engine', '06b_rjmcmc_fast', '06c_rjmcmc_engine', '09_widgets', '10_benchmarks',
             '99_package']
