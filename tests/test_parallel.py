@@ -2,6 +2,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -117,3 +118,24 @@ def test_blas_threads_allows_n_inside_and_restores_the_callers_limit():
         inside = blas_threads(blas, 2)()
         assert blas() == [1] * len(inside)
     assert all(n == 2 for n in inside)
+
+
+def test_default_threads_are_fewer_when_memory_is_short_and_an_explicit_count_names_them(monkeypatch):
+    import scipy.sparse as sparse
+    from vbfa_lit import estimator
+    S = sparse.random(400, 300, density=0.2, random_state=0, format='csr')
+    D = 60
+    base, flops = fit_cost(400, 300, D, S.nnz, dense=False)
+    assert default_jobs(flops) >= 1
+    per_thread = 16.0 * 300 * D ** 2
+    monkeypatch.setattr(estimator, 'available_memory', lambda: base + 0.5 * per_thread)
+    monkeypatch.setattr(estimator, 'default_jobs', lambda flops: 2)          # as on a 2-core machine
+    seen = []
+    real = estimator.fit_vbfa
+    monkeypatch.setattr(estimator, 'fit_vbfa', lambda *a, **k: seen.append(k['n_jobs']) or real(*a, **k))
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        VBPCA(D, missing_values='unstored', max_iter=1).fit(S)
+    assert seen == [1]                                    # two threads would not fit: the default took one
+    with pytest.raises(ValueError, match=r'n_components: .* and 2 M D\^2 for each of 1 further thread'):
+        VBPCA(D, missing_values='unstored', max_iter=1, n_jobs=2).fit(S)

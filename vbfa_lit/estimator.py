@@ -1035,12 +1035,18 @@ class VBPCA:
     def _check_cost(self, N, M, s, n_obs, dense): # refuse a fit that cannot fit in memory, warn about a long one;
         D = s['D']                                    # settles s['n_jobs']
         nbytes, flops = fit_cost(N, M, D, n_obs, dense)
-        if s['n_jobs'] is None: s['n_jobs'] = default_jobs(flops)
-        nbytes += 16.0 * (s['n_jobs'] - 1) * M * D ** 2     # each further block's sums of second moments
         avail = available_memory()
+        per_thread = 16.0 * M * D ** 2                      # each further block's sums of second moments
+        if s['n_jobs'] is None:                             # the default: no more threads than the memory holds
+            s['n_jobs'] = default_jobs(flops)
+            while s['n_jobs'] > 1 and avail is not None and nbytes + per_thread * (s['n_jobs'] - 1) > avail:
+                s['n_jobs'] -= 1
+        extra = per_thread * (s['n_jobs'] - 1)
+        nbytes += extra
         if avail is not None and nbytes > avail:
+            threads = f", and 2 M D^2 for each of {s['n_jobs'] - 1} further thread(s)" if extra else ""
             raise ValueError(f"n_components: a fit with n_components = {D} on {N} x {M} data needs about "
-                             f"{nbytes / 1e9:.3g} GB of memory (6 (N + M) D^2 floats for the D x D covariances), "
+                             f"{nbytes / 1e9:.3g} GB of memory (6 (N + M) D^2 floats for the D x D covariances{threads}), "
                              f"and {avail / 1e9:.3g} GB are available; pass a smaller n_components (with the ARD "
                              "prior it need only exceed the number of components you expect)")
         seconds = flops / SWEEP_FLOPS_PER_SECOND * min(s['max_iter'], 100)
