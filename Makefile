@@ -73,7 +73,7 @@ nbtest: install
 	$(ONE_THREAD) $(BIN)/nbdev-test --n-workers $(NB_WORKERS)
 
 pytest: install
-	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS) --dist worksteal
 
 site-build: install
 	@if $(BIN)/python tools/site_stamp.py check; then \

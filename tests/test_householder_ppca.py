@@ -25,10 +25,13 @@ numpyro = pytest.importorskip('numpyro')
 
 
 @pytest.fixture(autouse=True, scope='module')
-def _jax_cache_in_a_temporary_directory(tmp_path_factory):
-    "These tests keep JAX's compiled programs in a directory of their own, not in the user's cache."
+def _jax_cache_in_a_directory_of_the_tests(request):
+    """These tests keep JAX's compiled programs in a directory of their own, not in the user's cache: pytest's cache
+    directory (.pytest_cache/, one per xdist worker), so that a later run loads them instead of compiling again. The
+    tests of the cache itself use fresh temporary directories."""
     old = os.environ.get('VBFA_LIT_JAX_CACHE')
-    os.environ['VBFA_LIT_JAX_CACHE'] = str(tmp_path_factory.mktemp('jax_cache'))
+    worker = os.environ.get('PYTEST_XDIST_WORKER', 'main')
+    os.environ['VBFA_LIT_JAX_CACHE'] = str(request.config.cache.mkdir(f'vbfa_lit_jax_{worker}'))
     yield
     if old is None: del os.environ['VBFA_LIT_JAX_CACHE']
     else: os.environ['VBFA_LIT_JAX_CACHE'] = old

@@ -150,13 +150,28 @@ def test_sharp_priors_exact_posterior_is_finite():
 @pytest.mark.parametrize('a, b', [((10250.0, 12250.0), (1125.0, 2651.25)),   # 68 s.d. against the ordering
                                   ((400.0, 500.0), (40.0, 150.0)), ((3.0, 4.0), (1.0, 2.0))])
 def test_ordered_integral_against_mpmath(a, b):
-    "The nested integral over 0 < x_1 < x_2 against 60-digit quadrature, also where the bumps contradict the order."
+    """The nested integral over 0 < x_1 < x_2 against mpmath quadrature, also where the bumps contradict the order.
+
+    The integrand is evaluated with 60 digits (mpmath's series for the incomplete Gamma function at a_1 = 10250 does
+    not converge with 30-45 digits); the tanh-sinh rule runs with 20 digits, which needs 2.5x fewer nodes than at
+    60 digits. Its result agrees with the 60-digit rule's in all 20 digits on these cases (log of the integral
+    17645.370846482090579 and 491.99850715330428260 both ways), 17 orders below the tolerance of 1e-3 nats; the
+    quadrature's own error estimate is checked too."""
     import mpmath as mp
     from vbfa_lit.rjmcmc import _log_ordered_integral
     with mp.workdps(60):
         a1, a2, b1, b2 = map(mp.mpf, (*a, *b))
-        f = lambda x2: x2 ** (a2 - 1) * mp.exp(-b2 * x2) * mp.gammainc(a1, 0, b1 * x2) / b1 ** a1
-        ref = float(mp.log(mp.quad(f, sorted({mp.mpf(0), a2 / b2 / 4, a2 / b2, a1 / b1, 4 * a1 / b1, mp.inf}))))
+        points = sorted({mp.mpf(0), a2 / b2 / 4, a2 / b2, a1 / b1, 4 * a1 / b1, mp.inf})
+
+    def f(x2):
+        with mp.workdps(60):
+            v = x2 ** (a2 - 1) * mp.exp(-b2 * x2) * mp.gammainc(a1, 0, b1 * x2) / b1 ** a1
+        return +v                                                       # rounded to the rule's 20 digits
+
+    with mp.workdps(20):
+        integral, err = mp.quad(f, points, error=True)
+        assert err < 1e-12 * integral, (integral, err)
+        ref = float(mp.log(integral))
     got = _log_ordered_integral(np.array(a), np.array([b]), 8)[0]
     assert abs(got - ref) < 1e-3, (got, ref)
 
