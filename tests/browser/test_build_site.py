@@ -69,12 +69,12 @@ def test_page_names_and_order():
     assert p2s.page_name('_proc/00_notation.ipynb', {'output-file': 'notation.html'}) == 'notation'
     assert p2s.page_name('_proc/index.ipynb', None) == 'index'
     names = ['01a_plots', '10_benchmarks', '01_symbolic', 'index', '06_rjmcmc', '00_notation', '04b_imputing',
-             '11_new', '01c_from_pca', '06b_rjmcmc_fast', '02c_vbpca_fast']
+             '12_new', '01c_from_pca', '06b_rjmcmc_fast', '02c_vbpca_fast']
     lessons, appendix = p2s.page_order(names)
     # lessons in LESSONS order (a notebook is found by its number: 04b_imputing), absent ones skipped
     assert lessons == ['index', '01c_from_pca', '01_symbolic', '04b_imputing', '06_rjmcmc', '00_notation']
     # the engineering notebooks after them, then anything unlisted
-    assert appendix == ['01a_plots', '02c_vbpca_fast', '06b_rjmcmc_fast', '10_benchmarks', '11_new']
+    assert appendix == ['01a_plots', '02c_vbpca_fast', '06b_rjmcmc_fast', '10_benchmarks', '12_new']
     assert not set(p2s.LESSONS) & set(p2s.APPENDIX)
 
 
