@@ -199,7 +199,7 @@ def reference_q_tau_biased(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
         q with a_tau and b_tau updated.
     """
     O = ~np.isnan(Y)
-    err = expected_squared_errors(Y - q.b, q) + O * q.vb       # (4d.4): lesson 02's errors of y - <b_n>, plus Var(b_n)
+    err = expected_squared_errors(Y - q.b, q) + O * q.vb       # (4d.4): errors of y - <b_n>, plus Var(b_n)
     a, b = (np.array([O.sum()]), np.array([err.sum()])) if shared else (O.sum(1), err.sum(1))
     return q._replace(a_tau=prior.a_tau + a / 2, b_tau=prior.b_tau + b / 2)
 
