@@ -134,3 +134,23 @@ def test_front_page_table_links_every_page_and_names_no_build_command():
     stems = [p.stem for p in (ROOT / 'nbs').glob('*.ipynb') if p.stem != 'index' and not p.name.startswith('_')]
     assert not [s for s in stems if f']({s}.ipynb)' not in md]
     assert not [s for s in frame.FRONT_PAGE_STATUS if s in md]
+
+
+def _directives(source: str) -> str:
+    return ' '.join(line for line in source.splitlines() if line.startswith('#|'))
+
+
+@pytest.mark.parametrize('stem', p2s.LESSONS)
+def test_a_lesson_opens_with_its_idea_not_an_import_block(stem):
+    "The first code a lesson shows (not exported, not hidden) is an import block: it is folded behind a toggle."
+    nb = json.loads(next((ROOT / 'nbs').glob(f'{stem}*.ipynb')).read_text())
+    for cell in nb['cells']:
+        if cell['cell_type'] != 'code': continue
+        src = ''.join(cell['source'])
+        d = _directives(src)
+        if 'default_exp' in d or 'export' in d or 'hide' in d or 'echo: false' in d: continue
+        body = [l.strip() for l in src.splitlines() if l.strip() and not l.startswith('#')]
+        if body and all(l.startswith(('import ', 'from ')) or not l[0].isalpha() or l.endswith((',', ')'))
+                        for l in body):
+            assert 'code-fold: true' in d, (stem, src[:200])
+        return
