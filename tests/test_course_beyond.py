@@ -77,7 +77,7 @@ def page_namespace():
     "The page's imports and its traffic cell (`shapes`, `per_sweep`), run."
     g = {}
     for kind, src in cells():
-        if kind == 'code' and (src.startswith('import os') or src.startswith('shapes = ')):
+        if kind == 'code' and (src.startswith('#| code-fold: true\nimport json') or src.startswith('shapes = ')):
             exec(src, g)
     assert 'per_sweep' in g and 'shapes' in g
     return g
@@ -135,7 +135,7 @@ def test_the_page_numbers_its_figures_and_keeps_the_cluster_code_unexecuted():
         assert f'*Figure 11.{n}:' in prose
     cluster = [s for k, s in src if k == 'code' and 'Client(' in s]
     assert cluster and all(s.startswith('#| eval: false') for s in cluster)
-    assert 'not run when this page is built' in prose
+    assert 'not executed here: it needs a cluster' in prose
     # every code line the page shows fits the column
     assert max(len(l) for k, s in src if k == 'code' for l in s.splitlines()) <= 118
 
