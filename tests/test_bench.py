@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / 'benchmarks'
 MODULES = sorted(p.stem for p in BENCH.glob('bench_*.py'))
 ANCHOR_CASES = ('bayespy', 'vbpca', 'householder', 'standard', 'surprise')  # cases that may be skipped when an anchor is missing
+# Files whose cases share one measuring function: the smoke test runs one case per function (a LocalCluster costs
+# seconds to start: every case of bench_cluster would add a minute to the test suite)
+ONLY = {'bench_cluster': ('ml1m_D20_2workers', 'netflix_D15_in_memory_2threads')}
 
 
 def numbers(x):
@@ -34,7 +37,8 @@ def test_modules_found():
 @pytest.mark.parametrize('module', MODULES)
 def test_quick(module, tmp_path):
     env = dict(os.environ, OPENBLAS_NUM_THREADS='1', OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
-    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--out', str(tmp_path), module],
+    only = [a for pattern in ONLY.get(module, ()) for a in ('--only', pattern)]
+    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--out', str(tmp_path), *only, module],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     res = json.loads((tmp_path / f'{module}.json').read_text())

@@ -1,0 +1,195 @@
+"""Beyond one process: seconds per sweep of `VBPCA().fit` on a dask array of synthetic ratings whose row blocks are
+generated on the workers of a `distributed.LocalCluster` (processes, one thread each) and never gathered.
+
+- Netflix shape (480,189 users x 17,770 films, 100,480,507 ratings, long-tailed popularity), D = 15, ARD, 2 workers,
+  beside the same fit in one process (the in-memory sparse fit, `n_jobs=2`) and Raiko, Ilin & Karhunen (2007): 97 s per
+  iteration for their fastest VB learner (Matlab, a dual-core Opteron of 2007: cited, other hardware);
+- MovieLens-25M shape (162,541 x 59,047, 25,000,095 ratings), D = 50, 2 workers;
+- strong scaling at MovieLens-1M shape (6,040 x 3,706, 1,000,209 ratings), D = 20: 1 worker against 2.
+
+The ratings: user activity lognormal, film popularity Zipf-like (the k-th most popular film has weight
+1 / (k + 10)), values 1..5 from biases plus a rank-5 structure plus noise; each block of users is made on the worker
+that holds it from (seed, block), so the client never holds the data. A sweep's time is the wall-clock time between
+two sweeps' ends (the estimator's progress bar is replaced by a recorder of those times), median over the sweeps
+after the first two (the first runs no rotation; the second warms the kernels). Nothing here asserts a time.
+"""
+import time
+
+import numpy as np
+from harness import Case
+
+NETFLIX = dict(n_users=480_189, n_items=17_770, n_ratings=100_480_507)
+ML25M = dict(n_users=162_541, n_items=59_047, n_ratings=25_000_095)
+ML1M = dict(n_users=6_040, n_items=3_706, n_ratings=1_000_209)
+RAIKO_2007_SECONDS = 97.0          # Raiko, Ilin & Karhunen (2007), Sec. 6: fastest VB learner, per iteration
+TARGETS = {'netflix': 20.0, 'ml25m': 15.0}      # seconds per sweep on 2 workers (scale issue, item 6)
+SCALING_TARGET = 1.7
+WORKER_MEMORY_TARGET_GB = 8.0
+
+
+def item_weights(n_items):
+    "Film popularity: weight 1 / (k + 10) for the k-th film (a Zipf-like long tail), normalised."
+    w = 1.0 / (np.arange(n_items) + 10.0)
+    return w / w.sum()
+
+
+def ratings_block(seed, block, start, stop, n_items, n_ratings, rank=5):
+    """CSR (stop - start) x n_items: `n_ratings` distinct ratings 1..5 of the users start..stop-1, made from (seed,
+    block) alone. Film factors and biases come from `seed` only, so every block sees the same films."""
+    import scipy.sparse as sparse
+    films = np.random.default_rng([seed, 0])
+    B, b_film = films.standard_normal((n_items, rank)) * 0.35, films.standard_normal(n_items) * 0.5
+    cdf = np.cumsum(item_weights(n_items))
+    rng = np.random.default_rng([seed, 1, block])
+    n_rows = stop - start
+    A, b_user = rng.standard_normal((n_rows, rank)) * 0.35, rng.standard_normal(n_rows) * 0.4
+    activity = rng.lognormal(0.0, 1.0, n_rows)
+    target = min(n_ratings, n_rows * n_items)
+    flat = np.empty(0, np.int64)
+    while flat.size < target:                           # draw, drop repeated (user, film) pairs, draw again
+        k = int((target - flat.size) * 1.05) + 16
+        users = np.searchsorted(np.cumsum(activity / activity.sum()), rng.random(k), side='right')
+        films_ = np.minimum(np.searchsorted(cdf, rng.random(k), side='right'), n_items - 1)
+        flat = np.unique(np.concatenate([flat, np.minimum(users, n_rows - 1) * n_items + films_]))
+    if flat.size > target: flat = np.sort(rng.choice(flat, target, replace=False))
+    u, i = np.divmod(flat, n_items)
+    value = 3.6 + b_user[u] + b_film[i] + np.einsum('kd,kd->k', A[u], B[i]) + 0.8 * rng.standard_normal(u.size)
+    return sparse.csr_matrix((np.clip(np.rint(value), 1, 5), (u, i)), shape=(n_rows, n_items))
+
+
+def dask_ratings(p, n_blocks):
+    "A dask array (users x films) of `n_blocks` sparse row chunks, each made where it is computed."
+    import dask
+    import dask.array as da
+    import scipy.sparse as sparse
+    starts = np.linspace(0, p['n_users'], n_blocks + 1).astype(int)
+    per_row = p['n_ratings'] / p['n_users']
+    counts = np.diff(np.rint(starts * per_row).astype(np.int64))
+    parts = [da.from_delayed(dask.delayed(ratings_block, pure=True)(p['seed'], b, int(starts[b]), int(starts[b + 1]),
+                                                                     p['n_items'], int(counts[b])),
+                             shape=(int(starts[b + 1] - starts[b]), p['n_items']), dtype=float,
+                             meta=sparse.csr_matrix((0, 0)))
+             for b in range(n_blocks)]
+    return da.concatenate(parts, axis=0)
+
+
+class SweepClock:
+    "Stands in for the estimator's progress bar: records the time of every `update` (the end of each sweep)."
+    stamps = []
+
+    def __init__(self, *args, **kwargs): self.n, self.total = 0, kwargs.get('total')
+    def __enter__(self): return self
+    def __exit__(self, *exc): return False
+    def update(self, k=1): self.n += k; SweepClock.stamps.append((time.perf_counter(), time.process_time()))
+    def set_postfix(self, *args, **kwargs): pass
+    def set_description(self, *args, **kwargs): pass
+
+
+def per_sweep(stamps, skip=2):
+    "Median seconds between the ends of consecutive sweeps, after the first `skip` sweeps."
+    wall = np.diff([s[0] for s in stamps])[skip - 1:] if len(stamps) > skip else np.diff([s[0] for s in stamps])
+    return float(np.median(wall)), [float(x) for x in np.diff([s[0] for s in stamps])]
+
+
+def worker_peaks(client):
+    "Peak resident memory of every worker process so far (GB), from the kernel's ru_maxrss of each."
+    import resource
+    return [v * 1024 / 2 ** 30 for v in client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss).values()]
+
+
+def on_cluster(p):
+    """Fit on a LocalCluster of `workers` single-threaded processes; the data made on the workers."""
+    import warnings
+    import distributed
+    import vbfa_lit.estimator as est_module
+    from vbfa_lit import VBPCA
+    X = dask_ratings(p, p['n_blocks'])
+    with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as client:
+        real = est_module.tqdm
+        est_module.tqdm, SweepClock.stamps = SweepClock, []
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')                     # a few sweeps on purpose: not converged
+                model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0,
+                              random_state=p['seed'], engine=p.get('engine', 'auto')).fit(X, client=client)
+        finally: est_module.tqdm = real
+        total = time.perf_counter() - t0
+        sweep_s, each = per_sweep(SweepClock.stamps)
+        peaks = worker_peaks(client)
+    return dict(sweep_wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=total,
+                load_and_first_sweep_s=SweepClock.stamps[0][0] - t0, worker_peak_gb=peaks,
+                n_ratings=int(p['n_ratings']), shape=[p['n_users'], p['n_items']], D=p['D'], workers=p['workers'],
+                n_blocks=p['n_blocks'], components=int(model.n_effective_components_), n_iter=int(model.n_iter_),
+                bound_never_decreased=bool(np.all(np.diff(model.elbo_) >= -1e-9 * abs(model.elbo_[-1]))))
+
+
+def in_memory(p):
+    "The same ratings in one process (gathered into one CSR), the in-memory sparse fit with `n_jobs` threads."
+    import warnings
+    import scipy.sparse as sparse
+    import vbfa_lit.estimator as est_module
+    from vbfa_lit import VBPCA
+    X = dask_ratings(p, p['n_blocks'])
+    import dask
+    with dask.config.set(scheduler='threads'):
+        csr = sparse.vstack(dask.compute(*[b for b in X.to_delayed()[:, 0]]), format='csr')
+    real = est_module.tqdm
+    est_module.tqdm, SweepClock.stamps = SweepClock, []
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0, random_state=p['seed'],
+                          n_jobs=p['n_jobs'], engine=p.get('engine', 'auto')).fit(csr)
+    finally: est_module.tqdm = real
+    sweep_s, each = per_sweep(SweepClock.stamps)
+    return dict(sweep_wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=time.perf_counter() - t0,
+                n_ratings=int(csr.nnz), shape=list(csr.shape), D=p['D'], n_jobs=p['n_jobs'],
+                components=int(model.n_effective_components_), n_iter=int(model.n_iter_))
+
+
+QUICK = dict(n_users=3_000, n_items=400, n_ratings=60_000, D=4, sweeps=4, n_blocks=4, engine='numpy')
+CASES = [
+    Case('netflix_D15_2workers', on_cluster, dict(NETFLIX, D=15, sweeps=5, workers=2, n_blocks=16), quick=QUICK,
+         threads=1, needs=('distributed',)),
+    Case('netflix_D15_in_memory_2threads', in_memory, dict(NETFLIX, D=15, sweeps=4, n_jobs=2, n_blocks=16),
+         quick=QUICK, threads=1),
+    Case('ml25m_D50_2workers', on_cluster, dict(ML25M, D=50, sweeps=5, workers=2, n_blocks=8), quick=QUICK,
+         threads=1, needs=('distributed',)),
+    Case('ml1m_D20_1worker', on_cluster, dict(ML1M, D=20, sweeps=7, workers=1, n_blocks=4), quick=QUICK, threads=1,
+         needs=('distributed',)),
+    Case('ml1m_D20_2workers', on_cluster, dict(ML1M, D=20, sweeps=7, workers=2, n_blocks=4), quick=QUICK, threads=1,
+         needs=('distributed',)),
+]
+
+
+def summarise(results):
+    "One row per case and the targets: seconds per sweep, worker memory, strong scaling."
+    rows = [dict(case=name, sweep_wall_s=r['sweep_wall_s'], workers=r.get('workers'), n_jobs=r.get('n_jobs'),
+                 D=r['D'], n_ratings=r['n_ratings'], peak_gb=max(r['worker_peak_gb']) if 'worker_peak_gb' in r
+                 else r['child']['max_rss_bytes'] / 2 ** 30)
+            for name, r in results.items() if 'sweep_wall_s' in r]
+    by = {r['case']: r for r in rows}
+    targets = []
+    for key, case in (('netflix', 'netflix_D15_2workers'), ('ml25m', 'ml25m_D50_2workers')):
+        if case in by:
+            r = by[case]
+            targets.append(dict(issue=31, target=f"{case}: <= {TARGETS[key]:g} s per sweep on 2 workers",
+                                measured=f"{r['sweep_wall_s']:.1f} s", ratio=TARGETS[key] / r['sweep_wall_s'],
+                                met=r['sweep_wall_s'] <= TARGETS[key]))
+    if 'netflix_D15_2workers' in by:
+        r = by['netflix_D15_2workers']
+        targets.append(dict(issue=31, target=f"Netflix shape: <= {WORKER_MEMORY_TARGET_GB:g} GB per worker",
+                            measured=f"{r['peak_gb']:.1f} GB", met=r['peak_gb'] <= WORKER_MEMORY_TARGET_GB))
+        targets.append(dict(issue=31, target='Netflix shape beside Raiko et al. (2007), 97 s per iteration (cited: '
+                                             'other hardware)', measured=f"{r['sweep_wall_s']:.1f} s",
+                            ratio=RAIKO_2007_SECONDS / r['sweep_wall_s'], met=None))
+    if 'ml1m_D20_1worker' in by and 'ml1m_D20_2workers' in by:
+        s = by['ml1m_D20_1worker']['sweep_wall_s'] / by['ml1m_D20_2workers']['sweep_wall_s']
+        targets.append(dict(issue=31, target=f"strong scaling 1 -> 2 workers at MovieLens-1M shape: >= "
+                                             f"{SCALING_TARGET:g}x", measured=f"{s:.2f}x", ratio=s / SCALING_TARGET,
+                            met=s >= SCALING_TARGET))
+    return dict(rows=rows, targets=targets)
