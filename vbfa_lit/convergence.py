@@ -464,7 +464,7 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
                 plot_spread(Ds, v, censored=cz, ax=ax, label='with' if tr else 'without', band=tr,
                             color='k' if tr else 'r', linestyle=':' if tr else '-')
             ax.set_yscale('log')
-            ax.set_title(f'dataset {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=10)
+            ax.set_title(f'data set {ds}, {"ARD prior" if pr == "ARD" else "broad prior"}', fontsize=10)
             ax.set_ylabel(('sweeps' if measure.startswith('it') else 'seconds') if j == 0 else '')
             ax.set_xlabel('D' if i == len(datasets) - 1 else '')
     axes[0][0].legend(frameon=False, fontsize=9)
@@ -532,7 +532,7 @@ def reproduce(configs, out_dir, workers: int = 2, prefix: str = '05_') -> list:
     plot_fig2(small, 's_nat').savefig(out / f'{prefix}fig2_full_1nat.png', dpi=110)
     in_fig3 = lambda c: (c.dataset, c.D, c.seed) == ('1', 30, 0)
     fig3 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if in_fig3(c)}
-    plot_fig3(fig3, 'dataset 1, D = 30').savefig(out / f'{prefix}fig3_full.png', dpi=110)
+    plot_fig3(fig3, 'data set 1, D = 30').savefig(out / f'{prefix}fig3_full.png', dpi=110)
     dim200 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if c.dataset == '200'}
     if dim200:
         plot_fig3(dim200, 'M = 200, N = 2000, D = 50').savefig(out / f'{prefix}dim200_full.png', dpi=110)
