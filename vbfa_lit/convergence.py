@@ -391,7 +391,7 @@ def _point(r, m): # (value, cut off?) of measure m for one summary row
     return float(r['sweeps' if m.startswith('it') else 'total_seconds']), True   # cut off: a lower bound
 
 def speedup(rows, dataset: str, prior: str, D: int) -> dict:
-    """Median convergence points with and without the transformations, and their ratios (flags: see the lesson).
+    """Median convergence points with and without the transformations, and their ratios (flags: see the convergence experiments page).
 
     Parameters
     ----------
@@ -478,7 +478,7 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
 
 # %% ../nbs/05a_convergence_experiments.ipynb #e8789741
 def full_grid(seeds=range(3), Ds=(2, 5, 10, 20, 30, 50)) -> list:
-    """The configurations of the full reproduction (smaller than the paper's: see the lesson).
+    """The configurations of the full reproduction (smaller than the paper's: see the convergence experiments page).
 
     Parameters
     ----------
