@@ -47,7 +47,8 @@ def test_04a_within_code_budget():
     assert shown_lines('04a_estimator.ipynb') <= 150
 
 
-@pytest.mark.parametrize('name', ['04a_estimator.ipynb', '05_convergence.ipynb', '10_benchmarks.ipynb'])
+@pytest.mark.parametrize('name', ['04a_estimator.ipynb', '05_convergence.ipynb', '05a_convergence_experiments.ipynb',
+                                  '10_benchmarks.ipynb'])
 def test_no_private_names_or_project_talk_on_the_page(name):
     page = page_text(name)
     assert not re.search(r'(?<![\w.])_[A-Za-z]\w*', '\n'.join(shown_code(c) for c in cells(name))), \
@@ -82,18 +83,19 @@ def test_05_vb_cost_is_defined_where_first_used():
     assert re.search(r'VB cost\*? is the paper.s name for the negative\s+lower bound', first), first
 
 
-def test_05_reproduction_is_a_marked_aside_after_the_teaching():
+def test_05_reproduction_is_an_appendix_page_linked_from_the_lesson():
     md = [text(c) for c in cells('05_convergence.ipynb') if c['cell_type'] == 'markdown']
-    aside = next(i for i, m in enumerate(md) if m.startswith('## Reproducing Luttinen & Ilin'))
-    assert 'aside' in md[aside].lower()
-    assert aside > next(i for i, m in enumerate(md) if '## Exercises' in m)
+    assert not any(m.startswith('## Reproducing Luttinen & Ilin') for m in md)
+    assert any('(05a_convergence_experiments.ipynb)' in m for m in md)
+    page = [text(c) for c in cells('05a_convergence_experiments.ipynb') if c['cell_type'] == 'markdown']
+    assert any(m.startswith('## A larger grid, compared with the paper') for m in page)
 
 
 def _speedup_table():
-    "The table function of lesson 05, run from the lesson's own (folded) cell."
+    "The table function of the grids' page (05a), run from its own (folded) cell."
     from IPython.display import Markdown, display                  # noqa: F401 (the cell's namespace)
     from vbfa_lit.convergence import speedup
-    cell = next(text(c) for c in cells('05_convergence.ipynb') if 'def speedup_table' in text(c))
+    cell = next(text(c) for c in cells('05a_convergence_experiments.ipynb') if 'def speedup_table' in text(c))
     ns = dict(np=np, speedup=speedup, rows=[], Markdown=Markdown, display=lambda *a: None)
     exec(cell.split('\nkeys = ')[0], ns)
     return ns['speedup_table']
