@@ -50,9 +50,8 @@ LESSONS = ['index', '01c_from_pca', '01_symbolic', '02_vbpca', '03_ard', '04_tra
            '04b_imputation', '04d_ratings', '05_convergence', '06_rjmcmc', '06a_evidence', '07_stiefel',
            '08_householder_ppca', '11_beyond_one_machine', '00_notation', '98_references']
 APPENDIX = ['01a_plots', '01b_data', '02a_linalg', '02b_validation', '02c_vbpca_fast', '02d_engine', '02e_dask',
-            '04c_transformations_engine', '05a_convergence_experiments',
-            '06b_rjmcmc_fast', '06c_rjmcmc_engine', '09_widgets', '10_benchmarks',
-            '99_package']
+            '04c_transformations_engine', '05a_convergence_experiments', '06b_rjmcmc_fast', '06c_rjmcmc_engine',
+            '06d_zhang_tables', '09_widgets', '10_benchmarks', '99_package']
 # Chapters that are looked up rather than read in order: no lesson number, no "notation" line under the title.
 REFERENCE = ['00_notation', '98_references']
 # The one page that defines every symbol; each lesson links it under its title.

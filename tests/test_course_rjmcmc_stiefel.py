@@ -1,6 +1,7 @@
-"""Lessons 06, 06a, 07, 08 and 09 as a reader sees them: each corrected sentence against the number it rests on, 06's
-reproduction of Zhang et al. as an aside after the teaching, 06's precomputed slider of a chain, figures legible at
-the page's column width, and no project (test paths, saved-result files, private names) on the pages."""
+"""Lessons 06, 06a, 07, 08 and 09 as a reader sees them: each corrected sentence against the number it rests on (06's
+reproduction of Zhang et al. is the appendix page 06d, checked in test_course_06d.py), 06's precomputed slider of a
+chain, figures legible at the page's column width, and no project (test paths, saved-result files, private names) on
+the pages."""
 import json
 import re
 from pathlib import Path
@@ -99,19 +100,10 @@ def test_06a_figure_2_is_legible_at_the_column_width():
     finally: plt.close('all')
 
 
-# ---------------------------------------------------------------- 06: the aside, its sentences, the slider
-
-def test_06_reproduction_is_a_marked_aside_after_the_teaching():
-    heads = [s.splitlines()[0] for k, s in cells('06_rjmcmc') if k == 'markdown' and s.startswith('#')]
-    text = prose('06_rjmcmc')
-    positions = [text.index(h) for h in ('## Summary', '## Aside: reproducing Zhang et al.',
-                                         "### Table 1: the paper's Set 1", '### Table 2')]
-    assert positions == sorted(positions), heads
-    assert not any('Closing note' in h for h in heads)
-
+# ---------------------------------------------------------------- 06: its sentences (on 06d), the slider
 
 def test_06_sentences_say_what_the_numbers_say():
-    text = prose('06_rjmcmc')
+    text = prose('06d_zhang_tables')     # the reproduction of Zhang et al.'s tables, moved out of lesson 06
     for gone in ('nothing in Table 2 requires a different model', 'a rounding, a different draw',
                  'a few hundredths', 'through the private'):
         assert gone not in text, gone
@@ -182,7 +174,8 @@ LEAKS = re.compile(r'tests/|test_\w+\.py|\.json\b|savefig|hidden cell|closing no
                    r'|(?<![\w.])_(run|log_ordered_integral|sweep|Tables)\b', re.I)
 
 
-@pytest.mark.parametrize('stem', ['06_rjmcmc', '06a_evidence', '07_stiefel', '08_householder_ppca'])
+@pytest.mark.parametrize('stem', ['06_rjmcmc', '06d_zhang_tables', '06a_evidence', '07_stiefel',
+                                  '08_householder_ppca'])
 def test_lesson_pages_carry_no_project(stem):
     found = [(k, m.group(0), s[max(0, m.start() - 40):m.end() + 20]) for k, s in on_page(stem)
              for m in LEAKS.finditer(s)]
