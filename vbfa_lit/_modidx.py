@@ -695,6 +695,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'vbfa_lit.vbpca_fast._compile': ('vbpca_fast.html#_compile', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._gaussian_from_precision': ( 'vbpca_fast.html#_gaussian_from_precision',
                                                                                        'vbfa_lit/vbpca_fast.py'),
+                                     'vbfa_lit.vbpca_fast._k_block_sums': ('vbpca_fast.html#_k_block_sums', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_gaussians': ('vbpca_fast.html#_k_gaussians', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_gaussians_lanes': ( 'vbpca_fast.html#_k_gaussians_lanes',
                                                                                  'vbfa_lit/vbpca_fast.py'),

@@ -40,14 +40,35 @@ def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (r
         for i in range(D):
             for j in range(i): out[r, i, j] = out[r, j, i]
 
+def _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C):
+    # C[r] rows i0..i1-1 of the upper triangle = sum over the entries p of row r of values[p] pk[indices[p], :nb]
+    R, D = indptr.size - 1, C.shape[-1]
+    for r in range(R):            # the block of every row's sum, read from cache
+        acc[:nb] = 0.0
+        p, e = indptr[r], indptr[r + 1]
+        while p + 4 <= e:         # four entries a pass: one load and store of acc for four products
+            a0, a1, a2, a3 = pk[indices[p]], pk[indices[p + 1]], pk[indices[p + 2]], pk[indices[p + 3]]
+            v0, v1, v2, v3 = values[p], values[p + 1], values[p + 2], values[p + 3]
+            for t in range(nb): acc[t] += (v0 * a0[t] + v1 * a1[t]) + (v2 * a2[t] + v3 * a3[t])
+            p += 4
+        while p < e:
+            a0, v0 = pk[indices[p]], values[p]
+            for t in range(nb): acc[t] += v0 * a0[t]
+            p += 1
+        t = 0
+        for i in range(i0, i1):
+            for j in range(i, D):
+                C[r, i, j] = acc[t]; t += 1
+
 def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_cov):
     # CSR mask: out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k]
     # (mean_k mean_k^T + cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared
-    # by every item; out_cov of length R (split): the same sums of cov_k alone. The covariances' triangle entries
-    # in blocks of `block`, packed by `_k_pack`; the means' part by BLAS, row by row.
+    # by every item; out_cov of length R (split): the same sums of cov_k alone. The triangle entries in blocks of
+    # `block`, packed by `_k_pack`: without split, mean_k mean_k^T + cov_k together (as 02a's `pack_upper`); with
+    # split, the covariances alone, and the means' part by BLAS, row by row (cheaper than a second pass).
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
-    C = out_cov if split else out  # where the sums of the covariances go
+    C = out_cov if split else out  # where the packed sums go
     block = max(block, D)         # whole rows of the triangle: at least one
     pk, acc = np.empty((K, block)), np.empty(block)
     i1 = 0
@@ -55,19 +76,11 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
         i0, nb = i1, 0            # the rows i0..i1-1 of the triangle that fill at most `block` entries
         while i1 < D and nb + D - i1 <= block:
             nb += D - i1; i1 += 1
-        _k_pack(mean[:0], cov, weight, i0, i1, pk)   # this block of every item's packed covariance
-        for r in range(R):        # the block of every row's sum, read from cache
-            acc[:nb] = 0.0
-            for p in range(indptr[r], indptr[r + 1]):
-                k, v = indices[p], values[p]
-                for t in range(nb): acc[t] += v * pk[k, t]
-            t = 0
-            for i in range(i0, i1):
-                for j in range(i, D):
-                    C[r, i, j] = acc[t]; t += 1
-    for r in range(R):            # the means' part, then the lower triangles, one matrix at a time
+        _k_pack(mean[:0] if split else mean, cov, weight, i0, i1, pk)   # this block of every item's triangle
+        _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C)
+    for r in range(R):            # with split, the means' part; then the lower triangles, one matrix at a time
         n = indptr[r + 1] - indptr[r]
-        if with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
+        if split and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
             G, Gw = np.empty((n, D)), np.empty((n, D))
             for q in range(n):
                 k = indices[indptr[r] + q]
@@ -85,6 +98,7 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
                 out[r, i, j] = out[r, j, i]
                 if split: C[r, i, j] = C[r, j, i]
     return 0
+
 
 # %% ../nbs/02c_vbpca_fast.ipynb #f06a84d5
 def _k_gaussians(P, scale, diag, h, mean, S, logdet, L, Li):
@@ -210,7 +224,7 @@ def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_pack', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss')
+_KERNELS = ('_k_pack', '_k_block_sums', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss')
 _COMPILED, _COMPILING = [], threading.Lock()
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process (threads wait)
@@ -225,9 +239,10 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 
 # %% ../nbs/02c_vbpca_fast.ipynb #b3a81b07
 # bytes of one packed block of the covariances, about a core's L1 cache, and the fewest triangle entries a block
-# holds (small D: the whole triangle in one pass). At MovieLens-100k shape, D = 100, on a core with 32 KB L1 and
-# 512 KB L2, 32 KB blocks took 0.31 s a product against 0.50 s for 1 MB blocks (0.33 s and 0.37 s transposed).
-_BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 64
+# holds (small D: the whole triangle in one pass). At MovieLens-100k shape, D = 100 (many items: the bytes give
+# fewer entries than the floor), the four-entry pass of `_k_block_sums` ran best on rows of 400-1,000 entries:
+# a floor of 512 took 0.18 s a product against 0.37 s for 64 (without split; 0.28 s against 0.34 s with split).
+_BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
