@@ -832,7 +832,7 @@ def reduce_blocks(parts, complete: bool = False) -> LatentBlock:
         SX is None (each block keeps its own; the squared errors read them block by block).
     """
     if len(parts) == 1: return parts[0]._replace(SX=None)
-    add = lambda name: functools.reduce(np.add, [getattr(p, name) for p in parts])
+    add = lambda name: functools.reduce(lambda a, b: np.add(a, b, out=a), [getattr(p, name) for p in parts])
     join = lambda name: getattr(parts[0], name) if complete else np.concatenate([getattr(p, name) for p in parts])
     out = LatentBlock(np.concatenate([p.X for p in parts]), join('Sx'), join('logdet_Sx'), None, add('XX'),
                       add('YX'), add('mX'), float(sum(p.x_term for p in parts)))
