@@ -65,7 +65,11 @@ PENDING_LEAKS = {}    # no page carries a listed leak
 # ---------------------------------------------------------------- what a page shows (pure functions of its HTML)
 
 def _article(html: str):
-    soup = BeautifulSoup(html, 'html.parser')
+    return _strip(BeautifulSoup(html, 'html.parser'))
+
+
+def _strip(soup):
+    "The article of a parsed page without its scripts, styles, pictures and TeX (changes `soup`)."
     art = soup.find('article') or soup.find(attrs={'role': 'main'}) or soup
     for e in art.find_all(['script', 'style', 'svg', 'mjx-container']): e.decompose()
     for e in art.find_all(class_='math'): e.decompose()      # TeX (x_n(t)) is not a name
@@ -77,9 +81,11 @@ def _is_output(e) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _analysis(html: str) -> tuple[list, list, list]:
-    "(`code_blocks`, `leaks`, `private_names`) of a page, from one parse of its HTML (parsing a page takes seconds)."
-    art = _article(html)
+def _analysis(html: str) -> tuple[list, list, list, list]:
+    "(`code_blocks`, `leaks`, `private_names`, `article_links`) of a page from one parse of its HTML (parsing takes seconds)."
+    soup = BeautifulSoup(html, 'html.parser')
+    links = [a['href'] for a in soup.select('article a[href]')]   # the whole page's, before anything is removed
+    art = _strip(soup)
     blocks = [(sum(1 for l in pre.get_text().splitlines() if l.strip()), pre.find_parent('details') is not None,
                pre.get_text()) for pre in art.find_all('pre') if not _is_output(pre)]
     text = art.get_text(' ')
@@ -93,7 +99,7 @@ def _analysis(html: str) -> tuple[list, list, list]:
     for block in shown + [art.get_text(' ')]:
         found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
                   for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
-    return blocks, leaked, found
+    return blocks, leaked, found, links
 
 
 def code_blocks(html: str) -> list[tuple[int, bool, str]]:
@@ -114,6 +120,11 @@ def leaks(html: str) -> list[str]:
 def private_names(html: str) -> list[str]:
     "Private names (`_name(`, a `_name` code span) in the page's prose and unfolded code (dunders are fine)."
     return list(_analysis(html)[2])
+
+
+def article_links(html: str) -> list[str]:
+    "The href of every link in the page's `<article>` elements (as `soup.select('article a[href]')` finds them)."
+    return list(_analysis(html)[3])
 
 
 @functools.lru_cache(maxsize=None)
@@ -202,7 +213,7 @@ def test_sidebar_labels_carry_the_lesson_numbers(rendered, site_url):
 def test_every_lesson_links_the_notation_reference(rendered):
     notation = page_of('00_notation')
     missing = [page_of(s) for s in lesson_stems()
-               if not _soup(rendered(page_of(s))).select(f'article a[href^="{notation}"]')]
+               if not [h for h in article_links(rendered(page_of(s))) if h.startswith(notation)]]  # a[href^=notation]
     assert not missing, f'lessons without a link to {notation}: {missing}'
 
 
