@@ -24,7 +24,7 @@ NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 from proc2sphinx import page_order  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group('site')]  # one worker reads the site (`site_page`)
+pytestmark = pytest.mark.browser
 
 
 def _pages() -> list[str]:

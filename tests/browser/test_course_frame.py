@@ -30,7 +30,7 @@ NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 from proc2sphinx import APPENDIX, LESSONS, REFERENCE, lesson_number, page_order  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group('site')]  # one worker reads the site (`site_page`)
+pytestmark = pytest.mark.browser
 
 CODE_BUDGET = 150
 

@@ -18,7 +18,7 @@ from nbdev.config import nbpath2html
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'docs'))
 from proc2sphinx import page_order  # noqa: E402  the one list of pages the site follows
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group('site')]  # one worker reads the site (`site_page`)
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 NBS = ROOT / 'nbs'
