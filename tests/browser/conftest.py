@@ -2,7 +2,12 @@
 
 `check_page` (also exposed as a fixture) loads one page in a fresh browser context and reports
 everything the tests assert on: HTTP status, console/page errors, failed or external requests,
-MathJax typesetting (and its error nodes), navigation links and images.
+MathJax typesetting (and its error nodes), navigation links and images; and, read at the `load` event,
+the page's HTML, its 'Next' links and its figure captions.
+
+`site_page` (a session fixture) runs `check_page` once per page of the built site and keeps the report: every
+module that reads a static page (test_site.py, test_course_frame.py, test_course_figures_present.py) reads it from
+there instead of loading the page again. Tests that interact with a page (sliders, clicks, Voila) stay live.
 """
 from __future__ import annotations
 
@@ -69,6 +74,10 @@ class PageReport:
     images: list[tuple[str, int]] = field(default_factory=list)  # (src, naturalWidth)
     artefacts: list[str] = field(default_factory=list)  # rendering slips in the page's text (see `text_artefacts`)
     overflow: list[str] = field(default_factory=list)   # equations, code blocks, tables wider than the text column
+    # read at the `load` event, before MathJax is awaited (as a page loaded with wait_until='load' shows them)
+    html: str = field(default='', repr=False)          # page.content()
+    next_links: list[str] = field(default_factory=list)  # the href of every 'Next' link (a.right-next)
+    captions: list[dict] = field(default_factory=list)   # every figure caption, as `CAPTIONS_JS` reports it
 
     def problems(self) -> list[str]:
         "Everything wrong with the page; empty when it loaded cleanly and its math typeset."
@@ -223,6 +232,23 @@ _MATH_TEX_JS = '''() => (window.MathJax && MathJax.startup && MathJax.startup.do
     ? [...MathJax.startup.document.math].map(it => String(it.math)) : []'''
 
 
+# For each figure caption (a paragraph of the article that starts "Figure X.Y:"): its number, what the element right
+# before it is, and that element's images as (src, naturalWidth).
+CAPTIONS_JS = r'''() => {
+  const a = document.querySelector('article'); if (!a) return [];
+  const out = [];
+  for (const p of a.querySelectorAll('p')) {
+    const m = p.textContent.trim().match(/^Figure (\d+[a-z]?\.\d+)\s*:/);
+    if (!m) continue;
+    const prev = p.previousElementSibling;
+    const imgs = prev ? [...prev.querySelectorAll('img')] : [];
+    out.push({figure: m[1], before: prev ? prev.tagName.toLowerCase() + '.' + [...prev.classList].join('.') : 'nothing',
+              images: imgs.map(e => [(e.getAttribute('src') || '').slice(0, 60), e.complete ? e.naturalWidth : 0])});
+  }
+  return out;
+}'''
+
+
 def _strip_fragment(url: str) -> str:
     s = urlsplit(url)
     return urlunsplit((s.scheme, s.netloc, s.path, s.query, ''))
@@ -239,7 +265,10 @@ def check_page(browser, url: str) -> PageReport:
                 rep.external_requests.append(r.request.url)
                 return r.abort()
             return r.continue_()
-        ctx.route('**/*', route)
+        # Only requests that may leave the origin come to `route` (which still decides): the page's own requests,
+        # dozens a page, are not stopped for a round trip to Python. The pattern is a superset of what `route` aborts:
+        # every http(s) URL whose host:port is not the origin's followed by '/'.
+        ctx.route(re.compile(r'^[hH][tT][tT][pP][sS]?://(?!' + re.escape(origin) + r'/)'), route)
         page = ctx.new_page()
         page.on('console', lambda m: m.type == 'error' and rep.console_errors.append(f'{m.text} ({m.location.get("url")})'))
         page.on('pageerror', lambda e: rep.page_errors.append(str(e)))
@@ -248,7 +277,9 @@ def check_page(browser, url: str) -> PageReport:
         page.on('response', lambda r: r.status >= 400 and rep.failed_requests.append(f'{r.url}: HTTP {r.status}'))
         resp = page.goto(url, wait_until='load')
         rep.status = resp.status if resp else None
-        html = page.content()
+        rep.html = html = page.content()
+        rep.next_links = page.eval_on_selector_all('a.right-next', 'els => els.map(e => e.getAttribute("href"))')
+        rep.captions = page.evaluate(CAPTIONS_JS)
         rep.has_math = 'class="math' in html  # Sphinx wraps every formula in class="math ..."
         if rep.has_math:
             try:
@@ -302,6 +333,16 @@ def site_url(site_dir):
 @pytest.fixture(scope='session')
 def browser():
     with launch_chromium() as b: yield b
+
+
+@pytest.fixture(scope='session')
+def site_page(browser, site_url):
+    "`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport."
+    reports = {}
+    def get(name: str) -> PageReport:
+        if name not in reports: reports[name] = check_page(browser, site_url + name)
+        return reports[name]
+    return get
 
 
 @pytest.fixture(name='check_page', scope='session')

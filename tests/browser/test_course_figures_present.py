@@ -34,20 +34,9 @@ def _pages() -> list[str]:
     return [nbpath2html(nbs[s]).name for s in lessons + appendix]
 
 
-# For each caption: its number, what the element right before it is, and its images as (src, naturalWidth).
-_CAPTIONS_JS = r'''() => {
-  const a = document.querySelector('article'); if (!a) return [];
-  const out = [];
-  for (const p of a.querySelectorAll('p')) {
-    const m = p.textContent.trim().match(/^Figure (\d+[a-z]?\.\d+)\s*:/);
-    if (!m) continue;
-    const prev = p.previousElementSibling;
-    const imgs = prev ? [...prev.querySelectorAll('img')] : [];
-    out.push({figure: m[1], before: prev ? prev.tagName.toLowerCase() + '.' + [...prev.classList].join('.') : 'nothing',
-              images: imgs.map(e => [(e.getAttribute('src') || '').slice(0, 60), e.complete ? e.naturalWidth : 0])});
-  }
-  return out;
-}'''
+# For each caption: its number, what the element right before it is, and its images as (src, naturalWidth); read by
+# `check_page` at the page's `load` event (conftest.py), so that each page is loaded once a session.
+from conftest import CAPTIONS_JS as _CAPTIONS_JS  # noqa: E402,F401
 
 
 def caption_problems(captions: list[dict]) -> list[str]:
@@ -68,20 +57,20 @@ def test_caption_problems_sees_a_missing_and_an_unloaded_image():
 
 @pytest.fixture(scope='module')
 def page_without_math(browser):
-    "A page whose MathJax is not loaded: the figures do not need it, and typesetting a long page takes seconds."
+    "A page whose MathJax is not loaded: the headings do not need it, and typesetting a long page takes seconds."
     p = browser.new_page(viewport={'width': 1280, 'height': 900})
     p.route('**/mathjax/**', lambda r: r.abort())
     yield p
     p.close()
 
 
-def test_every_figure_caption_has_its_image(page_without_math, site_url, site_dir):
-    page, bad, n = page_without_math, [], 0
+def test_every_figure_caption_has_its_image(site_page, site_dir):
+    bad, n = [], 0
     for name in _pages():
         if not re.search(r'Figure \d+[a-z]?\.\d+', (site_dir / name).read_text(encoding='utf-8')): continue
-        resp = page.goto(site_url + name, wait_until='load')  # `load` waits for the images
-        assert resp is not None and resp.status == 200, f'{name}: HTTP {resp and resp.status}'
-        captions = page.evaluate(_CAPTIONS_JS)
+        rep = site_page(name)        # loaded once a session; captions read at the `load` event (it waits for images)
+        assert rep.status == 200, f'{name}: HTTP {rep.status}'
+        captions = rep.captions
         n += len(captions)
         bad += [f'{name}: {b}' for b in caption_problems(captions)]
     print(f'\n{n} figure captions checked')

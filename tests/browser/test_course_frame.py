@@ -15,6 +15,7 @@ measured counts are printed (`pytest -s`). Needs `_site/` (the site build, docs/
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -64,7 +65,11 @@ PENDING_LEAKS = {}    # no page carries a listed leak
 # ---------------------------------------------------------------- what a page shows (pure functions of its HTML)
 
 def _article(html: str):
-    soup = BeautifulSoup(html, 'html.parser')
+    return _strip(BeautifulSoup(html, 'html.parser'))
+
+
+def _strip(soup):
+    "The article of a parsed page without its scripts, styles, pictures and TeX (changes `soup`)."
     art = soup.find('article') or soup.find(attrs={'role': 'main'}) or soup
     for e in art.find_all(['script', 'style', 'svg', 'mjx-container']): e.decompose()
     for e in art.find_all(class_='math'): e.decompose()      # TeX (x_n(t)) is not a name
@@ -75,10 +80,31 @@ def _is_output(e) -> bool:
     return any(c in ('cell_output', 'output') for p in e.parents for c in (p.get('class') or []))
 
 
+@functools.lru_cache(maxsize=None)
+def _analysis(html: str) -> tuple[list, list, list, list]:
+    "(`code_blocks`, `leaks`, `private_names`, `article_links`) of a page from one parse of its HTML (parsing takes seconds)."
+    soup = BeautifulSoup(html, 'html.parser')
+    links = [a['href'] for a in soup.select('article a[href]')]   # the whole page's, before anything is removed
+    art = _strip(soup)
+    blocks = [(sum(1 for l in pre.get_text().splitlines() if l.strip()), pre.find_parent('details') is not None,
+               pre.get_text()) for pre in art.find_all('pre') if not _is_output(pre)]
+    text = art.get_text(' ')
+    leaked = [f'{what}: {text[max(0, m.start() - 40):m.end() + 40]!r}'.replace('\n', ' ')
+              for pat, what in LEAKS for m in pat.finditer(text)]
+    found = [f'code span `{c.get_text()}`' for c in art.find_all('code')
+             if PRIVATE_SPAN.fullmatch(c.get_text().strip()) and not _is_output(c)
+             and c.get_text().strip().rstrip('()') not in NAMEDTUPLE_API]
+    shown = [t for _, folded, t in blocks if not folded]
+    for pre in art.find_all('pre'): pre.decompose()           # prose: the article without its code blocks
+    for block in shown + [art.get_text(' ')]:
+        found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
+                  for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
+    return blocks, leaked, found, links
+
+
 def code_blocks(html: str) -> list[tuple[int, bool, str]]:
     "(non-blank lines, folded, text) of every code block (`<pre>`, printed output excluded) in the page's article."
-    return [(sum(1 for l in pre.get_text().splitlines() if l.strip()), pre.find_parent('details') is not None,
-             pre.get_text()) for pre in _article(html).find_all('pre') if not _is_output(pre)]
+    return list(_analysis(html)[0])
 
 
 def shown_code_lines(html: str) -> int:
@@ -88,23 +114,23 @@ def shown_code_lines(html: str) -> int:
 
 def leaks(html: str) -> list[str]:
     "Every listed leak (`LEAKS`) in the page's article: prose, code (folded or not) and printed output."
-    text = _article(html).get_text(' ')
-    return [f'{what}: {text[max(0, m.start() - 40):m.end() + 40]!r}'.replace('\n', ' ')
-            for pat, what in LEAKS for m in pat.finditer(text)]
+    return list(_analysis(html)[1])
 
 
 def private_names(html: str) -> list[str]:
     "Private names (`_name(`, a `_name` code span) in the page's prose and unfolded code (dunders are fine)."
-    art = _article(html)
-    found = [f'code span `{c.get_text()}`' for c in art.find_all('code')
-             if PRIVATE_SPAN.fullmatch(c.get_text().strip()) and not _is_output(c)
-             and c.get_text().strip().rstrip('()') not in NAMEDTUPLE_API]
-    shown = [t for _, folded, t in code_blocks(html) if not folded]
-    for pre in art.find_all('pre'): pre.decompose()           # prose: the article without its code blocks
-    for block in shown + [art.get_text(' ')]:
-        found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
-                  for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
-    return found
+    return list(_analysis(html)[2])
+
+
+def article_links(html: str) -> list[str]:
+    "The href of every link in the page's `<article>` elements (as `soup.select('article a[href]')` finds them)."
+    return list(_analysis(html)[3])
+
+
+@functools.lru_cache(maxsize=None)
+def _soup(html: str) -> BeautifulSoup:
+    "The whole page, parsed once (read it, never change it: the same object serves every test)."
+    return BeautifulSoup(html, 'html.parser')
 
 
 # ---------------------------------------------------------------- the pages
@@ -134,17 +160,13 @@ def _marked(pages, pending):
 
 
 @pytest.fixture(scope='module')
-def rendered(browser, site_url):
-    "The HTML of each page after the browser loaded it: {page: html}, filled on first use."
-    cache, page = {}, browser.new_page()
+def rendered(site_page):
+    "The HTML of each page after the browser loaded it (at its `load` event): loaded once a session (`site_page`)."
     def get(name: str) -> str:
-        if name not in cache:
-            resp = page.goto(site_url + name, wait_until='load')
-            assert resp is not None and resp.status == 200, f'{name}: HTTP {resp and resp.status}'
-            cache[name] = page.content()
-        return cache[name]
-    yield get
-    page.close()
+        rep = site_page(name)
+        assert rep.status == 200, f'{name}: HTTP {rep.status}'
+        return rep.html
+    return get
 
 
 # ---------------------------------------------------------------- tests
@@ -168,7 +190,7 @@ def test_no_page_carries_the_project(page, rendered):
 
 def test_sidebar_labels_carry_the_lesson_numbers(rendered, site_url):
     "Each lesson's sidebar label starts with the number the text cites ('02 · ...'), in the reading order."
-    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    soup = _soup(rendered('index.html'))
     nav = [(urlsplit(a['href']).path.split('/')[-1], ' '.join(a.get_text().split()))
            for a in soup.select('nav.bd-docs-nav a[href]')]
     labels = dict(nav)
@@ -184,14 +206,14 @@ def test_sidebar_labels_carry_the_lesson_numbers(rendered, site_url):
     # the course opens with PCA, and the notation table is a reference chapter after the lessons
     assert order[:2] == [page_of('01c_from_pca'), page_of('01_symbolic')], order
     assert order[-2:] == [page_of('00_notation'), page_of('98_references')], order
-    title = BeautifulSoup(rendered(page_of('02_vbpca')), 'html.parser').find('h1').get_text(' ', strip=True)
+    title = _soup(rendered(page_of('02_vbpca'))).find('h1').get_text(' ', strip=True)
     assert title.startswith('02 · '), title
 
 
 def test_every_lesson_links_the_notation_reference(rendered):
     notation = page_of('00_notation')
     missing = [page_of(s) for s in lesson_stems()
-               if not BeautifulSoup(rendered(page_of(s)), 'html.parser').select(f'article a[href^="{notation}"]')]
+               if not [h for h in article_links(rendered(page_of(s))) if h.startswith(notation)]]  # a[href^=notation]
     assert not missing, f'lessons without a link to {notation}: {missing}'
 
 
@@ -201,7 +223,7 @@ MAP_LESSONS = ['01c_from_pca', '03_ard', '02_vbpca', '04_transformations', '06a_
 
 
 def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site_url):
-    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    soup = _soup(rendered('index.html'))
     svg = soup.select_one('svg#method-map')
     assert svg is not None, 'no map of methods (svg#method-map) on the front page'
     hrefs = [a.get('href') or a.get('xlink:href') for a in svg.find_all('a')]
@@ -222,7 +244,7 @@ def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site
 
 
 def test_front_page_is_the_course_not_the_repository(rendered):
-    soup = BeautifulSoup(rendered('index.html'), 'html.parser')
+    soup = _soup(rendered('index.html'))
     art = soup.find('article') or soup
     text = art.get_text(' ')
     assert not [s for s in FRONT_PAGE_STATUS if s in text], [s for s in FRONT_PAGE_STATUS if s in text]

@@ -1,7 +1,8 @@
 """The built docs site in a real browser: Debian's Chromium driven by Playwright.
 
 Needs `_site/` (`make site`, i.e. `.venv/bin/python docs/build_site.py`). Every page is found by
-walking the left navigation from index.html and loaded in a fresh browser context.
+walking the left navigation from index.html and loaded in a fresh browser context, once a session (`site_page` in
+conftest.py: the other modules read the same reports).
 """
 from __future__ import annotations
 
@@ -42,14 +43,15 @@ def has_display_math(nb: Path) -> bool:
 
 
 @pytest.fixture(scope='module')
-def crawl(browser, site_url, check_page):
-    "Every page reachable through the navigation from index.html: {path: PageReport}."
+def crawl(site_url, site_page):
+    "Every page reachable through the navigation from index.html: {path: PageReport} (`check_page`, once a session)."
     reports, queue = {}, [site_url + 'index.html']
     while queue:
         url = queue.pop(0)
         path = urlsplit(url).path.lstrip('/') or 'index.html'
         if path in reports: continue
-        reports[path] = rep = check_page(browser, url)
+        assert url == site_url + path, url
+        reports[path] = rep = site_page(path)
         queue += [u for u in rep.nav_links if u.startswith(site_url) and u.endswith('.html')]
     return reports
 
@@ -68,20 +70,16 @@ def test_navigation_follows_notebook_order(crawl, site_url):
     assert nav[-1] == 'api.html', f'the API reference should close the appendix: {nav}'
 
 
-def test_next_follows_the_lessons_then_the_appendix(crawl, browser, site_url):
+def test_next_follows_the_lessons_then_the_appendix(crawl, site_page):
     "Each page's 'Next' link leads to the following page of the reading order, the last appendix page to the API."
     order = [page_of(nb) for nb in notebooks()] + ['api.html']
-    page = browser.new_page()
-    try:
-        wrong = []
-        for here, there in zip(order, order[1:]):
-            page.goto(site_url + here)
-            nxt = page.locator('a.right-next')
-            got = urlsplit(nxt.get_attribute('href') or '').path.split('/')[-1] if nxt.count() else None
-            if got != there: wrong.append(f'{here}: Next -> {got}, expected {there}')
-        assert not wrong, wrong
-    finally:
-        page.close()
+    wrong = []
+    for here, there in zip(order, order[1:]):
+        hrefs = site_page(here).next_links        # the page as loaded once for the session (`check_page`)
+        assert len(hrefs) <= 1, f'{here}: {len(hrefs)} Next links {hrefs}'
+        got = urlsplit(hrefs[0] or '').path.split('/')[-1] if hrefs else None
+        if got != there: wrong.append(f'{here}: Next -> {got}, expected {there}')
+    assert not wrong, wrong
 
 
 def test_the_sidebar_has_lessons_then_an_appendix(crawl):
