@@ -162,3 +162,17 @@ def test_10_has_a_ratings_section_read_from_the_results():
     assert '(04d_ratings.ipynb)' in cell('10_benchmarks.ipynb', 'bratg001')
     glance = run(cell('10_benchmarks.ipynb', '995909c5'), dict(ns, display=lambda t: print(t.data.to_string())))
     assert 'Surprise SVD' in glance
+
+
+def test_04d_has_three_exercises_with_hints_and_solutions_and_its_figures_say_what_they_encode():
+    md = markdown('04d_ratings.ipynb')
+    exercises = re.findall(r'^\d\. \*\*', md, re.M)
+    assert len(exercises) >= 3
+    assert md.count('<summary>Hint</summary>') >= 3 and md.count('<summary>Solution</summary>') >= 3
+    codes = '\n'.join(text(c) for c in cells('04d_ratings.ipynb') if c['cell_type'] == 'code')
+    assert '1 components' not in md and 'component{"s" * (k != 1)}' in codes
+    fig1, fig2 = (next(text(c) for c in cells('04d_ratings.ipynb') if f'Figure 4d.{k}:' in text(c)
+                       and c['cell_type'] == 'code') for k in (1, 2))
+    assert 'colorbar' in fig1 and 'user_bias' in fig1                  # a colour bar; rows sorted by planted bias
+    assert 'colorbar' in fig2 and 'n_train' in fig2                    # coloured by each user's ratings
+    assert 'shrunk overall' in md and 'slope' in md

@@ -638,3 +638,55 @@ def test_09_exercise_6_a_panel_of_ones_own(widgets):
     panel.controls['f'].value = 3.0
     assert panel.error is None and np.isclose(panel.data['y'].max(), 1, atol=1e-3) and panel.image.value[:4] == b'\x89PNG'
     plt.close('all')
+
+
+# --- lesson 04d
+
+
+@pytest.fixture(scope='module')
+def biased_problem():
+    "A small problem with offsets per item and per user and missing entries, swept 100 times (as in 04d's exercises)."
+    from vbfa_lit.ratings import reference_biased_sweep
+    rng = np.random.default_rng(5)
+    Y = (rng.normal(size=(25, 3)) @ rng.normal(size=(3, 40)) + rng.normal(0, 3, (25, 1))
+         + rng.normal(0, 2, (1, 40)) + 0.3 * rng.normal(size=(25, 40)))
+    Y[rng.random(Y.shape) < 0.5] = np.nan
+    prior = Prior(w=ARD())
+    q = init_posterior(observed(Y), 4, prior, False, rng, sample_bias=True)
+    for _ in range(100):
+        q = reference_biased_sweep(Y, q, prior)
+    return Y, q, prior
+
+
+def test_04d_exercise_2_joint_q_xb_same_mean_larger_bias_variance(biased_problem):
+    from vbfa_lit.ratings import reference_q_b
+    from vbfa_lit.vbpca import reference_q_x
+    Y, q, _ = biased_problem
+    n, D = 0, q.W.shape[1]
+    O = ~np.isnan(Y[:, n])
+    tau = np.broadcast_to(q.a_tau / q.b_tau, (Y.shape[0],))[O]
+    W, r = q.W[O], Y[O, n] - q.mu[O]
+    P = np.zeros((D + 1, D + 1))
+    P[:D, :D] = np.eye(D) + np.einsum('m,mde->de', tau, q.Sw[O] + np.einsum('md,me->mde', W, W))
+    P[:D, D] = P[D, :D] = tau @ W
+    P[D, D] = q.a_gamma[0] / q.b_gamma[0] + tau.sum()
+    joint = np.linalg.solve(P, np.append((tau * r) @ W, tau @ r))
+    qm = q
+    for _ in range(500):
+        qm = reference_q_b(Y, reference_q_x(Y - qm.b, qm))
+    np.testing.assert_allclose(np.append(qm.X[n], qm.b[n]), joint, atol=1e-10)
+    np.testing.assert_allclose(qm.vb[n], 1 / P[D, D], rtol=1e-12)
+    assert np.linalg.inv(P)[D, D] > qm.vb[n] * (1 + 1e-6)          # mean field is too sure of b_n
+
+
+def test_04d_exercise_3_the_shift_direction_is_a_parabola_with_vertex_c_star(biased_problem):
+    from vbfa_lit.ratings import reference_biased_bound
+    Y, q, prior = biased_problem
+    gamma, (M, N) = q.a_gamma[0] / q.b_gamma[0], Y.shape
+    c_star = (prior.beta * q.mu.sum() - gamma * q.b.sum()) / (N * gamma + M * prior.beta)
+    bound = lambda c: reference_biased_bound(Y, q._replace(b=q.b + c, mu=q.mu - c), prior)
+    cs = np.array([-1.0, -0.3, 0.0, 0.4, 1.0])
+    a2, a1, a0 = np.polyfit(cs, [bound(c) for c in cs], 2)
+    np.testing.assert_allclose(-a1 / (2 * a2), c_star, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(a2, -(N * gamma + M * prior.beta) / 2, rtol=1e-6)
+    np.testing.assert_allclose(c_star, -q.b.mean(), rtol=1e-2, atol=1e-6)        # the broad beta: biases centred
