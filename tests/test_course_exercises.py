@@ -554,6 +554,46 @@ def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
     np.testing.assert_allclose(few, [0.14, 0.17], atol=0.01)
 
 
+
+# --- lesson 04b: the folded solutions' code, run as shown, prints the numbers their text states
+
+
+def _04b_solution(number):
+    import json, re
+    from pathlib import Path
+    cells = json.loads((Path(__file__).parents[1] / 'nbs' / '04b_imputation.ipynb').read_text())['cells']
+    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    block = md[md.index(f'\n{number}. '):]
+    return re.search(r'```python\n(.*?)```', block, re.S).group(1)
+
+
+def _run_04b(code):
+    import contextlib, io
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.datasets import load_wine
+    from vbfa_lit.estimator import VBPCA, latent_posterior
+    from vbfa_lit.imputation import reference_predictive_moments
+    env = dict(np=np, VBPCA=VBPCA, latent_posterior=latent_posterior, StandardScaler=StandardScaler,
+               reference_predictive_moments=reference_predictive_moments,
+               X_wine=StandardScaler().fit_transform(load_wine().data))
+    out = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+        warnings.simplefilter('ignore')
+        exec(code, env)
+    return out.getvalue()
+
+
+def test_04b_exercise_1_solution_prints_the_parameter_share_it_states():
+    out = _run_04b(_04b_solution(1))
+    assert '20% hidden: 4 components, parameter share 2.6%, 90% coverage 0.888' in out
+    assert '50% hidden: 2 components, parameter share 2.7%, 90% coverage 0.906' in out
+
+
+def test_04b_exercise_3_jensen_narrowing_closed_form_matches_monte_carlo():
+    out = _run_04b(_04b_solution(3))
+    assert 'closed form 0.6557, Monte Carlo 0.6554 (s.e. 0.0003), mean field 0.5000' in out   # 1 s.e. apart
+    assert "{0.01: 1.0002, 0.1: 1.0129, 1: 1.3114, 10: 3.4458}" in out
+
 # ---- 09: the exercises of the widgets page, on the panels themselves (debounce=0: computed at once) ----
 
 @pytest.fixture(scope='module')
