@@ -122,7 +122,7 @@ def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
     # the claim: lesson 04 draws Figure 4.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
     fig42 = next(s for k, s in cells('04_transformations') if k == 'code' and 'Figure 4.2' in s)
     assert "paper_dataset('1')" in fig42 and 'fit_vbfa(data1, 30, prior1, rng=0' in fig42
-    runs = next(s for k, s in cells(LESSON) if k == 'code' and re.match(r'fig3 = \{', s))
+    runs = next(s for k, s in cells(LESSON) if k == 'code' and re.match(r'runs3 = \{', s))
     assert 'run_config(Y_tr, Y_full, test, 30, make_prior(prior), tr, seed=0' in runs
     # and they are the same fits: the first sweeps of run_config agree with the saved curves of lesson 05 and
     # with fit_vbfa called as lesson 04 calls it

@@ -102,7 +102,7 @@ def test_05_run_records_the_noise_variance():
 
 
 def test_05_rising_training_rmse_is_explained_by_the_noise_variance():
-    cell = cell_with('05_convergence', 'same_y(plot_fig3(fig3))')
+    cell = cell_with('05_convergence', 'same_y(plot_fig3(runs3))')
     assert 'r.noise_var[k]' in cell and 'r.noise_var[-1]' in cell
     text = flat(prose('05_convergence'))
     para = section(text, '## The learning curves of one problem', '*Figure 5.3')
