@@ -93,7 +93,7 @@ def test_index_table_lists_lessons_then_appendix():
     cells = json.loads((NBS / 'index.ipynb').read_text(encoding='utf-8'))['cells']
     md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
     import re
-    rows = [m.group(1) for m in re.finditer(r'^\| *\[?`?(\d\d\w*)`?', md, re.M)]
+    rows = [m.group(1) for m in re.finditer(r'^\| *\[[^\]]*\]\((\d\d\w*)\.ipynb\)', md, re.M)]
     listed = [nb.stem for nb in notebooks() if nb.stem != 'index']
     assert rows == [s for s in listed if s in rows], f'index rows {rows} are not in the site order {listed}'
     # the appendix pages are one paragraph of links after the tables ("Appendix: ..."), in the same order
