@@ -44,7 +44,7 @@ def saved_curves():
 MOVED = {1: "The number of sweeps each run of the reduced grid needed to meet the paper's criterion",
          2: 'with the criterion 1 nat of the best bound found on the same data and model',
          3: 'for the larger grid: sweeps to 1 nat of the best bound against $D$',
-         4: "As lesson 05's Figure 5.3 for the larger grid",
+         4: "As [lesson 05](05_convergence.ipynb)'s Figure 5.3 for the larger grid",
          5: 'The 200-dimensional problem'}
 
 
@@ -116,7 +116,7 @@ def test_the_lesson_opens_with_the_answer_and_its_number_is_computed_from_the_sa
 def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
     from vbfa_lit.convergence import paper_dataset, run_config, make_prior
     caption = flat(next(s for _, n, s in captions(LESSON) if n == 3))
-    assert "lesson 04's Figure 4.2" in caption and 'top left panel' in caption
+    assert "[lesson 04](04_transformations.ipynb)'s Figure 4.2" in caption and 'top left panel' in caption
     fig = next(s for k, s in cells(LESSON) if k == 'code' and 'same_y(plot_fig3(' in s)
     assert 'suptitle' not in fig and 'Figure' not in fig                 # the HTML caption carries the number
     # the claim: lesson 04 draws Figure 4.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
