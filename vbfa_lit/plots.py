@@ -1374,7 +1374,8 @@ def plot_imputation(truth, # (K,) the hidden values
     if baseline is not None:
         b = _as(baseline, 1, 'baseline')
         ax.plot(truth - dodge, b, '.', ms=2, color='0.7', label=f'{labels[0]}, RMSE {rmse(b):.3f}', zorder=1)
-    ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'{labels[1]}, RMSE {rmse(pred):.3f}', zorder=2)
+    ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'{labels[1]}, RMSE {rmse(pred):.3f}',
+            zorder=2)
     lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
     ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
     title = f'{truth.size} entries'
