@@ -226,3 +226,18 @@ def test_05_exercise_2_is_run_on_the_page_and_exercise_4_counts_the_cost_once():
     assert 'def fit_from(' not in md                                   # shown once, where it runs
     assert 'does this properly' not in md and r'O((M + N)D^2 + D^3)' not in md
     assert r'D / (0.8N + 11D)' in md and round(50 / (0.8 * 2000 + 11 * 50), 2) == 0.02
+
+
+def test_the_other_shared_legends_are_legible_too():
+    from vbfa_lit.plots import plot_ard_evidence, plot_ard_threshold, plot_ppca_density, plot_rotation_orbit
+    rng = np.random.default_rng(0)
+    alpha = np.logspace(-2, 2, 20)
+    try:
+        axes = [plot_ppca_density(rng.normal(size=(50, 2)), np.array([1.0, 0.5]), 0.3),
+                plot_rotation_orbit(rng.normal(size=(5, 2))),
+                plot_ard_evidence(alpha, {'column': -np.log(alpha)}),
+                plot_ard_threshold(np.linspace(0.5, 3, 20), np.maximum(np.linspace(0.5, 3, 20) - 1, 0))]
+        for ax in axes:
+            assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
+    finally:
+        plt.close('all')

@@ -883,7 +883,7 @@ def plot_ppca_density(X, W, sigma2: float, mean=None, ax=None, label: str = 'PPC
     ax.annotate('', xy=mean + w, xytext=mean, arrowprops=dict(arrowstyle='-|>', color=colour(3), lw=2))
     ax.plot([], [], color=colour(3), lw=2, label=r'$\mathbf{w}$')
     ax.set(xlabel='$y_1$', ylabel='$y_2$', aspect='equal')
-    ax.legend(frameon=False, fontsize=8, loc='lower left')
+    ax.legend(frameon=False, fontsize=10, loc='lower left')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #ro0cd001
@@ -928,7 +928,7 @@ def plot_rotation_orbit(W, angles=(0.0, 0.7, 1.4, 2.1), ax=None):
     ax.plot([0], [0], '+', color='black')
     ax.set(xlabel=r'first entry of a row $\mathbf{w}_m^\top\mathbf{R}$',
            ylabel=r'second entry', aspect='equal')
-    ax.legend(frameon=False, fontsize=7, loc='upper left', bbox_to_anchor=(1.0, 1.0))
+    ax.legend(frameon=False, fontsize=10, loc='upper left', bbox_to_anchor=(1.0, 1.0))
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sa0cd001
@@ -1020,7 +1020,7 @@ def plot_ard_evidence(alpha, curves: dict, best: dict = None, ax=None):
                           arrowprops=dict(arrowstyle='-|>', color=colour(k)))
     ax.set(xscale='log', xlabel=r'prior precision $\alpha_d$ of the column',
            ylabel=r'$\log p(\mathbf{Y}\mid\alpha_d) - \log p(\mathbf{Y}\mid\infty)$ (nats)')
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=10)
     return ax
 
 def plot_ard_threshold(ratio, prior_variance, points=None, ax=None):
@@ -1061,9 +1061,9 @@ def plot_ard_threshold(ratio, prior_variance, points=None, ax=None):
         ax.plot(*(np.asarray(p, dtype=float) for p in points), 'o', color=colour(1), markerfacecolor='none',
                 label='iterated VB updates')
     ax.axvline(1.0, color='0.4', ls=':', lw=1)
-    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=8, color='0.3')
+    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=10, color='0.3')
     ax.set(xlabel='projected variance / noise threshold', ylabel=r'best $1/\alpha_d$ / noise threshold')
-    ax.legend(frameon=False, fontsize=8, loc='lower right')
+    ax.legend(frameon=False, fontsize=10, loc='lower right')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sh0cd001
