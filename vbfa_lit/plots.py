@@ -883,7 +883,7 @@ def plot_ppca_density(X, W, sigma2: float, mean=None, ax=None, label: str = 'PPC
     ax.annotate('', xy=mean + w, xytext=mean, arrowprops=dict(arrowstyle='-|>', color=colour(3), lw=2))
     ax.plot([], [], color=colour(3), lw=2, label=r'$\mathbf{w}$')
     ax.set(xlabel='$y_1$', ylabel='$y_2$', aspect='equal')
-    ax.legend(frameon=False, fontsize=8, loc='lower left')
+    ax.legend(frameon=False, fontsize=10, loc='lower left')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #ro0cd001
@@ -928,7 +928,7 @@ def plot_rotation_orbit(W, angles=(0.0, 0.7, 1.4, 2.1), ax=None):
     ax.plot([0], [0], '+', color='black')
     ax.set(xlabel=r'first entry of a row $\mathbf{w}_m^\top\mathbf{R}$',
            ylabel=r'second entry', aspect='equal')
-    ax.legend(frameon=False, fontsize=7, loc='upper left', bbox_to_anchor=(1.0, 1.0))
+    ax.legend(frameon=False, fontsize=10, loc='upper left', bbox_to_anchor=(1.0, 1.0))
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sa0cd001
@@ -1020,7 +1020,7 @@ def plot_ard_evidence(alpha, curves: dict, best: dict = None, ax=None):
                           arrowprops=dict(arrowstyle='-|>', color=colour(k)))
     ax.set(xscale='log', xlabel=r'prior precision $\alpha_d$ of the column',
            ylabel=r'$\log p(\mathbf{Y}\mid\alpha_d) - \log p(\mathbf{Y}\mid\infty)$ (nats)')
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=10)
     return ax
 
 def plot_ard_threshold(ratio, prior_variance, points=None, ax=None):
@@ -1061,9 +1061,9 @@ def plot_ard_threshold(ratio, prior_variance, points=None, ax=None):
         ax.plot(*(np.asarray(p, dtype=float) for p in points), 'o', color=colour(1), markerfacecolor='none',
                 label='iterated VB updates')
     ax.axvline(1.0, color='0.4', ls=':', lw=1)
-    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=8, color='0.3')
+    ax.text(1.0, np.mean(ax.get_ylim()), ' threshold', va='center', fontsize=10, color='0.3')
     ax.set(xlabel='projected variance / noise threshold', ylabel=r'best $1/\alpha_d$ / noise threshold')
-    ax.legend(frameon=False, fontsize=8, loc='lower right')
+    ax.legend(frameon=False, fontsize=10, loc='lower right')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #sh0cd001
@@ -1150,7 +1150,7 @@ def plot_imputation_intervals(true, # (K,) the hidden values
     lo, hi = np.min([true, mean - half]), np.max([true, mean + half])
     ax.plot([lo, hi], [lo, hi], color='k', lw=0.8, ls='--')
     ax.set(xlabel='true (hidden) value', ylabel=f'filled value, {level:.0%} interval')
-    ax.legend(loc='upper left', fontsize=8, frameon=False)
+    ax.legend(loc='upper left', fontsize=10, frameon=False)
     return ax
 
 def plot_coverage(nominal, # (L,) nominal levels in (0, 1)
@@ -1180,7 +1180,7 @@ def plot_coverage(nominal, # (L,) nominal levels in (0, 1)
         ax.plot(nominal, cov, marker='o', color=colour(i), ls=LINESTYLES[i % len(LINESTYLES)], label=label)
     ax.plot([0, 1], [0, 1], color='k', lw=0.8, ls=':', label='perfect calibration')
     ax.set(xlabel='nominal coverage', ylabel='measured coverage', xlim=(0, 1), ylim=(0, 1), aspect='equal')
-    ax.legend(loc='upper left', fontsize=8, frameon=False)
+    ax.legend(loc='upper left', fontsize=10, frameon=False)
     return ax
 
 # %% ../nbs/01a_plots.ipynb #rdg0cd01
@@ -1323,6 +1323,7 @@ def plot_imputation(truth, # (K,) the hidden values
                     ax=None, # matplotlib Axes; a new figure when None
                     xlabel:str='hidden value', ylabel:str='filled in',
                     dodge:float=0.0, # horizontal offset of the two point clouds (baseline left, model right)
+                    labels=('naive fill-in', 'model'), # legend names of the baseline and the model
                    ): # the Axes
     """Hidden entries against their filled-in values, with the diagonal, RMSEs in the legend.
 
@@ -1339,6 +1340,8 @@ def plot_imputation(truth, # (K,) the hidden values
     dodge : float, optional
         Draw the baseline at ``truth - dodge`` and the model at ``truth + dodge`` (for discrete hidden values such as
         ratings, where the two clouds would otherwise cover each other); the RMSEs use the true values.
+    labels : tuple of two str, default ('naive fill-in', 'model')
+        The legend's names of the baseline and of the model; each is followed by its RMSE.
 
     Returns
     -------
@@ -1348,7 +1351,8 @@ def plot_imputation(truth, # (K,) the hidden values
     Raises
     ------
     ValueError
-        If the arrays differ in length, are empty or contain a non-finite value, or `std` is negative.
+        If the arrays differ in length, are empty or contain a non-finite value, or `std` is negative, or
+        `labels` is not two strings.
 
     Examples
     --------
@@ -1357,6 +1361,8 @@ def plot_imputation(truth, # (K,) the hidden values
     '3 entries, 100% within 2 sd'
     """
     truth, pred = _as(truth, 1, 'truth'), _as(pred, 1, 'pred')
+    if isinstance(labels, str) or len(labels) != 2 or not all(isinstance(s, str) for s in labels):
+        raise ValueError(f"labels: expected two strings (baseline, model), got {labels!r}")
     arrays = [('pred', pred)] + [(n, _as(a, 1, n)) for n, a in (('std', std), ('baseline', baseline)) if a is not None]
     for name, a in arrays:
         if a.shape != truth.shape: raise ValueError(f"{name}: expected {truth.shape[0]} values like truth, got {a.shape}")
@@ -1367,8 +1373,9 @@ def plot_imputation(truth, # (K,) the hidden values
     rmse = lambda p: float(np.sqrt(np.mean((p - truth) ** 2)))
     if baseline is not None:
         b = _as(baseline, 1, 'baseline')
-        ax.plot(truth - dodge, b, '.', ms=2, color='0.7', label=f'naive fill-in, RMSE {rmse(b):.3f}', zorder=1)
-    ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'model, RMSE {rmse(pred):.3f}', zorder=2)
+        ax.plot(truth - dodge, b, '.', ms=2, color='0.7', label=f'{labels[0]}, RMSE {rmse(b):.3f}', zorder=1)
+    ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'{labels[1]}, RMSE {rmse(pred):.3f}',
+            zorder=2)
     lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
     ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
     title = f'{truth.size} entries'
@@ -1378,7 +1385,7 @@ def plot_imputation(truth, # (K,) the hidden values
         title += f', {np.mean(np.abs(pred - truth) <= 2 * s):.0%} within 2 sd'
     ax.set(xlabel=xlabel, ylabel=ylabel, aspect='equal')
     ax.set_title(title, fontsize=10)
-    ax.legend(frameon=False, fontsize=8, loc='upper left')
+    ax.legend(frameon=False, fontsize=10, loc='upper left')
     return ax
 
 # %% ../nbs/01a_plots.ipynb #c2pl0002
