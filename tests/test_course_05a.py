@@ -13,22 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 from proc2sphinx import APPENDIX, LESSONS, page_order  # noqa: E402
+from notebook_text import cells, prose, flat
 
 LESSON, PAGE = '05_convergence', '05a_convergence_experiments'
 LINK = '(05a_convergence_experiments.ipynb)'
 CAPTION = re.compile(r'^\*Figure (\d+[a-z]?)\.(\d+):', re.M)
-
-
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
-
-
-def prose(stem):
-    return '\n'.join(s for k, s in cells(stem) if k == 'markdown')
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def captions(stem):

@@ -17,20 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 import proc2sphinx as p2s  # noqa: E402
+from notebook_text import cells, prose, flat
 
 PAGE = '06d_zhang_tables'
-
-
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
-
-
-def prose(stem):
-    return '\n'.join(s for k, s in cells(stem) if k == 'markdown')
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def is_hidden(src):

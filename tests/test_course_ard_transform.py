@@ -10,13 +10,10 @@ matplotlib.use('Agg')
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from notebook_text import cells
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ('03_ard', '04_transformations', '04b_imputation')
-
-
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((ROOT / 'nbs' / f'{stem}.ipynb').read_text())['cells']]
 
 
 def shown_code(stem):

@@ -13,15 +13,12 @@ import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
+from notebook_text import cells, prose, flat
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 COLUMN_IN = 956 / 100      # the page column (956 px) in inches of a 100-dpi inline figure
 MIN_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at full size
-
-
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
 
 
 def is_hidden(src):
@@ -30,14 +27,6 @@ def is_hidden(src):
 
 def is_folded(src):
     return bool(re.search(r'^#\|\s*code-fold:\s*true\s*$', src, re.M))
-
-
-def prose(stem):
-    return '\n'.join(s for k, s in cells(stem) if k == 'markdown')
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def cell_with(stem, text):

@@ -10,13 +10,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+from notebook_text import cells
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
-
-
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
 
 
 def prose(stem):

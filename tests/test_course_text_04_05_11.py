@@ -14,26 +14,15 @@ import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
+from notebook_text import cells, prose, flat
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 LEGEND_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at its natural size
 
 
-def cells(stem):
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
-
-
 def is_hidden(src):
     return bool(re.search(r'^#\|\s*(hide|echo:\s*false)\s*$', src, re.M))
-
-
-def prose(stem):
-    return '\n'.join(s for k, s in cells(stem) if k == 'markdown')
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def code_with(stem, needle):
