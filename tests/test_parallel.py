@@ -100,13 +100,15 @@ def test_kernels_compiled_from_two_threads_at_once():
     assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stderr[-2000:]
 
 
+@pytest.mark.parametrize('per_chunk', [1, 4, None])                 # matrices a chunk; None: the default size
 @pytest.mark.parametrize('K, D', [(1, 3), (9, 5), (40, 60)])
-def test_congruence_as_two_large_products_is_the_stacked_product(K, D):
+def test_congruence_as_two_large_products_is_the_stacked_product(K, D, per_chunk):
     from vbfa_lit.transformations import congruence
     rng = np.random.default_rng(K)
     A = rng.standard_normal((K, D, D))
     S, R = A @ A.transpose(0, 2, 1), rng.standard_normal((D, D))
-    np.testing.assert_array_equal(congruence(S, R), R.T @ S @ R)
+    kw = {} if per_chunk is None else dict(chunk_bytes=per_chunk * 8 * D * D + 7)
+    np.testing.assert_array_equal(congruence(S, R, **kw), R.T @ S @ R)
 
 
 def test_blas_threads_allows_n_inside_and_restores_the_callers_limit():

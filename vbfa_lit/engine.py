@@ -165,7 +165,7 @@ def has_sample_bias(q) -> bool:
     """
     return getattr(q, 'b', None) is not None
 
-def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS):
+def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS, scratch=None):
     """Sum over m in O_n of <tau_m><w_m w_m^T>, for every sample n.
 
     Parameters
@@ -181,6 +181,9 @@ def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS):
     kernels : Kernels, default NUMPY_KERNELS
         The masked outer sums' implementation (a compiled set may return packed triangles, which its own
         Gaussian factors read).
+    scratch : dict, optional
+        Buffers the kernels may write the sums into (`scratch_buffer`); the result is then overwritten by the next
+        call given the same dict.
 
     Returns
     -------
@@ -189,7 +192,7 @@ def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS):
     M, D = W.shape
     t = np.broadcast_to(tau, (M,))
     if data.complete: return ((W.T * t) @ W + weighted_sum(t, Sw))[None]
-    return kernels.outer_sums(data.maskT, W, Sw, t, packed=True)
+    return kernels.outer_sums(data.maskT, W, Sw, t, packed=True, scratch=scratch)
 
 def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS, b=None):
     """The update of q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean
@@ -229,7 +232,7 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
     X, Sx, logdet = kernels.gaussians(TWW, h, diag=np.ones(W.shape[1]))
     return (X, Sx, logdet) if return_logdet else (X, Sx)
 
-def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS):
+def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS, scratch=None):
     """Sum over n in O_m of <x_n x_n^T>, for every feature m.
 
     Parameters
@@ -246,6 +249,8 @@ def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS
         Sigma_x, or mostly missing data unless the kernels get them at no cost).
     kernels : Kernels, default NUMPY_KERNELS
         The masked outer sums' implementation.
+    scratch : dict, optional
+        Buffers the kernels may write the sums into (`scratch_buffer`), as in `sum_tau_ww`.
 
     Returns
     -------
@@ -256,8 +261,8 @@ def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS
     N, D = X.shape
     if data.complete: XX = (X.T @ X + weighted_sum(np.ones(N), Sx))[None]
     elif split and len(Sx) > 1 and (sx_by_product(data) or kernels.split_free(data.mask)):
-        return kernels.outer_sums(data.mask, X, Sx, split=True)   # one product for both sums
-    else: XX = kernels.outer_sums(data.mask, X, Sx)
+        return kernels.outer_sums(data.mask, X, Sx, split=True, scratch=scratch)   # one product for both sums
+    else: XX = kernels.outer_sums(data.mask, X, Sx, scratch=scratch)
     return (XX, None) if split else XX
 
 def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS):
@@ -786,7 +791,7 @@ class LatentBlock(NamedTuple):
     mb: np.ndarray = None
 
 def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERNELS, b=None,
-               gamma=None) -> LatentBlock:
+               gamma=None, scratch=None) -> LatentBlock:
     """The map step on one block of samples: q(x_n) from the broadcast per-feature posterior, then the block's sums.
 
     Parameters
@@ -802,15 +807,18 @@ def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERN
         The block's current <b_n>, with per-sample biases: q(x_n) sees y_mn - <b_n>, then q(b_n) is updated.
     gamma : float, optional
         <gamma>, with per-sample biases.
+    scratch : dict, optional
+        The block's buffers, kept by the runner from sweep to sweep (`scratch_buffer`): XX and SX are then views of
+        them, valid until the block's next map step.
 
     Returns
     -------
     LatentBlock
     """
-    TWW = sum_tau_ww(block, q.W, q.Sw, tau, kernels)
+    TWW = sum_tau_ww(block, q.W, q.Sw, tau, kernels, scratch)
     X, Sx, logdet = update_X(block, q.W, TWW, q.mu, tau, return_logdet=True, kernels=kernels, b=b)
-    del TWW                                              # its memory, for XX and SX
-    XX, SX = sum_xx(block, X, Sx, split=True, kernels=kernels)
+    del TWW                                              # its memory (or its buffer), for XX and SX
+    XX, SX = sum_xx(block, X, Sx, split=True, kernels=kernels, scratch=scratch)
     part = LatentBlock(X, Sx, logdet, SX, XX, block.Y @ X, block.mask @ X, latent_term(X, Sx, logdet))
     if b is None: return part
     b, vb = update_b(block, q.W, X, q.mu, tau, gamma)   # then q(b_n), with the new q(x_n)
@@ -877,7 +885,22 @@ class LocalRunner:
     """
     def __init__(self, n_jobs: int = 1):
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
-        self._pool = None
+        self._pool, self._scratch = None, []
+
+    def scratch(self, n: int) -> list:
+        """One dict of buffers per block of samples (`scratch_buffer`), kept from one sweep to the next.
+
+        Parameters
+        ----------
+        n : int
+            The number of blocks.
+
+        Returns
+        -------
+        list of dict
+        """
+        self._scratch += [{} for _ in range(n - len(self._scratch))]
+        return self._scratch[:n]
 
     def map(self, fn, *iterables) -> list:
         """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
@@ -913,8 +936,9 @@ class LocalRunner:
         return reduce_blocks(parts, complete)
 
     def close(self):
-        "Stop the threads, if any were started."
+        "Stop the threads, if any were started, and let the buffers go."
         if self._pool is not None: self._pool.shutdown(); self._pool = None
+        self._scratch = []
 
 def map_features(runner, fn, per_feature, shared=()):
     """`fn(*per_feature, *shared)` over chunks of features, one chunk per thread of a `LocalRunner`; the results
@@ -991,7 +1015,9 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
                              f"{type(runner).__name__}")
         edges = np.cumsum([0] + [blk.mask.shape[1] for blk in blocks])
         bias = ([q.b[s:e] for s, e in zip(edges[:-1], edges[1:])], [(q.a_gamma / q.b_gamma)[0]] * n)
-    parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *bias)                   # map
+    args = bias                                     # and in memory, each block's buffers, kept from sweep to sweep
+    if isinstance(runner, LocalRunner): args = (bias or ([None] * n, [None] * n)) + (runner.scratch(n),)
+    parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *args)                   # map
     s = runner.reduce(parts, data.complete)                                                         # reduce
     alpha = prior.w.moments(q)[0]                                                                  # update
     if data.complete: W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, alpha, kernels)  # one Sigma_w

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
-           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'one_blas_thread',
-           'blas_threads']
+           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer',
+           'one_blas_thread', 'blas_threads']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import functools
@@ -274,8 +274,9 @@ class Kernels(NamedTuple):
     name : str
         'numpy' or 'numba'.
     outer_sums : callable
-        ``outer_sums(op, mean, cov, weight=None, split=False, packed=False)``: `masked_outer_sum`; with `packed` a
-        set may return the sums as packed upper triangles (R, D(D+1)/2), which its own `gaussians` reads.
+        ``outer_sums(op, mean, cov, weight=None, split=False, packed=False, scratch=None)``: `masked_outer_sum`;
+        with `packed` a set may return the sums as packed upper triangles (R, D(D+1)/2), which its own `gaussians`
+        reads; with a `scratch` dict a set may write its results into buffers kept there (`scratch_buffer`).
     gaussians : callable
         ``gaussians(P, h, scale=None, diag=None) -> (mean, cov, logdet)``: `gaussian_from_precision`.
     residual_ss_csr : callable or None
@@ -290,9 +291,34 @@ class Kernels(NamedTuple):
     residual_ss_csr: object
     split_free: object
 
-def _outer_sums_numpy(op, mean, cov, weight=None, split:bool=False, packed:bool=False):
-    "`masked_outer_sum`, in the kernel set's signature (NumPy never packs its result)."
+def _outer_sums_numpy(op, mean, cov, weight=None, split:bool=False, packed:bool=False, scratch=None):
+    "`masked_outer_sum`, in the kernel set's signature (NumPy never packs its result, nor keeps buffers)."
     return masked_outer_sum(op, mean, cov, weight, split)
+
+def scratch_buffer(scratch, # dict kept by the caller, or None
+                   key: str, shape: tuple):
+    """An uninitialised float array of `shape`, a view of the buffer `scratch[key]` (made, or grown, when too small).
+
+    A sweep's largest temporaries (the masked outer sums: several 100 MB at D = 100) are too large for the allocator
+    to recycle: each new one comes from the operating system afresh (page faults, zeroing), about a second a sweep at
+    MovieLens-100k shape. A caller that keeps `scratch` from sweep to sweep pays that once. Whatever is returned is
+    overwritten by the next request for the same key: read it before.
+
+    Parameters
+    ----------
+    scratch : dict or None
+        None: a new array, kept nowhere.
+    key : str
+    shape : tuple of int
+
+    Returns
+    -------
+    ndarray of `shape`, float64, C-contiguous
+    """
+    if scratch is None: return np.empty(shape)
+    size, buf = int(np.prod(shape)), scratch.get(key)
+    if buf is None or buf.size < size: buf = scratch[key] = np.empty(size)
+    return buf[:size].reshape(shape)
 
 def _never(op)->bool: return False
 

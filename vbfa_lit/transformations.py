@@ -331,14 +331,18 @@ def rotation_paper(C, S, N: int) -> np.ndarray:
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
-def congruence(S, R):
-    """R^T S_k R for every k, as two large matrix products (which BLAS threads can share), not K small ones.
+def congruence(S, R, chunk_bytes: int = 1 << 22):
+    """R^T S_k R for every k, as two large matrix products (which BLAS threads can share), not K small ones; over
+    chunks of k, so that the products' temporaries stay a few MB (the allocator reuses them; arrays of 100 MB and
+    more come from the operating system afresh each sweep).
 
     Parameters
     ----------
     S : ndarray of shape (K, D, D)
         Symmetric matrices.
     R : ndarray of shape (D, D)
+    chunk_bytes : int, default 4 MiB
+        The size of a chunk of S.
 
     Returns
     -------
@@ -346,8 +350,11 @@ def congruence(S, R):
         The same numbers as ``R.T @ S @ R``.
     """
     K, D = S.shape[:2]
-    SR = (S.reshape(K * D, D) @ R).reshape(K, D, D)                                     # S_k R
-    return (SR.transpose(0, 2, 1).reshape(K * D, D) @ R).reshape(K, D, D)               # (S_k R)^T R = R^T S_k R
+    out, step = np.empty((K, D, D)), max(1, chunk_bytes // (8 * D * D))
+    for s in range(0, K, step):
+        SR = (S[s:s + step].reshape(-1, D) @ R).reshape(-1, D, D)                                       # S_k R
+        np.matmul(SR.transpose(0, 2, 1).reshape(-1, D), R, out=out[s:s + step].reshape(-1, D))   # (S_k R)^T R
+    return out
 
 def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True) -> Posterior:
     """Rotate: W -> W R, x_n -> R^-1 x_n (covariances alike), then update q(alpha).

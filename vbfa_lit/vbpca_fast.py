@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import masked_outer_sum as _masked_outer_sum_numpy
-from .linalg import cholesky_solve, Kernels
+from .linalg import cholesky_solve, Kernels, scratch_buffer
 
 # %% ../nbs/02c_vbpca_fast.ipynb #d3beac2b
 def _k_pack(mean, cov, weight, i0, i1, packed):
@@ -269,10 +269,12 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
                       weight=None, # (K,), or None for unit weights
                       split:bool=False, # also return the sums of the covariances alone
                       packed:bool=False, # without split: a dense mask's sums as packed upper triangles (R, D(D+1)/2)
+                      scratch=None, # dict: the results (and the dense path's packing) written into its buffers
                      ): # (R, D, D) [and (R, D, D) of the covariances when split]
     """`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks. With
     `packed`, a dense mask's sums stay as BLAS left them, the upper triangles packed row by row, for
-    `_gaussian_from_precision`, which reads nothing else (no unpacking, no mirroring)."""
+    `_gaussian_from_precision`, which reads nothing else (no unpacking, no mirroring). With `scratch`, the arrays come
+    from `linalg.scratch_buffer` (the results are views of its buffers)."""
     _compile()
     (R, K), D = op.shape, cov.shape[-1]
     if mean is None and len(cov) == 1: return _masked_outer_sum_numpy(op, mean, cov, weight, split)
@@ -280,17 +282,18 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     mean = np.ascontiguousarray(np.empty((0, D)) if mean is None else mean, dtype=float)
     cov = np.ascontiguousarray(cov, dtype=float)
     weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
-    out, out_cov = np.empty((R, D, D)), np.empty((R if split else 0, D, D))
+    buf = lambda key, shape: scratch_buffer(scratch, key, shape)
+    out, out_cov = buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D))
     if _by_csr(op):
         op = sparse.csr_matrix(op)
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
         _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
                       mean, cov, weight, block, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
-        pk = np.empty((K, 2 * T if split else T))
+        pk = buf('pk', (K, 2 * T if split else T))
         _k_pack(mean, cov, weight, 0, D, pk[:, :T])
         if split: _k_pack(mean[:0], cov, weight, 0, D, pk[:, T:])
-        sums = np.asarray(op @ pk)
+        sums = np.matmul(op, pk, out=buf('sums', (R, pk.shape[1])))
         if packed and not split: return sums
         _k_unpack(sums[:, :T], out)
         if split: _k_unpack(sums[:, T:], out_cov)

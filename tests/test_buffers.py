@@ -1,0 +1,64 @@
+"""The sweep's largest temporaries (the masked outer sums) are kept from one sweep to the next (`scratch_buffer`, a
+`LocalRunner`'s per-block dicts): the fits they give are the fits without them, bit for bit, and nothing a sweep
+returns is overwritten by the next."""
+import numpy as np
+import pytest
+import scipy.sparse as sparse
+
+from vbfa_lit.engine import LocalRunner, init_posterior, observed, row_blocks, sweep
+from vbfa_lit.linalg import scratch_buffer
+from vbfa_lit.rjmcmc_fast import numba_available
+from vbfa_lit.vbpca import Prior
+
+ENGINES = ['numpy', pytest.param('numba', marks=pytest.mark.skipif(not numba_available(), reason='numba absent'))]
+FIELDS = ('X', 'Sx', 'W', 'Sw', 'mu', 'vmu', 'a_tau', 'b_tau')
+
+
+def test_a_buffer_is_reused_for_a_request_no_larger_and_grown_for_a_larger_one():
+    scratch = {}
+    a = scratch_buffer(scratch, 'out', (4, 3, 3))
+    b = scratch_buffer(scratch, 'out', (2, 3, 3))
+    assert a.shape == (4, 3, 3) and b.shape == (2, 3, 3) and b.flags.c_contiguous and np.shares_memory(a, b)
+    c = scratch_buffer(scratch, 'out', (5, 3, 3))
+    assert c.shape == (5, 3, 3) and not np.shares_memory(a, c) and scratch['out'].size == 45
+    assert not np.shares_memory(scratch_buffer(scratch, 'pk', (5, 3, 3)), c)                 # one buffer per key
+    assert scratch_buffer(None, 'out', (2, 2)).shape == (2, 2)                              # None: kept nowhere
+
+
+def _data(storage, rng, M=90, N=260):
+    Y = rng.standard_normal((M, N)) + 3.0
+    mask = rng.random((M, N)) < (0.05 if storage == 'sparse' else 0.6)
+    mask[:, 0] = True                                                    # every feature seen
+    if storage == 'sparse': return observed(sparse.csr_matrix(np.where(mask, Y, 0.0)), None, sparse_storage=True)
+    return observed(np.where(mask, Y, 0.0), mask)
+
+
+@pytest.mark.parametrize('engine', ENGINES)
+@pytest.mark.parametrize('storage', ['dense', 'sparse'])
+@pytest.mark.parametrize('n_jobs, n_blocks', [(1, 1), (2, 3)])
+@pytest.mark.parametrize('D', [6, 70])                                  # the two Gaussian kernels (64 lanes)
+def test_sweeps_that_keep_their_buffers_are_fresh_sweeps_bit_for_bit(engine, storage, n_jobs, n_blocks, D):
+    rng = np.random.default_rng(D + n_blocks)
+    data, prior = _data(storage, rng), Prior()
+    blocks = row_blocks(data, n_blocks)
+    q0 = init_posterior(data, D, prior, False, np.random.default_rng(1))
+    kept, runner, q = [], LocalRunner(n_jobs), q0
+    try:
+        for _ in range(3):
+            q, terms = sweep(data, q, prior, False, engine, blocks, runner)
+            kept.append((q, {f: np.copy(getattr(q, f)) for f in FIELDS}))
+        buffers = [{k: v for k, v in d.items()} for d in runner.scratch(n_blocks)]
+        q, _ = sweep(data, q, prior, False, engine, blocks, runner)           # a fourth sweep: no new buffer
+        assert all(d[k] is b[k] for d, b in zip(runner.scratch(n_blocks), buffers) for k in b)
+        assert bool(buffers[0]) == (engine == 'numba')                   # NumPy's kernels keep none
+    finally: runner.close()
+    assert runner._scratch == []                                          # close lets them go
+    fresh = q0
+    for _ in range(3):                                                    # a new runner (no buffers) every sweep
+        one = LocalRunner(n_jobs)
+        try: fresh, fresh_terms = sweep(data, fresh, prior, False, engine, blocks, one)
+        finally: one.close()
+    for f in FIELDS: np.testing.assert_array_equal(getattr(kept[-1][0], f), getattr(fresh, f))
+    assert terms == fresh_terms
+    for q_then, copy in kept:                                             # what each sweep returned is untouched
+        for f in FIELDS: np.testing.assert_array_equal(getattr(q_then, f), copy[f])
