@@ -69,7 +69,7 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_co
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
     C = out_cov if split else out  # where the packed sums go
-    block = max(block, D)         # whole rows of the triangle: at least one
+    block = min(max(block, D), D * (D + 1) // 2)   # whole rows of the triangle, at least one, at most all
     pk, acc = np.empty((K, block)), np.empty(block)
     i1 = 0
     while i1 < D:
