@@ -54,10 +54,10 @@ def test_block_sums_equal_the_packed_product(D):
     assert np.all(C[:, iu[0], iu[1]][:, :first] == -7.0) and np.all(C[:, iu[0], iu[1]][:, first + nb:] == -7.0)
 
 
-@pytest.mark.parametrize('D', [1, 2, 100])
+@pytest.mark.parametrize('D', [1, 2, 19, 20, 100])                 # split: two packed passes below D = 20, BLAS above
 @pytest.mark.parametrize('shared', [False, True], ids=['own_cov', 'shared_cov'])
 def test_outer_sums_equal_numpy_without_and_with_split(D, shared):
-    "The whole compiled sum, means packed with the covariances (no split) and by BLAS (split), equals NumPy's."
+    "The compiled sum, means packed with the covariances (no split) and split (two passes, or BLAS), equals NumPy's."
     from vbfa_lit.vbpca_fast import _masked_outer_sum as compiled
     rng = np.random.default_rng(D + 7 * shared)
     K = 30

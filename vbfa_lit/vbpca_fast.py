@@ -247,6 +247,8 @@ _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
 _LANES, _LANES_MAX_D = 64, 64
+# below this D, split sums by two packed passes (the means' part by BLAS row by row costs more: many tiny products)
+_SPLIT_BY_BLAS_MIN_D = 20
 
 
 def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
@@ -287,8 +289,11 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     if _by_csr(op):
         op = sparse.csr_matrix(op)
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
-        _k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float),
-                      mean, cov, weight, block, out, out_cov)
+        csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float)
+        if split and D < _SPLIT_BY_BLAS_MIN_D:   # means with covariances, then the covariances alone
+            _k_outer_sums(*csr, mean, cov, weight, block, out, out_cov[:0])
+            _k_outer_sums(*csr, mean[:0], cov, weight, block, out_cov, out_cov[:0])
+        else: _k_outer_sums(*csr, mean, cov, weight, block, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
         pk = buf('pk', (K, 2 * T if split else T))
         _k_pack(mean, cov, weight, 0, D, pk[:, :T])
