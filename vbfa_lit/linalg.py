@@ -300,8 +300,8 @@ def scratch_buffer(scratch, # dict kept by the caller, or None
     """An uninitialised float array of `shape`, a view of the buffer `scratch[key]` (made, or grown, when too small).
 
     A sweep's largest temporaries (the masked outer sums: several 100 MB at D = 100) are too large for the allocator
-    to recycle: each new one comes from the operating system afresh (page faults, zeroing), about a second a sweep at
-    MovieLens-100k shape. A caller that keeps `scratch` from sweep to sweep pays that once. Whatever is returned is
+    to recycle: each new one comes from the operating system afresh (page faults, zeroing; at MovieLens-100k shape,
+    D = 100, two threads, 1.6 s of system time a sweep, measured). A caller that keeps `scratch` from sweep to sweep pays that once. Whatever is returned is
     overwritten by the next request for the same key: read it before.
 
     Parameters
