@@ -17,13 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 import proc2sphinx as p2s  # noqa: E402
-from notebook_text import cells, prose, flat
+from notebook_text import cells, prose, flat, is_hidden
 
 PAGE = '06d_zhang_tables'
-
-
-def is_hidden(src):
-    return bool(re.search(r'^#\|\s*(hide|echo:\s*false)\s*$', src, re.M))
 
 
 def test_the_page_is_in_the_appendix_right_after_the_samplers_engine():

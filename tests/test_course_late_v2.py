@@ -13,26 +13,12 @@ import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
-from notebook_text import cells, prose, flat
+from notebook_text import cells, prose, flat, is_hidden, is_folded, cell_with
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 COLUMN_IN = 956 / 100      # the page column (956 px) in inches of a 100-dpi inline figure
 MIN_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at full size
-
-
-def is_hidden(src):
-    return bool(re.search(r'^#\|\s*(hide|echo:\s*false)\s*$', src, re.M))
-
-
-def is_folded(src):
-    return bool(re.search(r'^#\|\s*code-fold:\s*true\s*$', src, re.M))
-
-
-def cell_with(stem, text):
-    hits = [s for k, s in cells(stem) if k == 'code' and text in s]
-    assert len(hits) == 1, (stem, text, len(hits))
-    return hits[0]
 
 
 def section(text, start, end):

@@ -12,7 +12,7 @@ import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
-from notebook_text import cells, prose
+from notebook_text import cells, prose, cell_with
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
@@ -28,12 +28,6 @@ def is_hidden(src):
 def on_page(stem):
     "The text of the cells a reader of the built page can see (markdown, and code not hidden; folded code counts)."
     return [(k, s) for k, s in cells(stem) if k == 'markdown' or not is_hidden(s)]
-
-
-def cell_with(stem, text):
-    hits = [s for k, s in cells(stem) if k == 'code' and text in s]
-    assert len(hits) == 1, (stem, text, len(hits))
-    return hits[0]
 
 
 def smallest_shown_pt(fig):

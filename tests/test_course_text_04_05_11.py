@@ -14,36 +14,18 @@ import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
-from notebook_text import cells, prose, flat
+from notebook_text import cells, prose, flat, is_hidden, cell_with, run
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 LEGEND_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at its natural size
 
 
-def is_hidden(src):
-    return bool(re.search(r'^#\|\s*(hide|echo:\s*false)\s*$', src, re.M))
-
-
-def code_with(stem, needle):
-    found = [s for k, s in cells(stem) if k == 'code' and needle in s]
-    assert len(found) == 1, (stem, needle, len(found))
-    return found[0]
-
-
-def run(code, env):
-    out = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
-        warnings.simplefilter('ignore')
-        exec(code, env)
-    return out.getvalue()
-
-
 # --- 04 and 05: one run, one best bound
 
 
 def test_04_figure_4_2_runs_the_transformed_fit_as_lesson_05_saved_it():
-    fig42 = code_with('04_transformations', "Figure 4.2: dataset 1")
+    fig42 = cell_with('04_transformations', "Figure 4.2: dataset 1")
     both = re.search(r"'both': fit_vbfa\(data1, 30, prior1, rng=0, max_iter=(\d+), tol=([0-9.e-]+)", fig42)
     saved = json.loads((NBS / 'figures' / '05_full_results.json').read_text())
     row = next(r for r in saved['rows']
@@ -100,7 +82,7 @@ def test_plot_imputation_takes_the_legend_labels_at_a_legible_size():
 
 
 def test_04d_figure_4d_3_legend_uses_the_captions_words():
-    fig = code_with('04d_ratings', 'Figure 4d.3:')
+    fig = cell_with('04d_ratings', 'Figure 4d.3:')
     labels = re.search(r'labels=\((.*?)\)\)', fig).group(1)
     caption = flat(next(s for k, s in cells('04d_ratings') if k == 'markdown' and s.startswith('*Figure 4d.3:')))
     for word in re.findall(r'''["']([^"']+)["']''', labels):
@@ -130,7 +112,7 @@ def test_04a_exercise_4_prints_the_four_standard_deviations_it_quotes():
     sim = make_ppca(100, 10, np.array([3.0, 2.0, 1.0]) * np.sqrt(10) / 2, noise_std=0.3, mean='normal', missing=0.2,
                     random_state=np.random.default_rng(6))
     env = dict(np=np, latent_posterior=latent_posterior, X_train=sim.X, vb=VBPCA(random_state=0).fit(sim.X))
-    out = run(code_with('04a_estimator', "exercise 4's solution"), env)
+    out = run(cell_with('04a_estimator', "exercise 4's solution"), env)
     lines = out.splitlines()
     assert lines[0].startswith('rows with 10 observed entries') and lines[1].startswith('rows with 4 observed entries')
     many, few = (np.array(re.findall(r'\d\.\d+', line.split('on average')[1]), float) for line in lines)
@@ -157,7 +139,7 @@ def test_04b_plain_wording_broadcast_and_a_readable_figure():
     assert 'median $|z|$ 0.615' in md
     codes = '\n'.join(s for k, s in cells('04b_imputation') if k == 'code')
     assert 'len(Sx_all) > 1' not in codes and 'np.broadcast_to(Sx_all' in codes
-    fig = code_with('04b_imputation', 'Figure 4b.1:')
+    fig = cell_with('04b_imputation', 'Figure 4b.1:')
     assert 'choice(hidden.sum(), 100, replace=False)' in fig and 'a random 100 of the 489 hidden entries' in md
 
 
@@ -192,7 +174,7 @@ def test_04d_warns_about_the_two_bs_and_runs_exercise_1_once():
     assert 'Mind one clash of letters: $b_n$' in md and 'are the rates of Gamma distributions' in md
     assert "the means reach the joint posterior's, as for any Gaussian under mean field; exercise 2)" in md
     assert 'predict_entries(empty' not in md                        # the solution's code is not shown twice
-    solution = code_with('04d_ratings', "exercise 1's solution")
+    solution = cell_with('04d_ratings', "exercise 1's solution")
     assert 'print(' in solution and 'predict_entries(empty' in solution
 
 
@@ -202,14 +184,14 @@ def test_04d_warns_about_the_two_bs_and_runs_exercise_1_once():
 def test_05_summary_rule_and_figure_title():
     md = flat(prose('05_convergence'))
     assert 'stop below it, on a plateau or at the cap on sweeps' in md
-    rule = code_with('05_convergence', 'curve = [-100.0, -20.0, -10.5, -10.2, -10.0]')
+    rule = cell_with('05_convergence', 'curve = [-100.0, -20.0, -10.5, -10.2, -10.0]')
     assert 'test_eq' not in rule and not is_hidden(rule)
     from vbfa_lit.convergence import iterations_to, nat_criterion, paper_criterion
     out = run(rule, dict(iterations_to=iterations_to, paper_criterion=paper_criterion, nat_criterion=nat_criterion))
     assert 'target  -10.3: first reached at sweep 4' in out and 'target   -9.9: first reached at sweep None' in out
     assert 'rtol = 0.05: sweep 3' in out and 'with best bound -8.0, None' in out
     assert max(len(line) for line in out.splitlines()) <= 118
-    fig53 = code_with('05_convergence', 'same_y(plot_fig3(runs3))')
+    fig53 = cell_with('05_convergence', 'same_y(plot_fig3(runs3))')
     assert "fig.suptitle('Figure 5.3:" in fig53
 
 

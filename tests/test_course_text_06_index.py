@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-from notebook_text import cells
+from notebook_text import cells, run
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
@@ -28,13 +28,6 @@ def solution_blocks(stem, number):
     sol = ex[ex.index('<summary>Solution', start):]
     sol = sol[:sol.index('</details>')]
     return ' '.join(re.sub(r'```python\n.*?```', '', sol, flags=re.S).split()), re.findall(r'```python\n(.*?)```', sol, re.S)
-
-
-def run(code, ns):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(code, ns)
-    return out.getvalue()
 
 
 # --- 1. the (q+1)! framing, 06a and 06d
