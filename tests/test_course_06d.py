@@ -2,7 +2,6 @@
 `06d_zhang_tables` ("Zhang et al.'s tables re-examined"): listed in the appendix, opening with what it checks and
 why, carrying the moved sections, figures (numbered 6d.n) and sentences, and linked from lesson 06 and the index.
 Also Figure 6.1's caption: the precision axis read as variances, and the shaded band."""
-import json
 import re
 import sys
 from pathlib import Path

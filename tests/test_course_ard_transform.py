@@ -1,7 +1,6 @@
 """Lessons 03 (ARD), 04 (transformations) and 04b (imputation) as textbook pages: their figures 3.1 and 4.1 are
 precomputed sliders (`figure_slider`, `plot_ridge_sweep`), their pages show at most 150 code lines and name nothing
 of the project, and their prose says what their numbers show (Figure 3.3's line styles, 04b's latent term)."""
-import json
 import re
 from pathlib import Path
 

@@ -3,7 +3,6 @@ reader can see them, one label for the gap to the best bound, the rising trainin
 the run records, a boxed symbol table for lesson 06, the bridge from Minka's evidence to PRML's Laplace approximation
 with the integral of its step 4, a uniformity check run on the Stiefel page instead of a reference to the tests, and
 lesson 08's figures at the column width with R-hat of the wandering chains explained."""
-import json
 import re
 from pathlib import Path
 

@@ -1,11 +1,8 @@
 """Lessons 04, 04a, 04b, 04d, 05 and 11 after the fifth fresh reading: lessons 04 and 05 count the same run against the
 same best bound, the shared imputation plots take the caption's legend words at a legible size, the numbers the
 exercise solutions quote are printed where they are quoted, and the small wording slips the reader tripped on are gone."""
-import contextlib
-import io
 import json
 import re
-import warnings
 from pathlib import Path
 
 import matplotlib

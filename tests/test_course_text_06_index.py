@@ -2,9 +2,6 @@
 the (q+1)! keeps the prior of q uniform (dropping it is a prior 1/(q+1)! towards small q; the excess components in
 noise are the plug-in's), solutions print the numbers their text states, and the figures' ticks, panels and legends
 are legible."""
-import contextlib
-import io
-import json
 import math
 import re
 from pathlib import Path
