@@ -45,13 +45,19 @@ def test_block_sums_equal_the_packed_product(D):
     first, nb = sum(D - i for i in range(i0)), sum(D - i for i in range(i0, i1))
     block = np.ascontiguousarray(pk[:, first:first + nb])
     C = np.full((op.shape[0], D, D), -7.0)
-    fast._k_block_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), op.data, block, nb, i0, i1,
-                       np.empty(nb), C)
+    csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), op.data
+    pos = op.indptr[:-1].astype(np.int64)
+    fast._k_block_sums(*csr, block, nb, i0, i1, np.empty(nb), C, 0, K, pos)
     ref = op @ block                                          # (R, nb)
     iu = np.triu_indices(D)
     got = C[:, iu[0], iu[1]][:, first:first + nb]
     assert rel(ref, got) < 1e-12
     assert np.all(C[:, iu[0], iu[1]][:, :first] == -7.0) and np.all(C[:, iu[0], iu[1]][:, first + nb:] == -7.0)
+    assert np.array_equal(pos, op.indptr[1:])                 # every entry summed
+    C2, pos = np.full_like(C, -7.0), op.indptr[:-1].astype(np.int64)
+    for k0, k1 in ((0, 13), (13, 14), (14, K)):               # the items in three chunks: the same sums
+        fast._k_block_sums(*csr, np.ascontiguousarray(block[k0:k1]), nb, i0, i1, np.empty(nb), C2, k0, k1, pos)
+    assert rel(ref, C2[:, iu[0], iu[1]][:, first:first + nb]) < 1e-12
 
 
 @pytest.mark.parametrize('D', [1, 2, 19, 20, 100])                 # split: two packed passes below D = 20, BLAS above

@@ -62,21 +62,59 @@ def test_masked_outer_sum_equals_numpy(D, csr, density):
 
 
 @needs_numba
-def test_masked_outer_sum_blocks_cover_the_triangle():
-    "Blocks of the CSR kernel smaller than the triangle (several per row of it, or one row each) change nothing."
+@pytest.mark.parametrize('shared', [False, True], ids=['own_cov', 'shared_cov'])
+def test_masked_outer_sum_blocks_cover_the_triangle(shared):
+    """Blocks of the CSR kernel smaller than the triangle (several per row of it, or one row each) and chunks of the
+    items (one item, 7, and all; rows whose entries span several chunks, rows with none in a chunk, empty rows)
+    change nothing, with and without split."""
     import vbfa_lit.vbpca_fast as fast
     rng = np.random.default_rng(3)
     D, R, K = 40, 30, 200
     op = sparse.random(R, K, density=0.1, random_state=4, format='csr')
     op.data[:] = 1.0
+    op.data[op.indptr[5]:op.indptr[6]] = 0.0; op.eliminate_zeros()             # an empty row
+    mean, cov = rng.standard_normal((K, D)), random_spd(rng, 1 if shared else K, D)
+    w = rng.uniform(0.5, 2.0, K)
+    ref = masked_outer_sum(op, mean, cov, w, True)
+    csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), op.data
+    fast._compile()
+    for block in (1, D + 3, 5 * D):
+        for chunk in (1, 7, K):
+            out, out_cov = np.empty((R, D, D)), np.empty((R, D, D))
+            fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out, out_cov)
+            assert rel(ref[0], out) < 1e-12 and rel(ref[1], out_cov) < 1e-12
+            out0 = np.empty((R, D, D))
+            fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out0, out_cov[:0])
+            assert rel(ref[0], out0) < 1e-12
+
+
+@needs_numba
+def test_item_chunks_are_taken_when_the_items_exceed_the_cache(monkeypatch):
+    "A chunk budget below one item's packed block gives one item a chunk; the sums are NumPy's."
+    import vbfa_lit.vbpca_fast as fast
+    rng = np.random.default_rng(8)
+    D, R, K = 6, 50, 90
+    op = sparse.random(R, K, density=0.2, random_state=9, format='csr')
+    op.data[:] = 1.0
     mean, cov = rng.standard_normal((K, D)), random_spd(rng, K, D)
     ref = masked_outer_sum(op, mean, cov, None, True)
-    for block in (1, D + 3, 5 * D):
-        out, out_cov = np.empty((R, D, D)), np.empty((R, D, D))
-        fast._compile()
-        fast._k_outer_sums(op.indptr.astype(np.int64), op.indices.astype(np.int64), op.data, mean, cov, np.ones(K),
-                           block, out, out_cov)
-        assert rel(ref[0], out) < 1e-12 and rel(ref[1], out_cov) < 1e-12
+    seen = []
+    kernel = fast._k_outer_sums
+    fast._compile()
+    monkeypatch.setattr(fast, '_k_outer_sums', lambda *a: seen.append(a[7]) or kernel(*a))
+    monkeypatch.setattr(fast, '_CHUNK_BYTES', 8)
+    for D_split in (0, 100):                                    # split by BLAS, and by two packed passes
+        monkeypatch.setattr(fast, '_SPLIT_BY_BLAS_MIN_D', D_split)
+        out = fast._masked_outer_sum(op, mean, cov, split=True)
+        assert rel(ref[0], out[0]) < 1e-12 and rel(ref[1], out[1]) < 1e-12
+    assert seen and set(seen) == {1}
+    unsorted = op.copy()                                        # a CSR matrix whose rows' items are not sorted
+    for r in range(R):
+        s, e = unsorted.indptr[r], unsorted.indptr[r + 1]
+        unsorted.indices[s:e] = unsorted.indices[s:e][::-1].copy()
+    unsorted.has_sorted_indices = False
+    out = fast._masked_outer_sum(unsorted, mean, cov, split=True)
+    assert rel(ref[0], out[0]) < 1e-12 and rel(ref[1], out[1]) < 1e-12
 
 
 @needs_numba
@@ -136,15 +174,20 @@ def test_not_positive_definite_is_refused_like_numpy(D):
 
 @needs_numba
 @pytest.mark.parametrize('offset', [0.0, 1e3])
-def test_residual_ss_equals_numpy(offset):
-    "The compiled squared residuals of CSR data; dense data keep NumPy's (the same function)."
+@pytest.mark.parametrize('M, N', [(30, 70), (70, 30)], ids=['by_sample', 'by_feature'])
+def test_residual_ss_equals_numpy(offset, M, N):
+    """The compiled squared residuals of CSR data, read sample by sample (more samples than features) or feature by
+    feature; dense data keep NumPy's (the same function)."""
     from vbfa_lit.engine import residual_ss
-    from vbfa_lit.vbpca_fast import compiled_kernels
+    from vbfa_lit.vbpca_fast import compiled_kernels, _residual_ss_csr
     rng = np.random.default_rng(5)
-    Y = problem(5, 30, 70, 0.7) + offset
-    W, X, mu = rng.standard_normal((30, 4)), rng.standard_normal((70, 4)), rng.standard_normal(30) + offset
+    Y = problem(5, M, N, 0.7) + offset
+    W, X, mu = rng.standard_normal((M, 4)), rng.standard_normal((N, 4)), rng.standard_normal(M) + offset
     dense, csr = observed(Y), observed(Y, sparse_storage=True)
-    assert rel(residual_ss(dense, W, X, mu), residual_ss(csr, W, X, mu, kernels=compiled_kernels())) < 1e-12
+    ref = residual_ss(dense, W, X, mu)
+    assert rel(ref, residual_ss(csr, W, X, mu, kernels=compiled_kernels())) < 1e-12
+    assert rel(ref, _residual_ss_csr(csr.Y, W, X, mu)) < 1e-12                 # without the transpose
+    assert rel(ref, _residual_ss_csr(csr.Y, W, X, mu, YT=csr.YT)) < 1e-12
 
 
 # ---------------------------------------------------------------------------------------- whole fits

@@ -704,6 +704,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'vbfa_lit.vbpca_fast._k_outer_sums': ('vbpca_fast.html#_k_outer_sums', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_pack': ('vbpca_fast.html#_k_pack', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_residual_ss': ('vbpca_fast.html#_k_residual_ss', 'vbfa_lit/vbpca_fast.py'),
+                                     'vbfa_lit.vbpca_fast._k_residual_ss_by_sample': ( 'vbpca_fast.html#_k_residual_ss_by_sample',
+                                                                                       'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._k_unpack': ('vbpca_fast.html#_k_unpack', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._masked_outer_sum': ( 'vbpca_fast.html#_masked_outer_sum',
                                                                                 'vbfa_lit/vbpca_fast.py'),

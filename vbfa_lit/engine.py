@@ -458,7 +458,7 @@ def residual_ss(data: Observed, W, X, mu, chunk: int = 1 << 16, kernels: Kernels
         R = data.Y - W @ X.T - mu[:, None]
         R *= data.mask
         return np.einsum('mn,mn->m', R, R)
-    if kernels.residual_ss_csr is not None: return kernels.residual_ss_csr(data.Y, W, X, mu)
+    if kernels.residual_ss_csr is not None: return kernels.residual_ss_csr(data.Y, W, X, mu, YT=data.YT)
     Y, out = data.Y, np.zeros(len(W))
     rows = np.repeat(np.arange(len(W)), np.diff(Y.indptr))
     for s in range(0, Y.nnz, chunk):
@@ -819,7 +819,9 @@ def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERN
     X, Sx, logdet = update_X(block, q.W, TWW, q.mu, tau, return_logdet=True, kernels=kernels, b=b)
     del TWW                                              # its memory (or its buffer), for XX and SX
     XX, SX = sum_xx(block, X, Sx, split=True, kernels=kernels, scratch=scratch)
-    part = LatentBlock(X, Sx, logdet, SX, XX, block.Y @ X, block.mask @ X, latent_term(X, Sx, logdet))
+    # Y X by the transposes: sparse data are then read sample by sample, each <x_n> added into the rows of its
+    # features (the same sums in the same order; gathering the <x_n> feature by feature misses the cache)
+    part = LatentBlock(X, Sx, logdet, SX, XX, block.YT.T @ X, block.maskT.T @ X, latent_term(X, Sx, logdet))
     if b is None: return part
     b, vb = update_b(block, q.W, X, q.mu, tau, gamma)   # then q(b_n), with the new q(x_n)
     return part._replace(YX=part.YX - block.mask @ (b[:, None] * X), b=b, vb=vb, mb=block.mask @ b)

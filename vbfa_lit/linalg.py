@@ -280,8 +280,8 @@ class Kernels(NamedTuple):
     gaussians : callable
         ``gaussians(P, h, scale=None, diag=None) -> (mean, cov, logdet)``: `gaussian_from_precision`.
     residual_ss_csr : callable or None
-        ``residual_ss_csr(Y, W, X, mu)`` for a CSR Y (M, N): the squared residuals summed per row; None: the
-        engine's NumPy loop.
+        ``residual_ss_csr(Y, W, X, mu, YT=None)`` for a CSR Y (M, N) (and its transpose YT, CSR, if at hand): the
+        squared residuals summed per row; None: the engine's NumPy loop.
     split_free : callable
         ``split_free(op) -> bool``: whether ``outer_sums(op, ..., split=True)`` costs no more than without.
     """

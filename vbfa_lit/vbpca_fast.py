@@ -40,44 +40,59 @@ def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (r
         for i in range(D):
             for j in range(i): out[r, i, j] = out[r, j, i]
 
-def _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C):
-    # C[r] rows i0..i1-1 of the upper triangle = sum over the entries p of row r of values[p] pk[indices[p], :nb]
+def _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, k0, k1, pos):
+    # C[r] rows i0..i1-1 of the upper triangle = (k0 = 0) or += (k0 > 0) the sum over the entries p of row r whose
+    # item indices[p] is in k0..k1-1 of values[p] pk[indices[p] - k0, :nb]. The rows' items are sorted: pos[r] is
+    # row r's first entry not yet summed, moved past the chunk k0..k1-1.
     R, D = indptr.size - 1, C.shape[-1]
     for r in range(R):            # the block of every row's sum, read from cache
-        acc[:nb] = 0.0
-        p, e = indptr[r], indptr[r + 1]
-        while p + 4 <= e:         # four entries a pass: one load and store of acc for four products
-            a0, a1, a2, a3 = pk[indices[p]], pk[indices[p + 1]], pk[indices[p + 2]], pk[indices[p + 3]]
+        p, e = pos[r], indptr[r + 1]
+        if k0 > 0 and (p == e or indices[p] >= k1): continue   # nothing of this chunk in this row
+        t = 0
+        for i in range(i0, i1):
+            for j in range(i, D):
+                acc[t] = C[r, i, j] if k0 > 0 else 0.0; t += 1
+        while p + 4 <= e and indices[p + 3] < k1:   # four entries a pass: one load and store of acc for four
+            a0, a1 = pk[indices[p] - k0], pk[indices[p + 1] - k0]
+            a2, a3 = pk[indices[p + 2] - k0], pk[indices[p + 3] - k0]
             v0, v1, v2, v3 = values[p], values[p + 1], values[p + 2], values[p + 3]
             for t in range(nb): acc[t] += (v0 * a0[t] + v1 * a1[t]) + (v2 * a2[t] + v3 * a3[t])
             p += 4
-        while p < e:
-            a0, v0 = pk[indices[p]], values[p]
+        while p < e and indices[p] < k1:
+            a0, v0 = pk[indices[p] - k0], values[p]
             for t in range(nb): acc[t] += v0 * a0[t]
             p += 1
+        pos[r] = p
         t = 0
         for i in range(i0, i1):
             for j in range(i, D):
                 C[r, i, j] = acc[t]; t += 1
 
-def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, out, out_cov):
+def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out, out_cov):
     # CSR mask: out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k]
     # (mean_k mean_k^T + cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared
     # by every item; out_cov of length R (split): the same sums of cov_k alone. The triangle entries in blocks of
     # `block`, packed by `_k_pack`: without split, mean_k mean_k^T + cov_k together (as 02a's `pack_upper`); with
-    # split, the covariances alone, and the means' part by BLAS, row by row (cheaper than a second pass).
+    # split, the covariances alone, and the means' part by BLAS, row by row (cheaper than a second pass). The items
+    # `chunk` at a time (`chunk` rows of the packed block in cache), the rows' items sorted.
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
     C = out_cov if split else out  # where the packed sums go
     block = min(max(block, D), D * (D + 1) // 2)   # whole rows of the triangle, at least one, at most all
-    pk, acc = np.empty((K, block)), np.empty(block)
+    chunk = min(max(chunk, 1), max(K, 1))
+    pk, acc, pos = np.empty((chunk, block)), np.empty(block), np.empty(R, np.int64)
+    shared = cov.shape[0] == 1
     i1 = 0
     while i1 < D:
         i0, nb = i1, 0            # the rows i0..i1-1 of the triangle that fill at most `block` entries
         while i1 < D and nb + D - i1 <= block:
             nb += D - i1; i1 += 1
-        _k_pack(mean[:0] if split else mean, cov, weight, i0, i1, pk)   # this block of every item's triangle
-        _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C)
+        pos[:] = indptr[:R]
+        for k0 in range(0, max(K, 1), chunk):   # this block of the triangle of the items k0..k1-1
+            k1 = min(k0 + chunk, K)
+            m = mean[:0] if split else mean[k0:k1]
+            _k_pack(m, cov if shared else cov[k0:k1], weight[k0:k1], i0, i1, pk[:k1 - k0])
+            _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, k0, k1, pos)
     for r in range(R):            # with split, the means' part; then the lower triangles, one matrix at a time
         n = indptr[r + 1] - indptr[r]
         if split and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
@@ -158,6 +173,18 @@ def _k_residual_ss(indptr, indices, values, W, X, mu, out):
         out[m] = s
     return 0
 
+def _k_residual_ss_by_sample(indptr, indices, values, W, X, mu, out):
+    # the same sums from the transpose YT (N, M), CSR: sample by sample, each residual added into out[m], so that the
+    # rows read at random are W's (the features'); out (M,) zeros on entry
+    N, D = X.shape
+    for n in range(N):
+        for p in range(indptr[n], indptr[n + 1]):
+            m, d = indices[p], 0.0
+            for j in range(D): d += W[m, j] * X[n, j]
+            r = values[p] - d - mu[m]
+            out[m] += r * r
+    return 0
+
 def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
     # as _k_gaussians, for chunks of B factors side by side: the chunk is the innermost axis of the scratch
     # arrays, so that every inner loop runs over B factors (vectorised) instead of over a short row of one.
@@ -224,7 +251,8 @@ def _k_gaussians_lanes(P, Pp, scale, diag, h, mean, S, logdet, B):
     return -1
 
 # %% ../nbs/02c_vbpca_fast.ipynb #7a7ec5a6
-_KERNELS = ('_k_pack', '_k_block_sums', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss')
+_KERNELS = ('_k_pack', '_k_block_sums', '_k_unpack', '_k_outer_sums', '_k_gaussians', '_k_gaussians_lanes', '_k_residual_ss',
+            '_k_residual_ss_by_sample')
 _COMPILED, _COMPILING = [], threading.Lock()
 
 def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process (threads wait)
@@ -243,6 +271,9 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 # fewer entries than the floor), the four-entry pass of `_k_block_sums` ran best on rows of 400-1,000 entries:
 # a floor of 512 took 0.18 s a product against 0.37 s for 64 (without split; 0.28 s against 0.34 s with split).
 _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
+# bytes of the packed block of one chunk of items: many items (a Netflix block of 120,000 users) are taken a chunk at a
+# time, so that what every observed entry reads stays in the cache shared by the cores
+_CHUNK_BYTES = 1 << 23
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
@@ -256,13 +287,18 @@ def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the C
 
 def _residual_ss_csr(Y, # (M, N) CSR: the observed values
                      W, X, mu, # (M, D), (N, D), (M,): the posterior means
+                     YT=None, # (N, M) CSR, its transpose, if at hand
                     ): # (M,) sum over the stored entries of row m of (y_mn - W_m . X_n - mu_m)^2
-    "The engine's `residual_ss` for CSR data, compiled: one pass over the stored entries."
+    """The engine's `residual_ss` for CSR data, compiled: one pass over the stored entries, sample by sample (from
+    `YT`) when the samples outnumber the features, so that the means read at random are the fewer."""
     _compile()
-    out = np.empty(len(W))
-    _k_residual_ss(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), np.asarray(Y.data, dtype=float),
-                   np.ascontiguousarray(W, dtype=float), np.ascontiguousarray(X, dtype=float),
-                   np.ascontiguousarray(mu, dtype=float), out)
+    by_sample = sparse.issparse(YT) and len(X) > len(W)
+    Z = YT if by_sample else Y
+    out = np.zeros(len(W))
+    (_k_residual_ss_by_sample if by_sample else _k_residual_ss)(
+        Z.indptr.astype(np.int64), Z.indices.astype(np.int64), np.asarray(Z.data, dtype=float),
+        np.ascontiguousarray(W, dtype=float), np.ascontiguousarray(X, dtype=float),
+        np.ascontiguousarray(mu, dtype=float), out)
     return out
 
 def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
@@ -288,12 +324,14 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     out, out_cov = buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D))
     if _by_csr(op):
         op = sparse.csr_matrix(op)
+        if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
+        chunk = max(1, _CHUNK_BYTES // (8 * min(max(block, D), T)))
         csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float)
         if split and D < _SPLIT_BY_BLAS_MIN_D:   # means with covariances, then the covariances alone
-            _k_outer_sums(*csr, mean, cov, weight, block, out, out_cov[:0])
-            _k_outer_sums(*csr, mean[:0], cov, weight, block, out_cov, out_cov[:0])
-        else: _k_outer_sums(*csr, mean, cov, weight, block, out, out_cov)
+            _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov[:0])
+            _k_outer_sums(*csr, mean[:0], cov, weight, block, chunk, out_cov, out_cov[:0])
+        else: _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov)
     else:                      # dense: BLAS, between a compiled packing and unpacking
         pk = buf('pk', (K, 2 * T if split else T))
         _k_pack(mean, cov, weight, 0, D, pk[:, :T])
