@@ -8,11 +8,13 @@ generated on the workers of a `distributed.LocalCluster` (processes, one thread 
 - MovieLens-25M shape (162,541 x 59,047, 25,000,095 ratings), D = 50, 2 workers;
 - strong scaling at MovieLens-1M shape (6,040 x 3,706, 1,000,209 ratings), D = 20: 1 worker against 2.
 
-The ratings: user activity lognormal, film popularity Zipf-like (the k-th most popular film has weight
-1 / (k + 10)), values 1..5 from biases plus a rank-5 structure plus noise; each block of users is made on the worker
-that holds it from (seed, block), so the client never holds the data. A sweep's time is the wall-clock time between
-two sweeps' ends (the estimator's progress bar is replaced by a recorder of those times), median over the sweeps
-after the first two (the first runs no rotation; the second warms the kernels). Nothing here asserts a time.
+The ratings: user activity lognormal (a block's ratings are dealt to its users by a multinomial on their activity,
+at most every film each), film popularity Zipf-like (the k-th most popular film has weight 1 / (k + 10); each user's
+films are drawn by it without replacement, so no pair is rated twice), values 1..5 from biases plus a rank-5 structure
+plus noise; each block of users is made on the worker that holds it from (seed, block), so the client never holds the
+data (a Netflix-shape block of 120,047 users and 25.1M ratings takes seconds). A sweep's time is the wall-clock time
+between two sweeps' ends (the estimator's progress bar is replaced by a recorder of those times), median over the
+sweeps after the first two (the first runs no rotation; the second warms the kernels). Nothing here asserts a time.
 """
 import time
 
@@ -34,28 +36,129 @@ def item_weights(n_items):
     return w / w.sum()
 
 
+def user_counts(rng, activity, target, n_items):
+    """How many films each user rates: a multinomial of `target` over the users by activity, capped at `n_items`; the
+    overflow of the capped users is dealt again over the others by activity until none is left (this ends, as
+    `target <= len(activity) * n_items`)."""
+    if target == 0: return np.zeros(activity.size, np.int64)
+    p = activity / activity.sum()
+    counts = rng.multinomial(target, p)
+    while excess := int(np.maximum(counts - n_items, 0).sum()):
+        counts = np.minimum(counts, n_items)
+        room = counts < n_items
+        counts[room] += rng.multinomial(excess, p[room] / p[room].sum())
+    return counts
+
+
+def draws_for(w, k):
+    """Draws with replacement (films by weights `w`) after which `k` distinct films are expected: the inverse of
+    E[distinct films after n draws] = sum_j 1 - (1 - w_j)^n, interpolated on a grid of n (inf past its end)."""
+    grid = np.unique(np.geomspace(1, (np.log(w.size) + 5) / w.min(), 400).astype(np.int64))
+    distinct = np.array([-np.expm1(n * np.log1p(-w)).sum() for n in grid])
+    return np.interp(k, distinct, grid, right=np.inf)
+
+
+def first_distinct(draws, starts, k, n_items):
+    """Users r = 0, 1, ... with the draws `draws[starts[r]:starts[r + 1]]` (films, with replacement, in draw order):
+    the first `k[r]` distinct films of each (all of them when fewer), as (user, film) sorted by user then film, and how
+    many each got. One sort of the keys (user, film, position in the user's draws) finds every first occurrence; a
+    running count in draw order keeps each user's first k."""
+    n = np.diff(starts)
+    user = np.repeat(np.arange(n.size), n)
+    bits = max(int(n.max(initial=1)).bit_length(), 1)
+    assert n.size * n_items < 2 ** (62 - bits), 'packed keys overflow: make smaller chunks'
+    packed = np.sort(((user * n_items + draws) << bits) | (np.arange(draws.size) - starts[user]))
+    pair = packed >> bits
+    first = np.ones(packed.size, bool)
+    first[1:] = pair[1:] != pair[:-1]
+    pair = pair[first]
+    at = starts[pair // n_items] + (packed[first] & ((1 << bits) - 1))     # where each first occurrence was drawn
+    new = np.zeros(draws.size, bool)
+    new[at] = True
+    rank = np.cumsum(new)                                                   # distinct films so far, in draw order
+    rank -= np.concatenate([[0], rank[starts[1:-1] - 1]])[user]             # ... of this user
+    u, films = np.divmod(pair[rank[at] <= k[pair // n_items]], n_items)
+    return u, films, np.bincount(u, minlength=n.size)
+
+
+def films_at(x, cdf, guide):
+    """The film of each uniform x in [0, 1): the first j with x < cdf[j] (as `np.searchsorted(cdf, x, 'right')`, cdf
+    ending in inf), from a guide table (Chen & Asau 1974) then a few steps up. `guide[b]` is that film for x = (b - 1) /
+    m (m = len(guide) - 1), a lower bound for every x in [b / m, (b + 1) / m) even when x * m rounds up a slice."""
+    films = guide[(x * (guide.size - 1)).astype(np.int64)]
+    up = np.flatnonzero(cdf[films] <= x)
+    while up.size:
+        films[up] += 1
+        up = up[cdf[films[up]] <= x[up]]
+    return films
+
+
+def sample_films(rng, counts, w, chunk=1 << 22):
+    """For each user u, `counts[u]` distinct films drawn by popularity `w` WITHOUT replacement (successive sampling:
+    each next film with probability proportional to its weight among the films the user has not rated yet), returned
+    as CSR (indptr, indices), indices sorted within each user. That is not "draw (user, film) pairs with replacement
+    and drop the repeats" (which gives heavy users fewer films than their activity): both model a long tail of
+    popularity. Two exact ways to this one distribution, chosen per user by cost: a user whose films take
+    fewer expected draws (with a margin) than there are films draws films with replacement and keeps the first
+    `counts[u]` distinct ones in draw order (the few users left short draw on), in chunks of about `chunk` draws; a
+    heavier user takes the `counts[u]` films of smallest exponential key E_j / w_j (Gumbel-top-k) over all films."""
+    n_items = w.size
+    cdf = np.cumsum(w)
+    cdf[-1] = np.inf                                                        # rounding: the last film takes the rest
+    guide = np.searchsorted(cdf, np.maximum(np.arange(16 * n_items + 1) - 1, 0) / (16 * n_items), side='right')
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.empty(indptr[-1], np.int32)
+    need = np.ceil(draws_for(w, counts + 2 * np.sqrt(counts) + 2))           # a margin: most users are done at once
+
+    def put(users, films):                                                  # films of the (complete) users, in order
+        c = counts[users]
+        indices[np.arange(films.size) + np.repeat(indptr[users] - (np.cumsum(c) - c), c)] = films
+
+    def draw(size): return films_at(rng.random(size), cdf, guide)          # films by popularity, with replacement
+
+    light = np.flatnonzero((counts > 0) & (need <= n_items))
+    for users in np.split(light, np.searchsorted(np.cumsum(need[light]), np.arange(chunk, need[light].sum(), chunk))):
+        n = need[users].astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(n)])
+        draws, pending = draw(starts[-1]), np.arange(users.size)
+        while pending.size:
+            u, films, got = first_distinct(draws, starts, counts[users[pending]], n_items)
+            ok = got == counts[users[pending]]
+            put(users[pending[ok]], films[ok[u]])
+            short, lens = np.flatnonzero(~ok), np.diff(starts)             # these users draw on: old draws, then more
+            had, more = lens[short], n[pending[short]]
+            kept = draws[np.repeat(~ok, lens)]
+            starts = np.concatenate([[0], np.cumsum(had + more)])
+            old = np.arange(starts[-1]) - np.repeat(starts[:-1], had + more) < np.repeat(had, had + more)
+            grown = np.empty(starts[-1], draws.dtype)
+            grown[old], grown[~old] = kept, draw(more.sum())
+            draws, pending = grown, pending[short]
+    heavy = np.flatnonzero((counts > 0) & (need > n_items))
+    for users in np.array_split(heavy, heavy.size * n_items // chunk + 1):
+        keys = rng.standard_exponential((users.size, n_items)) / w
+        rank = np.empty(keys.shape, np.int32)
+        np.put_along_axis(rank, np.argsort(keys, axis=1), np.arange(n_items, dtype=np.int32)[None, :], axis=1)
+        put(users, np.nonzero(rank < counts[users][:, None])[1])
+    return indptr, indices
+
+
 def ratings_block(seed, block, start, stop, n_items, n_ratings, rank=5):
-    """CSR (stop - start) x n_items: `n_ratings` distinct ratings 1..5 of the users start..stop-1, made from (seed,
-    block) alone. Film factors and biases come from `seed` only, so every block sees the same films."""
+    """CSR (stop - start) x n_items: `min(n_ratings, (stop - start) * n_items)` distinct ratings 1..5 of the users
+    start..stop-1, made from (seed, block) alone. Film factors and biases come from `seed` only, so every block sees the
+    same films. Each user rates a number of films drawn from its activity (`user_counts`), films drawn by popularity
+    without replacement (`sample_films`)."""
     import scipy.sparse as sparse
     films = np.random.default_rng([seed, 0])
     B, b_film = films.standard_normal((n_items, rank)) * 0.35, films.standard_normal(n_items) * 0.5
-    cdf = np.cumsum(item_weights(n_items))
     rng = np.random.default_rng([seed, 1, block])
     n_rows = stop - start
     A, b_user = rng.standard_normal((n_rows, rank)) * 0.35, rng.standard_normal(n_rows) * 0.4
     activity = rng.lognormal(0.0, 1.0, n_rows)
-    target = min(n_ratings, n_rows * n_items)
-    flat = np.empty(0, np.int64)
-    while flat.size < target:                           # draw, drop repeated (user, film) pairs, draw again
-        k = int((target - flat.size) * 1.05) + 16
-        users = np.searchsorted(np.cumsum(activity / activity.sum()), rng.random(k), side='right')
-        films_ = np.minimum(np.searchsorted(cdf, rng.random(k), side='right'), n_items - 1)
-        flat = np.unique(np.concatenate([flat, np.minimum(users, n_rows - 1) * n_items + films_]))
-    if flat.size > target: flat = np.sort(rng.choice(flat, target, replace=False))
-    u, i = np.divmod(flat, n_items)
-    value = 3.6 + b_user[u] + b_film[i] + np.einsum('kd,kd->k', A[u], B[i]) + 0.8 * rng.standard_normal(u.size)
-    return sparse.csr_matrix((np.clip(np.rint(value), 1, 5), (u, i)), shape=(n_rows, n_items))
+    counts = user_counts(rng, activity, min(n_ratings, n_rows * n_items), n_items)
+    indptr, indices = sample_films(rng, counts, item_weights(n_items))
+    value = 3.6 + np.repeat(b_user, counts) + b_film[indices] + 0.8 * rng.standard_normal(indices.size)
+    for a, b in zip(A.T, B.T): value += np.repeat(a, counts) * b[indices]
+    return sparse.csr_matrix((np.clip(np.rint(value), 1, 5), indices, indptr), shape=(n_rows, n_items))
 
 
 def dask_ratings(p, n_blocks):

@@ -1,0 +1,117 @@
+"""The synthetic ratings of `benchmarks/bench_cluster.py` (`ratings_block`): exactly min(n_ratings, users x films)
+distinct ratings 1..5, made from (seed, block) alone, the films' factors shared by every block of one seed, and each
+user's films drawn by popularity without replacement (both ways of drawing them give that one distribution)."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'benchmarks'))
+import bench_cluster as bc  # noqa: E402
+
+
+def check(X, n_rows, n_items, n_ratings):
+    "Shape, exact count, no pair twice (indices sorted and strictly increasing in each row), values 1..5."
+    assert X.shape == (n_rows, n_items)
+    assert X.nnz == min(n_ratings, n_rows * n_items)
+    assert X.has_canonical_format
+    rows = np.repeat(np.arange(n_rows), np.diff(X.indptr))
+    assert np.unique(rows.astype(np.int64) * n_items + X.indices).size == X.nnz
+    assert set(np.unique(X.data)) <= {1.0, 2.0, 3.0, 4.0, 5.0}
+
+
+@pytest.mark.parametrize('n_rows, n_items, n_ratings', [(1, 7, 3), (50, 30, 400), (400, 300, 20_000),
+                                                        (2_000, 1_000, 100_000), (60, 40, 2_000), (30, 5, 0)])
+def test_exact_count_of_distinct_ratings(n_rows, n_items, n_ratings):
+    check(bc.ratings_block(7, 2, 100, 100 + n_rows, n_items, n_ratings), n_rows, n_items, n_ratings)
+
+
+def test_every_pair_rated_when_the_target_is_every_pair():
+    X = bc.ratings_block(1, 0, 0, 40, 25, 40 * 25)
+    check(X, 40, 25, 40 * 25)
+    assert np.all(X.toarray() >= 1)
+
+
+def test_more_ratings_asked_than_pairs():
+    X = bc.ratings_block(1, 3, 0, 12, 9, 10 ** 6)
+    check(X, 12, 9, 12 * 9)
+    assert np.all(X.toarray() >= 1)
+
+
+def test_no_users():
+    assert bc.ratings_block(0, 0, 5, 5, 10, 100).shape == (0, 10)
+
+
+def test_deterministic_from_seed_and_block():
+    args = (0, 4_000, 500, 60_000)
+    X, Y = bc.ratings_block(3, 1, *args), bc.ratings_block(3, 1, *args)
+    assert (X != Y).nnz == 0 and np.array_equal(X.indices, Y.indices)
+    for other in (bc.ratings_block(3, 2, *args), bc.ratings_block(4, 1, *args)):
+        assert not (np.array_equal(other.indptr, X.indptr) and np.array_equal(other.indices, X.indices))
+
+
+def film_means(X):
+    return np.asarray(X.sum(axis=0)).ravel() / np.diff(X.tocsc().indptr)
+
+
+def test_film_factors_shared_across_blocks():
+    "A film's mean rating is mostly its bias, from the seed only: two blocks of one seed agree, another seed does not."
+    a, b = (film_means(bc.ratings_block(11, block, 0, 4_000, 60, 80_000)) for block in (0, 1))
+    c = film_means(bc.ratings_block(12, 0, 0, 4_000, 60, 80_000))
+    assert np.corrcoef(a, b)[0, 1] > 0.95
+    assert abs(np.corrcoef(a, c)[0, 1]) < 0.5
+    assert np.abs(a - b).max() < 0.25
+
+
+def test_counts_follow_activity_and_films_follow_popularity():
+    n_rows, n_items = 3_000, 400
+    X = bc.ratings_block(5, 0, 0, n_rows, n_items, 90_000)
+    rng = np.random.default_rng([5, 1, 0])                   # the activity, drawn as ratings_block draws it
+    rng.standard_normal((n_rows, 5)), rng.standard_normal(n_rows)
+    activity = rng.lognormal(0.0, 1.0, n_rows)
+    assert np.corrcoef(np.diff(X.indptr), np.minimum(activity / activity.sum() * 90_000, n_items))[0, 1] > 0.95
+    per_film = np.bincount(X.indices, minlength=n_items)
+    assert per_film[:10].mean() > 3 * per_film[-100:].mean()
+    assert np.corrcoef(per_film, np.log(bc.item_weights(n_items)))[0, 1] > 0.9
+
+
+def test_users_capped_at_every_film():
+    counts = bc.user_counts(np.random.default_rng(0), np.array([1.0, 100.0, 1.0, 1.0]), 30, 10)
+    assert counts.sum() == 30 and counts.max() <= 10 and counts[1] == 10
+
+
+def test_films_at_is_searchsorted():
+    for n in (1, 3, 17, 500):
+        cdf = np.cumsum(bc.item_weights(n))
+        cdf[-1] = np.inf
+        m = 16 * n
+        guide = np.searchsorted(cdf, np.maximum(np.arange(m + 1) - 1, 0) / m, side='right')
+        x = np.concatenate([np.random.default_rng(n).random(20_000), np.arange(m) / m,
+                            np.nextafter(np.arange(1, m + 1) / m, 0), np.cumsum(bc.item_weights(n)),
+                            np.nextafter(np.cumsum(bc.item_weights(n)), 0)])
+        x = x[x < 1]
+        assert np.array_equal(bc.films_at(x, cdf, guide), np.searchsorted(cdf, x, side='right'))
+
+
+def inclusion_of_two(w):
+    "P(film j among 2 films drawn without replacement by weights w) = w_j + sum_{i != j} w_i w_j / (1 - w_i)."
+    pair = np.outer(w / (1 - w), w)
+    np.fill_diagonal(pair, 0)
+    return w + pair.sum(axis=0)
+
+
+@pytest.mark.parametrize('n_items', [50, 4])
+def test_films_drawn_without_replacement_by_popularity(n_items):
+    """Users with 2 films each: how often each film is rated matches sampling without replacement, by both ways of
+    drawing (50 films: draws with replacement, the first 2 distinct; 4 films: exponential keys)."""
+    w = bc.item_weights(n_items)
+    light = bc.draws_for(w, 2 + 2 * np.sqrt(2) + 2) <= n_items
+    assert light == (n_items == 50)
+    n_users = 20_000
+    indptr, indices = bc.sample_films(np.random.default_rng(9), np.full(n_users, 2), w)
+    assert np.array_equal(indptr, np.arange(0, 2 * n_users + 1, 2))
+    assert np.all(indices[0::2] < indices[1::2])
+    freq = np.bincount(indices, minlength=n_items) / n_users
+    assert np.abs(freq - inclusion_of_two(w)).max() < 0.015
