@@ -195,3 +195,33 @@ def test_sweep_traffic_counts_what_the_sweep_sends():
     stats = _stats(map_latent(blocks[0], q, tau))
     assert t['per_block'] == sum(np.asarray(a).nbytes for a in stats)
     assert t['to_client'] == t['per_block'] + 6 * tau.nbytes + 240 * 4 * 8
+
+
+def test_a_workers_previous_sweep_is_let_go_before_the_next_map():
+    """The blocks' q(x_n) and sums of the last sweep are released when the next sweep's map is sent, so that a worker
+    never holds two sweeps of them (at MovieLens-25M shape, D = 50, each is several GB)."""
+    from vbfa_lit.engine import map_latent, kernel_set
+    from vbfa_lit.notation import gamma_moments
+    X = problem(0.3)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        runner = DaskRunner(client)
+        data = load_blocks(runner, blocks_from_array(da.from_array(X, chunks=(60, 30))))
+        q = init_posterior_dask(data, 3, Prior(w=ARD()), False, np.random.default_rng(0))
+        tau = gamma_moments(q.a_tau, q.b_tau)[0]
+        n = len(data.blocks)
+        def run_map():
+            return runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numpy')] * n)
+        first = run_map()
+        runner.reduce(first, False)
+        keys = {f.key for f in first}
+        del first
+        second = run_map()
+        assert not keys & {f.key for f in second}
+        def stored(dask_scheduler): return set(dask_scheduler.tasks)
+        for _ in range(50):                          # the releases reach the scheduler
+            if not keys & client.run_on_scheduler(stored): break
+            time.sleep(0.1)
+        assert not keys & client.run_on_scheduler(stored)
+        runner.reduce(second, False)
+        assert runner.latent(False)[0].shape == (240, 3)

@@ -358,8 +358,8 @@ class DaskRunner:
         """``[fn(*args) for args in zip(*iterables)]`` on the workers (or Dask's threads).
 
         An argument that is the same object for every block is sent once. `engine.map_latent`'s results stay on the
-        workers (a list of futures, which the next calls take as arguments); any other function's results are
-        gathered.
+        workers (a list of futures, which the next calls take as arguments); the previous sweep's are let go first,
+        so that a worker never holds two sweeps' q(x_n) and sums at once. Any other function's results are gathered.
 
         Parameters
         ----------
@@ -370,6 +370,7 @@ class DaskRunner:
         -------
         list
         """
+        if fn is map_latent: self._parts = None     # the last sweep's blocks (nothing else holds them now)
         out = self._futures(fn, *iterables)
         return out if fn is map_latent else self._gather(out)
 
