@@ -225,3 +225,27 @@ def test_a_workers_previous_sweep_is_let_go_before_the_next_map():
         assert not keys & client.run_on_scheduler(stored)
         runner.reduce(second, False)
         assert runner.latent(False)[0].shape == (240, 3)
+
+
+def test_each_blocks_map_runs_on_the_worker_that_holds_the_block():
+    """The map's tasks go to their blocks: with the broadcast state larger than a block (here 11.5 MB of Sigma_w
+    against 20 x 400 values), the scheduler left to itself sent the blocks' tasks to the worker holding the state,
+    and one worker did the work."""
+    from vbfa_lit.engine import map_latent, kernel_set
+    from vbfa_lit.notation import gamma_moments
+    X = problem(0.3, N=80, M=400, seed=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        runner = DaskRunner(client)
+        data = load_blocks(runner, blocks_from_array(da.from_array(X, chunks=(20, 400))))
+        home = {key: set(w) for key, w in client.who_has(data.blocks).items()}
+        assert len(set().union(*home.values())) == 2                 # the blocks are on both workers
+        q = init_posterior_dask(data, 60, Prior(w=ARD()), False, np.random.default_rng(0))
+        tau = gamma_moments(q.a_tau, q.b_tau)[0]
+        n = len(data.blocks)
+        for _ in range(6):
+            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numpy')] * n)
+            distributed.wait(parts)
+            held = client.who_has(parts)
+            assert all(set(held[p.key]) == home[b.key] for p, b in zip(parts, data.blocks))
+            runner.reduce(parts, False)

@@ -272,7 +272,9 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
 # a floor of 512 took 0.18 s a product against 0.37 s for 64 (without split; 0.28 s against 0.34 s with split).
 _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
 # bytes of the packed block of one chunk of items: many items (a Netflix block of 120,000 users) are taken a chunk at a
-# time, so that what every observed entry reads stays in the cache shared by the cores
+# time, so that what every observed entry reads stays in the cache shared by the cores (32 MiB here). On such a block
+# (19M ratings, D = 15, one thread) XX with split took 4.97 s unchunked, 3.56 / 2.21 / 2.02 / 2.15 / 2.77 / 3.99 s with
+# chunks of 32 / 16 / 8 / 4 / 2 / 1 MiB; the sums of q(X)'s precisions, over 17,770 films, 1.17 s and 0.96 s at 8 MiB
 _CHUNK_BYTES = 1 << 23
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
