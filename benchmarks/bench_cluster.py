@@ -273,11 +273,17 @@ CASES = [
 ]
 
 
+def peak_gb(r):
+    "The largest worker's peak over every round (the process's own peak for an in-memory case)."
+    if 'rounds' in r: return max(peak_gb(x) for x in r['rounds'] if 'error' not in x)
+    return r['worker_peak_max_gb'] if 'worker_peak_max_gb' in r else r['child']['max_rss_bytes'] / 2 ** 30
+
+
 def summarise(results):
-    "One row per case and the targets: seconds per sweep, worker memory, strong scaling."
-    rows = [dict(case=name, sweep_wall_s=r['sweep_wall_s'], workers=r.get('workers'), n_jobs=r.get('n_jobs'),
-                 D=r['D'], n_ratings=r['n_ratings'], peak_gb=r['worker_peak_max_gb'] if 'worker_peak_max_gb' in r
-                 else r['child']['max_rss_bytes'] / 2 ** 30)
+    "One row per case and the targets: seconds per sweep (median over rounds), worker memory (largest), scaling."
+    count = lambda v: None if v is None else int(v)        # the median over rounds makes every number a float
+    rows = [dict(case=name, sweep_wall_s=r['sweep_wall_s'], workers=count(r.get('workers')),
+                 n_jobs=count(r.get('n_jobs')), D=count(r['D']), n_ratings=count(r['n_ratings']), peak_gb=peak_gb(r))
             for name, r in results.items() if 'sweep_wall_s' in r]
     by = {r['case']: r for r in rows}
     targets = []
