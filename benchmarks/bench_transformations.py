@@ -135,6 +135,9 @@ CASES += [Case('dim200', dim200_case, dict(data_seed=0, D=50, cap_with=400, cap_
           Case('timing_dim200', timing, dict(problem='dim200', data_seed=0, D=50, warmup=10, n=40),
                quick=dict(D=3, warmup=1, n=2))]
 
+# the smoke test (`harness.py --quick --first-of-each`) also runs this case: the summary compares it with the first
+SMOKE_ALSO = ('d1_ard_s0_without',)
+
 
 def _count(run, best):
     "Iterations and CPU seconds to within 1 nat of `best`, or None."

@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/harness.py --set dim200.cap_without=15000   # override a parameter of a case
     .venv/bin/python benchmarks/harness.py --set '*.rounds=2'               # fewer rounds everywhere
     .venv/bin/python benchmarks/harness.py --only 'd1_*_s0_*' bench_transformations   # some cases only
+    .venv/bin/python benchmarks/harness.py --quick --first-of-each   # the first case of each measuring function
 
 A comparison is a file ``bench_<name>.py`` that declares ``CASES``, a list of `Case` (a name, the function that
 measures it, its parameters and their quick variant, the anchors it needs), and optionally ``summarise(results)``,
@@ -216,8 +217,18 @@ def skip_reason(case):
     return f"not installed: {', '.join(missing)}" if missing else None
 
 
-def run_module(module, quick, overrides, jobs, out_dir, only=()):
-    "Run every case of one bench file, write results/<module>.json and return it."
+def first_of_each(cases, also=()):
+    """The first case of each measuring function that can run here (else its first case, recorded as skipped), and
+    the cases named in `also` (a file's ``SMOKE_ALSO``: those its summary pairs with them), in the file's order: the
+    smoke test runs these, every function once."""
+    out = {}
+    for c in cases:
+        if c.fn not in out or (skip_reason(out[c.fn]) and not skip_reason(c)): out[c.fn] = c
+    return [c for c in cases if c in out.values() or c.name in also]
+
+
+def run_module(module, quick, overrides, jobs, out_dir, only=(), first=False):
+    "Run every case of one bench file (with `first`, `first_of_each` of them), write results/<module>.json, return it."
     from concurrent.futures import ThreadPoolExecutor
     sys.path.insert(0, str(HERE))
     mod = importlib.import_module(module)
@@ -226,7 +237,7 @@ def run_module(module, quick, overrides, jobs, out_dir, only=()):
     t0 = time.perf_counter()
     todo = []
     from fnmatch import fnmatchcase
-    for c in mod.CASES:
+    for c in (first_of_each(mod.CASES, getattr(mod, 'SMOKE_ALSO', ())) if first else mod.CASES):
         if only and not any(fnmatchcase(c.name, pat) for pat in only): continue
         o = c.overrides(overrides)
         if 'rounds' in o and 'rounds' not in c.params: c.rounds = int(o['rounds'])  # fresh-child rounds
@@ -305,6 +316,8 @@ def main(argv=None):
                     help="override a parameter (CASE may be a pattern: 'd1_*_without.cap=6000'; KEY rounds also sets "
                          "the fresh-child rounds of a case that has no rounds parameter)")
     ap.add_argument('--only', action='append', default=[], metavar='CASE', help='run only these cases (patterns)')
+    ap.add_argument('--first-of-each', action='store_true',
+                    help='run only the first case of each measuring function (with --quick: every function once)')
     ap.add_argument('--out', help='directory of the JSON files (default results/, or results/quick/ with --quick)')
     ap.add_argument('--child', help=argparse.SUPPRESS)
     ap.add_argument('--params', help=argparse.SUPPRESS)
@@ -322,7 +335,7 @@ def main(argv=None):
     failed = []
     for m in modules:
         print(f'{m}:', flush=True)
-        res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only)
+        res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only, a.first_of_each)
         failed += [f'{m}:{k}' for k, v in res['cases'].items() if 'error' in v]
     print(f'wrote {len(modules)} file(s) to {out_dir} in {(time.perf_counter() - t0) / 60:.1f} min'
           + (f'; FAILED: {failed}' if failed else ''))

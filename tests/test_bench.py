@@ -1,6 +1,8 @@
-"""Smoke test of the benchmarks (`benchmarks/harness.py --quick`): every case of every comparison runs in its child
-process and produces finite numbers. Nothing here asserts a time. An anchor that is not installed is skipped by the
-harness and recorded as skipped; our own cases must always run."""
+"""Smoke test of the benchmarks (`benchmarks/harness.py --quick --first-of-each`): every measuring function of every
+comparison runs once, in its child process, and produces finite numbers. Its other cases differ only in parameters
+(sizes, engines, storage, BLAS threads) that the test suite covers on the library itself; `make bench-quick` runs
+them all. Nothing here asserts a time. An anchor that is not installed is skipped by the harness and recorded as
+skipped; our own cases must always run."""
 import json
 import math
 import os
@@ -14,9 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / 'benchmarks'
 MODULES = sorted(p.stem for p in BENCH.glob('bench_*.py'))
 ANCHOR_CASES = ('bayespy', 'vbpca', 'householder', 'standard', 'surprise')  # cases that may be skipped when an anchor is missing
-# Files whose cases share one measuring function: the smoke test runs one case per function (a LocalCluster costs
-# seconds to start: every case of bench_cluster would add a minute to the test suite)
-ONLY = {'bench_cluster': ('ml1m_D20_2workers', 'netflix_D15_in_memory_2threads')}
 
 
 def numbers(x):
@@ -37,8 +36,8 @@ def test_modules_found():
 @pytest.mark.parametrize('module', MODULES)
 def test_quick(module, tmp_path):
     env = dict(os.environ, OPENBLAS_NUM_THREADS='1', OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
-    only = [a for pattern in ONLY.get(module, ()) for a in ('--only', pattern)]
-    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--out', str(tmp_path), *only, module],
+    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--first-of-each', '--out',
+                           str(tmp_path), module],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     res = json.loads((tmp_path / f'{module}.json').read_text())
@@ -53,3 +52,14 @@ def test_quick(module, tmp_path):
         assert vals and all(math.isfinite(v) for v in vals), name
         assert case['child']['max_rss_bytes'] > 0
     assert 'error' not in res.get('summary', {}), res.get('summary')
+
+
+def test_first_of_each_runs_every_function_once():
+    "The smoke test's choice: the first case of each function, the first runnable one when an anchor is missing."
+    sys.path.insert(0, str(BENCH))
+    import harness
+    f, g, h = (lambda p: {}), (lambda p: {}), (lambda p: {})
+    cases = [harness.Case('f1', f), harness.Case('g_missing', g, needs=('no_such_anchor_xyz',)), harness.Case('f2', f),
+             harness.Case('g1', g), harness.Case('g2', g), harness.Case('h_missing', h, needs=('no_such_anchor_xyz',))]
+    assert [c.name for c in harness.first_of_each(cases)] == ['f1', 'g1', 'h_missing']
+    assert [c.name for c in harness.first_of_each(cases, also=('f2',))] == ['f1', 'f2', 'g1', 'h_missing']

@@ -103,6 +103,7 @@ def test_item_chunks_are_taken_when_the_items_exceed_the_cache(monkeypatch):
     fast._compile()
     monkeypatch.setattr(fast, '_k_outer_sums', lambda *a: seen.append(a[7]) or kernel(*a))
     monkeypatch.setattr(fast, '_CHUNK_BYTES', 8)
+    monkeypatch.setattr(fast, '_CHUNK_MIN_ENTRIES', 0)
     for D_split in (0, 100):                                    # split by BLAS, and by two packed passes
         monkeypatch.setattr(fast, '_SPLIT_BY_BLAS_MIN_D', D_split)
         out = fast._masked_outer_sum(op, mean, cov, split=True)
@@ -115,6 +116,22 @@ def test_item_chunks_are_taken_when_the_items_exceed_the_cache(monkeypatch):
     unsorted.has_sorted_indices = False
     out = fast._masked_outer_sum(unsorted, mean, cov, split=True)
     assert rel(ref[0], out[0]) < 1e-12 and rel(ref[1], out[1]) < 1e-12
+
+
+def test_chunks_hold_enough_of_a_rows_entries():
+    """The items a chunk: the bytes' rule where rows have many entries a chunk (a Netflix block at D = 15), more
+    items where it would leave a row a few (MovieLens-25M's shape at D = 50), never more than the items."""
+    import vbfa_lit.vbpca_fast as fast
+    per_chunk = lambda R, K, nnz, chunk: nnz / R * min(chunk, K) / K     # a row's entries a chunk, on average
+    R, K, nnz = 120_000, 17_770, 19_000_000                     # users x films, D = 15: the whole triangle a block
+    assert fast._chunk_items(R, K, nnz, 120) == fast._CHUNK_BYTES // (8 * 120)
+    assert fast._chunk_items(K, R, nnz, 120) == fast._CHUNK_BYTES // (8 * 120)     # films x users
+    for R, K in ((40_000, 59_047), (59_047, 40_000)):            # MovieLens-25M's shape, D = 50
+        chunk = fast._chunk_items(R, K, 6_200_000, 512)
+        assert chunk > fast._CHUNK_BYTES // (8 * 512)
+        assert per_chunk(R, K, 6_200_000, chunk) >= fast._CHUNK_MIN_ENTRIES
+    assert fast._chunk_items(5, 7, 3, 10) == 7 and fast._chunk_items(5, 7, 0, 10) == 7     # at most every item
+    assert fast._chunk_items(3, 0, 0, 5) == 1
 
 
 @needs_numba
@@ -223,6 +240,7 @@ def test_fit_with_item_chunks_equals_numpy_and_the_bound_never_falls(seed, missi
     import vbfa_lit.vbpca_fast as fast
     from vbfa_lit.transformations import transform_posterior
     monkeypatch.setattr(fast, '_CHUNK_BYTES', 8)
+    monkeypatch.setattr(fast, '_CHUNK_MIN_ENTRIES', 0)
     rng = np.random.default_rng(seed)
     M, N = 23, 60
     Y = (rng.standard_normal((M, 4)) @ rng.standard_normal((4, N)) + 0.5 * rng.standard_normal((M, N)))

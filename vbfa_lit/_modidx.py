@@ -694,6 +694,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.vbpca.reference_sweep': ('vbpca.html#reference_sweep', 'vbfa_lit/vbpca.py'),
                                 'vbfa_lit.vbpca.sum_ww': ('vbpca.html#sum_ww', 'vbfa_lit/vbpca.py')},
             'vbfa_lit.vbpca_fast': { 'vbfa_lit.vbpca_fast._by_csr': ('vbpca_fast.html#_by_csr', 'vbfa_lit/vbpca_fast.py'),
+                                     'vbfa_lit.vbpca_fast._chunk_items': ('vbpca_fast.html#_chunk_items', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._compile': ('vbpca_fast.html#_compile', 'vbfa_lit/vbpca_fast.py'),
                                      'vbfa_lit.vbpca_fast._gaussian_from_precision': ( 'vbpca_fast.html#_gaussian_from_precision',
                                                                                        'vbfa_lit/vbpca_fast.py'),

@@ -276,6 +276,14 @@ _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
 # (19M ratings, D = 15, one thread) XX with split took 4.97 s unchunked, 3.56 / 2.21 / 2.02 / 2.15 / 2.77 / 3.99 s with
 # chunks of 32 / 16 / 8 / 4 / 2 / 1 MiB; the sums of q(X)'s precisions, over 17,770 films, 1.17 s and 0.96 s at 8 MiB
 _CHUNK_BYTES = 1 << 23
+# ... unless a chunk would then hold fewer than this many of a row's entries on average: each (row, chunk) stores and
+# reloads the row's running sum, which outweighs the cache's gain when a row has few entries a chunk. At
+# MovieLens-25M's shape (a block of 40,000 users x 59,047 films, 6.2M ratings, D = 50: a triangle block of 512
+# entries, about 5 entries a (row, chunk) in 8 MiB chunks) XX with split took 10.3 s by the bytes alone (20 chunks)
+# and 6.0-6.7 s unchunked, the sums of q(X)'s precisions over the films 7.1 s (29 chunks) and 3.2-3.5 s; with this
+# floor (2 chunks each) 6.2-6.4 s and 3.9-4.3 s. The Netflix block above has 53-76 entries a (row, chunk): its chunks
+# stay as the bytes make them
+_CHUNK_MIN_ENTRIES = 64
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
@@ -283,6 +291,12 @@ _LANES, _LANES_MAX_D = 64, 64
 # below this D, split sums by two packed passes (the means' part by BLAS row by row costs more: many tiny products)
 _SPLIT_BY_BLAS_MIN_D = 20
 
+
+def _chunk_items(R, K, nnz, width)->int: # items a chunk of `_k_outer_sums`: a packed block (`width` entries an item)
+    # within _CHUNK_BYTES, or more items when that leaves fewer than _CHUNK_MIN_ENTRIES of a row's entries a chunk
+    by_bytes = _CHUNK_BYTES // (8 * width)
+    by_entries = -(-_CHUNK_MIN_ENTRIES * R * K // max(nnz, 1))    # entries a (row, chunk): nnz / R * chunk / K
+    return int(min(max(1, by_bytes, by_entries), max(K, 1)))
 
 def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
     return sparse.issparse(op) or np.count_nonzero(op) < _DENSE_MIN * op.size
@@ -328,7 +342,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         op = sparse.csr_matrix(op)
         if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
-        chunk = max(1, _CHUNK_BYTES // (8 * min(max(block, D), T)))
+        chunk = _chunk_items(R, K, op.nnz, min(max(block, D), T))
         csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float)
         if split and D < _SPLIT_BY_BLAS_MIN_D:   # means with covariances, then the covariances alone
             _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov[:0])
