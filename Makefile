@@ -66,7 +66,12 @@ site: install
 # reported with its notebook, cell and traceback), and the browser test runs the four experiments in Voila. make nbtest
 # (nbdev-test) stays for authors. A site that make site (or an earlier make test) built from exactly these sources and
 # installed packages is not built again (tools/site_stamp.py): its lessons already ran with them.
-test: install chromium check-sync pytest site-build browser-test
+# pytest and the real-browser suite then run side by side: the browser suite keeps about one core busy (Chromium,
+# MathJax, Voila's kernels), so alone they took 350 + 178 s and side by side 458 s on this 2-core machine. Each
+# prints its report when it ends (--output-sync).
+test: install chromium check-sync site-build
+	@echo "make test: pytest and the real-browser suite, side by side (each prints its report when it ends)"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest browser-test
 	@echo "make test: all checks passed"
 
 check-sync: install
