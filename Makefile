@@ -67,8 +67,8 @@ site: install
 # (nbdev-test) stays for authors. A site that make site (or an earlier make test) built from exactly these sources and
 # installed packages is not built again (tools/site_stamp.py): its lessons already ran with them.
 # pytest and the real-browser suite then run side by side: the browser suite keeps about one core busy (Chromium,
-# MathJax, Voila's kernels), so alone they took 350 + 178 s and side by side 458 s on this 2-core machine. Each
-# prints its report when it ends (--output-sync).
+# MathJax, Voila's kernels), so alone they took 350 + 178 s and side by side 444-458 s on this 2-core machine (make
+# test after the build: 7 min 29 s). Each prints its report when it ends (--output-sync).
 test: install chromium check-sync site-build
 	@echo "make test: pytest and the real-browser suite, side by side (each prints its report when it ends)"
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest browser-test
