@@ -7,18 +7,13 @@ the page's HTML, its 'Next' links and its figure captions.
 
 `site_page` (a session fixture) runs `check_page` once per page of the built site and keeps the report: every
 module that reads a static page (test_site.py, test_course_frame.py, test_course_figures_present.py) reads it from
-there instead of loading the page again. Half of the pages are loaded meanwhile by a second Chromium in a process of
-its own (this file run as a script), so that the two cores typeset two pages at once. Tests that interact with a page
-(sliders, clicks, Voila) stay live.
+there instead of loading the page again. Tests that interact with a page (sliders, clicks, Voila) stay live.
 """
 from __future__ import annotations
 
 import functools
 import http.server
-import json
 import re
-import subprocess
-import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -340,56 +335,14 @@ def browser():
     with launch_chromium() as b: yield b
 
 
-# pages of the site that no test reads (Sphinx's index and search pages)
-_NOT_READ = ('genindex.html', 'py-modindex.html', 'search.html')
-
-
-def _report(d: dict) -> PageReport:
-    "A `PageReport` from its JSON form (`dataclasses.asdict`)."
-    return PageReport(**dict(d, images=[tuple(x) for x in d['images']]))
-
-
 @pytest.fixture(scope='session')
-def site_page(browser, site_url, site_dir):
-    """`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport.
-
-    Every other page of the site is loaded by a second process (its own Chromium) from the start of the session;
-    while a page that process owns is not ready, this one loads its own pages ahead of need. A page the process
-    could not report is loaded here."""
-    names = sorted(p.name for p in site_dir.glob('*.html') if p.name not in _NOT_READ)
-    mine, theirs = names[0::2], names[1::2]
-    reports, ready = {}, threading.Condition()
-    proc = subprocess.Popen([sys.executable, __file__, site_url, *theirs], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    done = []
-
-    def read():
-        for line in proc.stdout:
-            name, d = json.loads(line)
-            with ready: reports[name] = _report(d); ready.notify_all()
-        with ready: done.append(True); ready.notify_all()
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-
+def site_page(browser, site_url):
+    "`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport."
+    reports = {}
     def get(name: str) -> PageReport:
-        while True:
-            with ready:
-                if name in reports: return reports[name]
-                theirs_pending = name in theirs and not done
-            if not theirs_pending: break
-            ahead = next((n for n in mine if n not in reports), None)
-            if ahead is None:
-                with ready: ready.wait_for(lambda: name in reports or bool(done))
-            else:
-                rep = check_page(browser, site_url + ahead)
-                with ready: reports[ahead] = rep
-        rep = check_page(browser, site_url + name)
-        with ready: reports[name] = rep
-        return rep
-    yield get
-    proc.kill()
-    proc.wait()
-    reader.join(5)
+        if name not in reports: reports[name] = check_page(browser, site_url + name)
+        return reports[name]
+    return get
 
 
 @pytest.fixture(name='check_page', scope='session')
@@ -400,10 +353,3 @@ def check_page_fixture():
 @pytest.fixture(name='serve', scope='session')
 def serve_fixture():
     return serve
-
-
-if __name__ == '__main__':   # python conftest.py BASE_URL PAGE...: `check_page` of each page, one JSON line each
-    from dataclasses import asdict
-    with launch_chromium() as _b:
-        for _name in sys.argv[2:]:
-            print(json.dumps([_name, asdict(check_page(_b, sys.argv[1] + _name))]), flush=True)
