@@ -12,7 +12,8 @@ NB_WORKERS ?= 2
 # Lessons and tests use small matrices: threaded BLAS only adds synchronisation cost (benchmarks set their own).
 ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # Python's bytecode cache (and pytest's cache of rewritten test modules) is written even where the environment turns
-# it off: the tests start hundreds of Python processes, and collecting them took 12.6 s a worker without it, 7.1 s with.
+# it off: the tests start hundreds of Python processes, and collecting them took 12.6 s a worker without it, 7.1 s
+# with it.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: site test install chromium lab experiments sync check-sync nbtest pytest site-build browser-test bench bench-quick clean
@@ -68,7 +69,8 @@ site: install
 # installed packages is not built again (tools/site_stamp.py): its lessons already ran with them.
 # pytest and the real-browser suite then run side by side: the browser suite keeps about one core busy (Chromium,
 # MathJax, Voila's kernels), so alone they took 350 + 178 s and side by side 444-458 s on this 2-core machine (make
-# test after the build: 7 min 29 s). Each prints its report when it ends (--output-sync).
+# test after the build: 7 min 29 s, and 7 min 57 s with a reinstall of the package). Each prints its report when it
+# ends (--output-sync).
 test: install chromium check-sync site-build
 	@echo "make test: pytest and the real-browser suite, side by side (each prints its report when it ends)"
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest browser-test
