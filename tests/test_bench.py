@@ -1,6 +1,6 @@
 """Smoke test of the benchmarks (`benchmarks/harness.py --quick --first-of-each`): every measuring function of every
 comparison runs once, in its child process, and produces finite numbers. Its other cases differ only in parameters
-(sizes, engines, storage, BLAS threads) that the test suite covers on the library itself; `make bench-quick` runs
+(sizes, engines, storage, BLAS threads, an anchor's variant) and are not smoke-tested here; `make bench-quick` runs
 them all. Nothing here asserts a time. An anchor that is not installed is skipped by the harness and recorded as
 skipped; our own cases must always run."""
 import json
