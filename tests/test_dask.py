@@ -19,6 +19,7 @@ import pandas as pd
 from vbfa_lit.ard import ARD
 from vbfa_lit.data import make_low_rank
 from vbfa_lit.engine import fit_vbfa, observed, init_posterior
+from vbfa_lit.rjmcmc_fast import numba_available
 from vbfa_lit.transformations import transform_posterior
 from vbfa_lit.vbpca import Prior, FixedAlpha
 from vbfa_lit.dask_runner import (fit_vbfa_dask, observed_blocks_from_triples, blocks_from_array, DaskRunner,
@@ -249,3 +250,36 @@ def test_each_blocks_map_runs_on_the_worker_that_holds_the_block():
             held = client.who_has(parts)
             assert all(set(held[p.key]) == home[b.key] for p, b in zip(parts, data.blocks))
             runner.reduce(parts, False)
+
+
+@pytest.mark.skipif(not numba_available(), reason='numba absent')
+def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
+    """A block's map writes its sums into buffers the worker keeps (`scratch_buffer`), the same arrays every sweep, one
+    dict per block; the fit with them is the in-memory fit; closing the runner lets every worker's go."""
+    from vbfa_lit.engine import map_latent, kernel_set
+    from vbfa_lit.notation import gamma_moments
+    import vbfa_lit.dask_runner as dr
+    X = problem(0.9, N=240, M=60, seed=2)             # mostly missing: the compiled CSR sums, into kept buffers
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:    # workers in this process: their buffers are visible here
+        runner = DaskRunner(client)
+        data = load_blocks(runner, blocks_from_array(da.from_array(X, chunks=(60, 60))))
+        q = init_posterior_dask(data, 3, Prior(w=ARD()), False, np.random.default_rng(0))
+        tau, n = gamma_moments(q.a_tau, q.b_tau)[0], len(data.blocks)
+        def buffers():
+            return {k: dict(v) for k, v in dr._KEPT.items() if k.startswith(runner._id)}
+        seen = []
+        for _ in range(2):
+            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numba')] * n)
+            runner.reduce(parts, False)
+            seen.append(buffers())
+        first, second = seen
+        assert len(first) == n and all('out' in d and 'out_cov' in d for d in first.values())
+        assert all(second[k][b] is first[k][b] for k in first for b in first[k])     # reused, not made again
+        runner.close()
+        assert not buffers()
+    ref = fit_vbfa(observed(X.T), 3, Prior(w=ARD()), max_iter=4, tol=0, rng=1, engine='numba')
+    before = set(dr._KEPT)                          # (other tests' runners, never closed, may have left theirs)
+    got = fit_vbfa_dask(da.from_array(X, chunks=(60, 60)), 3, Prior(w=ARD()), max_iter=4, tol=0, rng=1, engine='numba')
+    np.testing.assert_allclose(got.elbo, ref.elbo, rtol=RTOL, atol=0)
+    assert set(dr._KEPT) <= before                  # the fit's runner let its buffers go
