@@ -274,7 +274,7 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
             runner.reduce(parts, False)
             seen.append(buffers())
         first, second = seen
-        assert len(first) == n and all('out' in d and 'out_cov' in d for d in first.values())
+        assert len(first) == n and all({'out', 'out_cov', 'S'} <= set(d) for d in first.values())
         assert all(second[k][b] is first[k][b] for k in first for b in first[k])     # reused, not made again
         runner.close()
         assert not buffers()

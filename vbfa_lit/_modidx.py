@@ -369,6 +369,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'vbfa_lit/imputation.py')},
             'vbfa_lit.linalg': { 'vbfa_lit.linalg.Kernels': ('linalg.html#kernels', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._cholesky_inverse': ('linalg.html#_cholesky_inverse', 'vbfa_lit/linalg.py'),
+                                 'vbfa_lit.linalg._gaussians_numpy': ('linalg.html#_gaussians_numpy', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._never': ('linalg.html#_never', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._outer_sums_numpy': ('linalg.html#_outer_sums_numpy', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg._threadpool_controller': ('linalg.html#_threadpool_controller', 'vbfa_lit/linalg.py'),

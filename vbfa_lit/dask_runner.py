@@ -385,11 +385,11 @@ class DaskRunner:
 
         An argument that is the same object for every block is sent once. `engine.map_latent`'s results stay on the
         workers (a list of futures, which the next calls take as arguments); the previous sweep's are let go first,
-        so that a worker never holds two sweeps' q(x_n) and sums at once, and each block's map writes its sums into
-        buffers that the process running it keeps from sweep to sweep (`engine.map_latent`'s `scratch`; without
-        them every sweep asks the operating system for the sums' memory afresh: at MovieLens-25M shape, D = 50, 8.7 s
-        of system time a sweep for a block of 40,635 users, 3.2-3.5 s with them). Any other function's results are
-        gathered.
+        so that a worker never holds two sweeps' q(x_n) and sums at once, and each block's map writes its sums and
+        its Sigma_x_n into buffers that the process running it keeps from sweep to sweep (`engine.map_latent`'s
+        `scratch` and `latent_scratch`; without them every sweep asks the operating system for that memory afresh:
+        at MovieLens-25M shape, D = 50, a block of 40,635 users took 8.7 s of system time a sweep without buffers,
+        3.2-3.5 s with the sums' alone). Any other function's results are gathered.
 
         Parameters
         ----------
@@ -403,8 +403,9 @@ class DaskRunner:
         if fn is map_latent:
             self._parts = None                      # the last sweep's blocks (nothing else holds them now)
             if len(iterables) == 4:                 # (block, q, tau, kernels): b and gamma None, the kept buffers
-                n = len(iterables[0])
-                iterables += ([None] * n, [None] * n, [_Kept(f'{self._id}-{i}') for i in range(n)])
+                n = len(iterables[0])                # (the sums' and, as the last sweep's q(X) is let go, Sigma_x_n's)
+                kept = [_Kept(f'{self._id}-{i}') for i in range(n)]
+                iterables += ([None] * n, [None] * n, kept, kept)
         out = self._futures(fn, *iterables)
         return out if fn is map_latent else self._gather(out)
 

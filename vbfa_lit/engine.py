@@ -194,7 +194,8 @@ def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS, scratch
     if data.complete: return ((W.T * t) @ W + weighted_sum(t, Sw))[None]
     return kernels.outer_sums(data.maskT, W, Sw, t, packed=True, scratch=scratch)
 
-def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS, b=None):
+def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS, b=None,
+             scratch=None):
     """The update of q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean
     Sigma_x_n sum_{m in O_n} <tau_m> w_m (y_mn - <mu_m>).
 
@@ -216,6 +217,9 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
         The Gaussian factors' implementation.
     b : ndarray, shape (N,), optional
         <b_n>, the per-sample biases: the update then sees y_mn - <b_n>.
+    scratch : dict, optional
+        A buffer the kernels may write the covariances into (`scratch_buffer`): Sx is then overwritten by the next
+        call given the same dict.
 
     Returns
     -------
@@ -229,7 +233,7 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
     tw = tau[:, None] * W
     h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
     if b is not None: h -= b[:, None] * (data.maskT @ tw)
-    X, Sx, logdet = kernels.gaussians(TWW, h, diag=np.ones(W.shape[1]))
+    X, Sx, logdet = kernels.gaussians(TWW, h, diag=np.ones(W.shape[1]), scratch=scratch)
     return (X, Sx, logdet) if return_logdet else (X, Sx)
 
 def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS, scratch=None):
@@ -791,7 +795,7 @@ class LatentBlock(NamedTuple):
     mb: np.ndarray = None
 
 def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERNELS, b=None,
-               gamma=None, scratch=None) -> LatentBlock:
+               gamma=None, scratch=None, latent_scratch=None) -> LatentBlock:
     """The map step on one block of samples: q(x_n) from the broadcast per-feature posterior, then the block's sums.
 
     Parameters
@@ -810,13 +814,18 @@ def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERN
     scratch : dict, optional
         The block's buffers, kept by the runner from sweep to sweep (`scratch_buffer`): XX and SX are then views of
         them, valid until the block's next map step.
+    latent_scratch : dict, optional
+        A buffer for the block's Sigma_x_n, for a runner that lets the block's q(X) go before its next map step
+        (the Dask runner, whose blocks' q(X) stay on the workers): Sx is then overwritten by that step. An in-memory
+        fit hands the Sigma_x_n to the posterior it returns, so `LocalRunner` keeps none.
 
     Returns
     -------
     LatentBlock
     """
     TWW = sum_tau_ww(block, q.W, q.Sw, tau, kernels, scratch)
-    X, Sx, logdet = update_X(block, q.W, TWW, q.mu, tau, return_logdet=True, kernels=kernels, b=b)
+    X, Sx, logdet = update_X(block, q.W, TWW, q.mu, tau, return_logdet=True, kernels=kernels, b=b,
+                             scratch=latent_scratch)
     del TWW                                              # its memory (or its buffer), for XX and SX
     XX, SX = sum_xx(block, X, Sx, split=True, kernels=kernels, scratch=scratch)
     # Y X by the transposes: sparse data are then read sample by sample, each <x_n> added into the rows of its

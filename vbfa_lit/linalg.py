@@ -278,7 +278,8 @@ class Kernels(NamedTuple):
         with `packed` a set may return the sums as packed upper triangles (R, D(D+1)/2), which its own `gaussians`
         reads; with a `scratch` dict a set may write its results into buffers kept there (`scratch_buffer`).
     gaussians : callable
-        ``gaussians(P, h, scale=None, diag=None) -> (mean, cov, logdet)``: `gaussian_from_precision`.
+        ``gaussians(P, h, scale=None, diag=None, scratch=None) -> (mean, cov, logdet)``: `gaussian_from_precision`;
+        with a `scratch` dict a set may write the covariances into a buffer kept there.
     residual_ss_csr : callable or None
         ``residual_ss_csr(Y, W, X, mu, YT=None)`` for a CSR Y (M, N) (and its transpose YT, CSR, if at hand): the
         squared residuals summed per row; None: the engine's NumPy loop.
@@ -322,7 +323,11 @@ def scratch_buffer(scratch, # dict kept by the caller, or None
 
 def _never(op)->bool: return False
 
-NUMPY_KERNELS = Kernels('numpy', _outer_sums_numpy, gaussian_from_precision, None, _never)
+def _gaussians_numpy(P, h, scale=None, diag=None, scratch=None):
+    "`gaussian_from_precision`, in the kernel set's signature (NumPy keeps no buffers)."
+    return gaussian_from_precision(P, h, scale, diag)
+
+NUMPY_KERNELS = Kernels('numpy', _outer_sums_numpy, _gaussians_numpy, None, _never)
 
 
 # %% ../nbs/02a_linalg.ipynb #31f178bc

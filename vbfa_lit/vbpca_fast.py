@@ -312,7 +312,7 @@ def _residual_ss_csr(Y, # (M, N) CSR: the observed values
     Z = YT if by_sample else Y
     out = np.zeros(len(W))
     (_k_residual_ss_by_sample if by_sample else _k_residual_ss)(
-        Z.indptr.astype(np.int64), Z.indices.astype(np.int64), np.asarray(Z.data, dtype=float),
+        Z.indptr, Z.indices, np.asarray(Z.data, dtype=float),   # SciPy's index arrays as they are (no copy)
         np.ascontiguousarray(W, dtype=float), np.ascontiguousarray(X, dtype=float),
         np.ascontiguousarray(mu, dtype=float), out)
     return out
@@ -343,7 +343,9 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
         chunk = _chunk_items(R, K, op.nnz, min(max(block, D), T))
-        csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), np.asarray(op.data, dtype=float)
+        # SciPy's index arrays as they are, int32 or int64 (a copy of 12.5M int32 indices as int64 is 100 MB of
+        # fresh memory a call)
+        csr = op.indptr, op.indices, np.asarray(op.data, dtype=float)
         if split and D < _SPLIT_BY_BLAS_MIN_D:   # means with covariances, then the covariances alone
             _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov[:0])
             _k_outer_sums(*csr, mean[:0], cov, weight, block, chunk, out_cov, out_cov[:0])
@@ -363,9 +365,11 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
                              h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
                              scale=None, # (K,): the precisions are scale_k P_k + diag(diag)
                              diag=None, # (D,)
+                             scratch=None, # dict: the covariances written into its buffer 'S'
                             ): # (mean (K or len(h), D), covariance (K, D, D), log|P^-1| (K,))
     """`linalg.gaussian_from_precision`, compiled: Cholesky, inverse, mean and log-determinant row by row; with
-    `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them."""
+    `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them. With
+    `scratch`, the covariances are a view of the buffer `linalg.scratch_buffer(scratch, 'S', ...)`."""
     _compile()
     P = np.ascontiguousarray(P, dtype=float)
     K, D = (len(P), len(h[0])) if P.ndim == 2 else P.shape[:2]
@@ -375,7 +379,7 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     scale = np.empty(0) if scale is None else np.ascontiguousarray(np.broadcast_to(scale, (K,)), dtype=float)
     diag = np.zeros(D) if diag is None else np.ascontiguousarray(diag, dtype=float)
     one_for_all = K == 1 and len(h) != 1
-    mean, S, logdet = np.empty((K, D)), np.empty((K, D, D)), np.empty(K)
+    mean, S, logdet = np.empty((K, D)), scratch_buffer(scratch, 'S', (K, D, D)), np.empty(K)
     h1 = np.zeros((1, D)) if one_for_all else np.ascontiguousarray(h, dtype=float)
     if D <= _LANES_MAX_D: bad = _k_gaussians_lanes(P, Pp, scale, diag, h1, mean, S, logdet, _LANES)
     else: bad = _k_gaussians(P, scale, diag, h1, mean, S, logdet, np.empty((D, D)), np.empty((D, D)))
