@@ -9,7 +9,6 @@ __all__ = ['DelayedBlocks', 'blocks_from_array', 'observed_blocks_from_triples',
 # %% ../nbs/02e_dask.ipynb #b4407d0b
 import functools
 import sys
-import threading
 import uuid
 import weakref
 from typing import NamedTuple
@@ -252,14 +251,14 @@ def _named(obj):
 class _Kept(NamedTuple):  # a block's buffers, kept by the process that runs its map (resolved there by name)
     key: str
 
-_KEPT, _KEPT_LOCK = {}, threading.Lock()
+_KEPT = {}   # no lock: dict.setdefault and dict.pop are atomic (and a lock could not travel with the function when
+             # cloudpickle sends it by value, as from a notebook's own definitions)
 
 def _kept(key: str) -> dict:  # this process's buffers for `key`, made on first use (`linalg.scratch_buffer`'s dict)
-    with _KEPT_LOCK: return _KEPT.setdefault(key, {})
+    return _KEPT.setdefault(key, {})
 
 def _let_go(prefix: str):  # drop this process's buffers of one runner
-    with _KEPT_LOCK:
-        for k in [k for k in _KEPT if k.startswith(prefix)]: del _KEPT[k]
+    for k in [k for k in list(_KEPT) if k.startswith(prefix)]: _KEPT.pop(k, None)
 
 def _resolve(a):
     if isinstance(a, _Kernel): return kernel_set(a.name)
