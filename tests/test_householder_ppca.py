@@ -288,7 +288,11 @@ print(json.dumps(dict(compile_seconds=d['compile_seconds'], sampling_seconds=d['
 
 
 def _child(env):
-    out = subprocess.run([sys.executable, '-c', _CHILD], capture_output=True, text=True, env={**os.environ, **env})
+    # XLA's backend without optimisation passes, as the benchmark's smoke run: the test is about the cache, not the
+    # programs' speed (both processes use the same flags, which are part of the cache's keys)
+    xla = ' '.join(filter(None, (os.environ.get('XLA_FLAGS'), '--xla_backend_optimization_level=0')))
+    out = subprocess.run([sys.executable, '-c', _CHILD], capture_output=True, text=True,
+                         env={**os.environ, 'XLA_FLAGS': xla, **env})
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
