@@ -27,6 +27,9 @@ SITE = ROOT / '_site'
 CHROMIUM = '/usr/bin/chromium'
 CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
 MATHJAX_TIMEOUT_MS = 30_000
+# the wait for a page's images (network idle): `make test` runs this suite beside pytest on two cores, and there a
+# page once took more than Playwright's default of 30 s to go idle (alone, the suite loads a page in about 2 s)
+NETWORK_IDLE_TIMEOUT_MS = 120_000
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -309,7 +312,7 @@ def check_page(browser, url: str) -> PageReport:
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
         rep.nav_captions = page.eval_on_selector_all('nav.bd-docs-nav p.caption', 'els => els.map(e => e.innerText.trim())')
-        page.wait_for_load_state('networkidle')
+        page.wait_for_load_state('networkidle', timeout=NETWORK_IDLE_TIMEOUT_MS)
         rep.images = [tuple(x) for x in page.eval_on_selector_all(
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]
     finally:
