@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,3 +237,20 @@ def test_shown_library_code_loses_its_docstrings():
         cell('code', 'def h():\n    "Kept: a lesson cell."\n    return 2', id='l', execution_count=2, outputs=[])]}
     out = p2s.convert_notebook(nb, {}, {}, page='x')
     assert [c['source'] for c in out['cells']] == ['def f():\n    return 1', nb['cells'][1]['source']]
+
+
+@pytest.mark.browser
+def test_browser_check_waits_for_every_image_and_reports_a_missing_one(tmp_path, browser, check_page, serve):
+    """The page check reads each image of the article once it has finished: a lazy one far below loads, a missing
+    one is reported."""
+    import matplotlib.pyplot as plt
+    plt.imsave(tmp_path / 'a.png', np.arange(12.0).reshape(3, 4))
+    (tmp_path / 'index.html').write_text(
+        '<html><body><article><p>A figure.</p><img src="a.png">'
+        '<div style="height:20000px"></div><img src="a.png?lazy" loading="lazy">'
+        '<img src="missing.png"></article></body></html>')
+    with serve(tmp_path) as url:
+        rep = check_page(browser, url + 'index.html')
+    widths = {src.rsplit('/', 1)[1]: w for src, w in rep.images}
+    assert widths == {'a.png': 4, 'a.png?lazy': 4, 'missing.png': 0}, rep.images
+    assert any('image not loaded' in p and 'missing.png' in p for p in rep.problems()), rep.problems()
