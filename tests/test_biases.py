@@ -169,7 +169,10 @@ def test_reference_equals_the_sympy_derivation():
 # the option off: what it was
 # ---------------------------------------------------------------------------------------------------------------------
 
-# the bound after each of 6 sweeps (and the estimator's last bound), computed by the code before the bias was added
+# the bound after each of 6 sweeps (and the estimator's last bound), computed by the code before the bias was added,
+# bit for bit on the machine they were recorded on; BLAS picks its kernels by CPU, and on a machine with AVX-512
+# (OpenBLAS's SkylakeX kernels) some bounds differ in the last bit or two (1.2e-16 to 2.3e-16 relative): ULPS allows 4
+ULPS = 4 * np.finfo(float).eps
 BEFORE = ['-0x1.d4763e6de5247p+9', '-0x1.0b4cbf66b566fp+9', '-0x1.0390cbe56ccc2p+9', '-0x1.fcd0b1eb0bd4cp+8',
           '-0x1.f0389ab2c0b16p+8', '-0x1.e3b348e9b728dp+8']
 BEFORE_ESTIMATOR = '-0x1.ce21c6a3039dcp+8'
@@ -187,21 +190,25 @@ def before_problem():
     return Y
 
 
-def test_option_off_is_bit_identical_to_before():
+def _hex_close(got, recorded):   # the bounds recorded against ours, to a few units in the last place (see BEFORE)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), [float.fromhex(v) for v in recorded], rtol=ULPS, atol=0)
+
+
+def test_option_off_is_the_fit_before_the_option_to_rounding():
     Y = before_problem()
     trans = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
     fit = fit_vbfa(observed(Y), 3, Prior(w=ARD()), True, max_iter=6, tol=0, rng=0, engine='numpy', sample_bias=False,
                    transform=trans)
-    assert [float.hex(float(v)) for v in fit.elbo] == BEFORE
+    _hex_close(fit.elbo, BEFORE)
     assert type(fit.q) is Posterior and type(fit.terms) is ElboTerms
     if numba_available():
         fit = fit_vbfa(observed(Y, sparse_storage=True), 3, Prior(w=ARD()), False, max_iter=6, tol=0, rng=1,
                        engine='numba', n_blocks=2, sample_bias=False, transform=trans)
-        assert [float.hex(float(v)) for v in fit.elbo] == BEFORE_CSR_NUMBA
+        _hex_close(fit.elbo, BEFORE_CSR_NUMBA)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         model = VBPCA(3, random_state=0, engine='numpy', max_iter=20, sample_bias=False).fit(Y.T)
-    assert float.hex(float(model.elbo_[-1])) == BEFORE_ESTIMATOR
+    _hex_close([model.elbo_[-1]], [BEFORE_ESTIMATOR])
     assert not hasattr(model, 'sample_bias_')
 
 

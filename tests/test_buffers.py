@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sparse
 
 from vbfa_lit.engine import LocalRunner, init_posterior, observed, row_blocks, sweep
-from vbfa_lit.linalg import scratch_buffer
+from vbfa_lit.linalg import joined, scratch_buffer
 from vbfa_lit.rjmcmc_fast import numba_available
 from vbfa_lit.vbpca import Prior
 
@@ -64,3 +64,40 @@ def test_sweeps_that_keep_their_buffers_are_fresh_sweeps_bit_for_bit(engine, sto
     assert terms == fresh_terms
     for q_then, copy in kept:                                             # what each sweep returned is untouched
         for f in FIELDS: np.testing.assert_array_equal(getattr(q_then, f), copy[f])
+
+
+def test_joined_takes_the_slices_that_cover_an_array_as_that_array_and_copies_anything_else():
+    whole = np.empty((10, 2, 2))                       # an array that owns its memory, as `LocalRunner.buffers` makes
+    whole[:] = np.arange(40.0).reshape(10, 2, 2)
+    pieces = [scratch_buffer({'S': whole[s:e].reshape(-1)}, 'S', (e - s, 2, 2)) for s, e in ((0, 3), (3, 3), (3, 10))]
+    assert joined(pieces) is whole and joined(pieces, whole) is whole
+    for other in (pieces[::-1], pieces[:2], [whole[:3], whole[4:]], [whole[::2], whole[1::2]],    # order, gaps, strides
+                  [whole[:5].astype(np.float32), whole[5:].astype(np.float32)], [np.ones((2, 2, 2)), np.ones((1, 2, 2))]):
+        got = joined(other)
+        assert not any(np.shares_memory(got, p) for p in other)
+        np.testing.assert_array_equal(got, np.concatenate(other))
+
+
+@pytest.mark.parametrize('engine', ['numpy', pytest.param('numba', marks=NO_NUMBA)])
+def test_two_threads_write_the_sweep_s_covariances_into_one_array_and_give_the_one_thread_sweep(engine, monkeypatch):
+    """Two threads: q(w_m)'s covariances (`map_features(..., into=...)`) and q(x_n)'s (`LocalRunner.buffers`) are
+    written into one array each, which is joined without a copy; the sweep equals one thread's, bit for bit."""
+    import vbfa_lit.engine as engine_module
+    joins = []
+    def spy(pieces, whole=None):
+        out = joined(pieces, whole)
+        if out.ndim == 3: joins.append(out is pieces[0].base)      # the covariances: (K, D, D)
+        return out
+    monkeypatch.setattr(engine_module, 'joined', spy)
+    rng = np.random.default_rng(3)
+    data, prior = _data('sparse', rng), Prior()
+    q0 = init_posterior(data, 6, prior, False, np.random.default_rng(1))
+    got = {}
+    for n_jobs in (1, 2):
+        runner = LocalRunner(n_jobs)
+        try: got[n_jobs], _ = sweep(data, q0, prior, False, engine, row_blocks(data, 2), runner)   # the same blocks
+        finally: runner.close()
+    for f in FIELDS: np.testing.assert_array_equal(getattr(got[2], f), getattr(got[1], f))
+    # Sigma_x joined in both sweeps (two blocks), Sigma_w in the two threads' (one chunk of features each); the
+    # compiled kernels write into the slices given, NumPy's make their own
+    assert joins == [engine == 'numba'] * 3

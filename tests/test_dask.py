@@ -270,7 +270,8 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
             return {k: dict(v) for k, v in dr._KEPT.items() if k.startswith(runner._id)}
         seen = []
         for _ in range(2):
-            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numba')] * n)
+            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numba')] * n, [None] * n,
+                               [None] * n, *runner.buffers(data.blocks, 3))      # as `engine.sweep` calls it
             runner.reduce(parts, False)
             seen.append(buffers())
         first, second = seen

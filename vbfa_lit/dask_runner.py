@@ -384,11 +384,8 @@ class DaskRunner:
 
         An argument that is the same object for every block is sent once. `engine.map_latent`'s results stay on the
         workers (a list of futures, which the next calls take as arguments); the previous sweep's are let go first,
-        so that a worker never holds two sweeps' q(x_n) and sums at once, and each block's map writes its sums and
-        its Sigma_x_n into buffers that the process running it keeps from sweep to sweep (`engine.map_latent`'s
-        `scratch` and `latent_scratch`; without them every sweep asks the operating system for that memory afresh:
-        at MovieLens-25M shape, D = 50, the map of a block of 40,635 users took 8.7 s of system time without buffers
-        and 3.2-3.5 s with the sums' alone, measured in one process). Any other function's results are gathered.
+        so that a worker never holds two sweeps' q(x_n) and sums at once (and the buffers of `buffers` are free to
+        be written again). Any other function's results are gathered.
 
         Parameters
         ----------
@@ -399,14 +396,33 @@ class DaskRunner:
         -------
         list
         """
-        if fn is map_latent:
-            self._parts = None                      # the last sweep's blocks (nothing else holds them now)
-            if len(iterables) == 4:                 # (block, q, tau, kernels): b and gamma None, the kept buffers
-                n = len(iterables[0])                # (the sums' and, as the last sweep's q(X) is let go, Sigma_x_n's)
-                kept = [_Kept(f'{self._id}-{i}') for i in range(n)]
-                iterables += ([None] * n, [None] * n, kept, kept)
+        if fn is map_latent: self._parts = None     # the last sweep's blocks (nothing else holds them now)
         out = self._futures(fn, *iterables)
         return out if fn is map_latent else self._gather(out)
+
+    def buffers(self, blocks, D: int) -> tuple:
+        """The buffers each block's map writes into (`engine.map_latent`'s `scratch` and `latent_scratch`): named per
+        runner and block, kept by the process that runs the block's map from sweep to sweep.
+
+        The covariances of q(x_n) may be kept too: a block's q(X) stays on its worker and is let go before the next
+        sweep's map (`map`). Without the buffers every sweep asks the operating system for that memory afresh: at
+        MovieLens-25M shape, D = 50, the map of a block of 40,635 users took 8.7 s of system time without them and
+        3.2-3.5 s with the sums' alone (measured in one process).
+
+        Parameters
+        ----------
+        blocks : list
+            The blocks (from `load`).
+        D : int
+            Components.
+
+        Returns
+        -------
+        scratch, latent_scratch : list
+            The same tokens, one a block, resolved on the worker (`_Kept`).
+        """
+        kept = [_Kept(f'{self._id}-{i}') for i in range(len(blocks))]
+        return kept, kept
 
     def reduce(self, parts, complete: bool) -> LatentBlock:
         """The reduce step as a tree over the blocks: XX, YX, mX and x_term added; the latent means gathered.

@@ -20,7 +20,7 @@ import scipy.sparse as sparse
 from .notation import gamma_moments, gamma_kl, gaussian_entropy
 from .linalg import (   # the numerical machinery (02a) and its compiled kernels (02c)
     weighted_sum, diagonal_sum, trace_product, masked_outer_sum, one_blas_thread, Kernels, NUMPY_KERNELS)
-from .linalg import blas_threads
+from .linalg import blas_threads, joined
 from .vbpca_fast import compiled_kernels
 from .validation import check_int
 from .rjmcmc_fast import check_engine
@@ -304,7 +304,7 @@ def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False, ker
     W, Sw, logdet = w_factor(data.Y @ X, data.mask @ X, XX, mu, tau, alpha, kernels)
     return (W, Sw, logdet) if return_logdet else (W, Sw)
 
-def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS):
+def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=None):
     """q(w_m) from the per-feature sums over the observed entries (what the sweep's reduce step delivers).
 
     Parameters
@@ -322,6 +322,8 @@ def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS):
     alpha : ndarray of shape (D,)
         <alpha_d>.
     kernels : Kernels, default NUMPY_KERNELS
+    scratch : dict, optional
+        A buffer the kernels may write the covariances into (`scratch_buffer`, key 'S'), as in `update_X`.
 
     Returns
     -------
@@ -330,7 +332,7 @@ def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS):
     logdet : ndarray of shape (M,) or (1,)
         log|Sigma_w_m|.
     """
-    return kernels.gaussians(XX, tau[:, None] * (YX - mu[:, None] * mX), scale=tau, diag=alpha)
+    return kernels.gaussians(XX, tau[:, None] * (YX - mu[:, None] * mX), scale=tau, diag=alpha, scratch=scratch)
 
 def update_mu(data: Observed, W, X, tau, beta: float, mX=None, mb=None):
     """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>).
@@ -852,7 +854,7 @@ def reduce_blocks(parts, complete: bool = False) -> LatentBlock:
     """
     if len(parts) == 1: return parts[0]._replace(SX=None)
     add = lambda name: functools.reduce(lambda a, b: np.add(a, b, out=a), [getattr(p, name) for p in parts])
-    join = lambda name: getattr(parts[0], name) if complete else np.concatenate([getattr(p, name) for p in parts])
+    join = lambda name: getattr(parts[0], name) if complete else joined([getattr(p, name) for p in parts])
     out = LatentBlock(np.concatenate([p.X for p in parts]), join('Sx'), join('logdet_Sx'), None, add('XX'),
                       add('YX'), add('mX'), float(sum(p.x_term for p in parts)))
     if parts[0].b is None: return out
@@ -887,7 +889,7 @@ class LocalRunner:
     """Runs the sweep's map steps in this process: block after block, or `n_jobs` blocks side by side in threads.
 
     The compiled kernels release the GIL and NumPy's products run in BLAS (one thread each inside a fit), so threads
-    use several cores. A runner for another executor provides the same three methods.
+    use several cores. A runner for another executor provides the same methods.
 
     Parameters
     ----------
@@ -912,6 +914,30 @@ class LocalRunner:
         """
         self._scratch += [{} for _ in range(n - len(self._scratch))]
         return self._scratch[:n]
+
+    def buffers(self, blocks, D: int) -> tuple:
+        """The buffers each block's map writes into (`map_latent`'s `scratch` and `latent_scratch`).
+
+        The sums' buffers are kept from one sweep to the next (`scratch`). The covariances of q(x_n) go to the
+        posterior the sweep returns, so they are new each sweep: one array for all the samples, whose consecutive
+        slices the blocks write, which the reduce then joins without a copy (`joined`).
+
+        Parameters
+        ----------
+        blocks : sequence of Observed
+            The blocks of samples.
+        D : int
+            Components.
+
+        Returns
+        -------
+        scratch : list of dict
+        latent_scratch : list of dict or None
+        """
+        if len(blocks) == 1: return self.scratch(1), [None]
+        sizes = [b.mask.shape[1] for b in blocks]
+        whole, edges = np.empty((sum(sizes), D, D)), np.cumsum([0, *sizes])
+        return self.scratch(len(sizes)), [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
 
     def map(self, fn, *iterables) -> list:
         """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
@@ -951,7 +977,7 @@ class LocalRunner:
         if self._pool is not None: self._pool.shutdown(); self._pool = None
         self._scratch = []
 
-def map_features(runner, fn, per_feature, shared=()):
+def map_features(runner, fn, per_feature, shared=(), into=None):
     """`fn(*per_feature, *shared)` over chunks of features, one chunk per thread of a `LocalRunner`; the results
     joined. Each feature's result is computed alone, so any split gives the same numbers, bit for bit.
 
@@ -966,6 +992,10 @@ def map_features(runner, fn, per_feature, shared=()):
         Arguments whose first axis is the M features; one of length 1 when M > 1 is shared by every feature.
     shared : sequence, default ()
         Arguments passed whole to every chunk.
+    into : dict, optional
+        Keys of `fn`'s `scratch` and the shape of one feature's result there, e.g. ``{'S': (D, D)}``: one array for
+        all M features is made here, each chunk's `fn` gets ``scratch=`` its rows, and that result is joined without
+        a copy (`joined`).
 
     Returns
     -------
@@ -976,8 +1006,11 @@ def map_features(runner, fn, per_feature, shared=()):
     if n == 1 or M < 2 * n: return fn(*per_feature, *shared)
     edges = np.linspace(0, M, n + 1).round().astype(int)
     cut = lambda a, s, e: a if len(a) == 1 < M else a[s:e]
-    parts = runner.map(lambda s, e: fn(*[cut(a, s, e) for a in per_feature], *shared), edges[:-1], edges[1:])
-    return tuple(np.concatenate(r) for r in zip(*parts))
+    whole = {k: np.empty((M, *shape)) for k, shape in (into or {}).items()}
+    def chunk(s, e):
+        extra = {'scratch': {k: w[s:e].reshape(-1) for k, w in whole.items()}} if whole else {}
+        return fn(*[cut(a, s, e) for a in per_feature], *shared, **extra)
+    return tuple(joined(r) for r in zip(*runner.map(chunk, edges[:-1], edges[1:])))
 
 def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None, runner=None):
     """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound: map over blocks of samples,
@@ -1026,13 +1059,13 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
                              f"{type(runner).__name__}")
         edges = np.cumsum([0] + [blk.mask.shape[1] for blk in blocks])
         bias = ([q.b[s:e] for s, e in zip(edges[:-1], edges[1:])], [(q.a_gamma / q.b_gamma)[0]] * n)
-    args = bias                                     # and in memory, each block's buffers, kept from sweep to sweep
-    if isinstance(runner, LocalRunner): args = (bias or ([None] * n, [None] * n)) + (runner.scratch(n),)
+    args = (bias or ([None] * n, [None] * n)) + runner.buffers(blocks, q.W.shape[1])
     parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *args)                   # map
     s = runner.reduce(parts, data.complete)                                                         # reduce
     alpha = prior.w.moments(q)[0]                                                                  # update
     if data.complete: W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, alpha, kernels)  # one Sigma_w
-    else: W, Sw, logdet_Sw = map_features(runner, w_factor, (s.YX, s.mX, s.XX, q.mu, tau), (alpha, kernels))
+    else: W, Sw, logdet_Sw = map_features(runner, w_factor, (s.YX, s.mX, s.XX, q.mu, tau), (alpha, kernels),
+                                          into={'S': q.W.shape[1:] * 2})
     mu, vmu = update_mu(data, W, None, tau, prior.beta, mX=s.mX, mb=s.mb)
     # the squared errors: a second map, with the new W and mu, and its reduce
     err = functools.reduce(np.add, runner.map(block_errors, blocks, parts, [W] * n, [mu] * n, [kernels] * n))

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
-           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer',
+           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer', 'joined',
            'one_blas_thread', 'blas_threads']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
@@ -320,6 +320,39 @@ def scratch_buffer(scratch, # dict kept by the caller, or None
     size, buf = int(np.prod(shape)), scratch.get(key)
     if buf is None or buf.size < size: buf = scratch[key] = np.empty(size)
     return buf[:size].reshape(shape)
+
+def joined(pieces, whole=None):
+    """``np.concatenate(pieces)``, without the copy when the pieces are the consecutive slices of one array that cover
+    it.
+
+    A threaded map can write its parts' results into slices of one array made beforehand (`scratch_buffer` on a
+    slice): joining them is then free, where a concatenation would copy them into memory fresh from the operating
+    system (at MovieLens-100k shape, D = 100, the Sigma_w_m of two threads' halves: 134 MB).
+
+    Parameters
+    ----------
+    pieces : sequence of ndarray
+        Equal trailing shapes.
+    whole : ndarray, optional
+        The array the pieces may be slices of, along its first axis; default the array owning the first piece's
+        memory (``pieces[0].base``).
+
+    Returns
+    -------
+    ndarray
+        `whole` itself when ``pieces`` are ``whole[e_0:e_1], whole[e_1:e_2], ...`` covering it; else a new array.
+    """
+    if whole is None and len(pieces): whole = pieces[0].base
+    if isinstance(whole, np.ndarray) and sum(len(p) for p in pieces) == len(whole):
+        address = lambda a: a.__array_interface__['data'][0]
+        at, step = address(whole), whole.strides[0]
+        for p in pieces:
+            if p.dtype != whole.dtype or p.shape[1:] != whole.shape[1:]: break
+            if not len(p): continue                                  # (an empty piece's strides may be anything)
+            if p.strides[1:] != whole.strides[1:] or len(p) > 1 and p.strides[0] != step or address(p) != at: break
+            at += len(p) * step
+        else: return whole
+    return np.concatenate(pieces)
 
 def _never(op)->bool: return False
 

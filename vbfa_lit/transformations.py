@@ -347,7 +347,7 @@ def congruence(S, R, chunk_bytes: int = 1 << 22):
     Returns
     -------
     ndarray of shape (K, D, D)
-        The same numbers as ``R.T @ S @ R``.
+        ``R.T @ S @ R``, to rounding.
     """
     K, D = S.shape[:2]
     out, step = np.empty((K, D, D)), max(1, chunk_bytes // (8 * D * D))
