@@ -920,7 +920,8 @@ class LocalRunner:
 
         The sums' buffers are kept from one sweep to the next (`scratch`). The covariances of q(x_n) go to the
         posterior the sweep returns, so they are new each sweep: one array for all the samples, whose consecutive
-        slices the blocks write, which the reduce then joins without a copy (`joined`).
+        slices the blocks write, which the reduce then joins without a copy (`joined`). With one block, or nothing
+        missing (one Sigma_x for every sample), there is nothing to join.
 
         Parameters
         ----------
@@ -934,7 +935,7 @@ class LocalRunner:
         scratch : list of dict
         latent_scratch : list of dict or None
         """
-        if len(blocks) == 1: return self.scratch(1), [None]
+        if len(blocks) == 1 or blocks[0].complete: return self.scratch(len(blocks)), [None] * len(blocks)
         sizes = [b.mask.shape[1] for b in blocks]
         whole, edges = np.empty((sum(sizes), D, D)), np.cumsum([0, *sizes])
         return self.scratch(len(sizes)), [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
