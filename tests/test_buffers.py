@@ -49,9 +49,9 @@ def test_sweeps_that_keep_their_buffers_are_fresh_sweeps_bit_for_bit(engine, sto
         for _ in range(3):
             q, terms = sweep(data, q, prior, False, engine, blocks, runner)
             kept.append((q, {f: np.copy(getattr(q, f)) for f in FIELDS}))
-        buffers = [{k: v for k, v in d.items()} for d in runner.scratch(n_blocks)]
+        buffers = [{k: v for k, v in d.items()} for d in runner.buffers(blocks, D)[0]]
         q, _ = sweep(data, q, prior, False, engine, blocks, runner)           # a fourth sweep: no new buffer
-        assert all(d[k] is b[k] for d, b in zip(runner.scratch(n_blocks), buffers) for k in b)
+        assert all(d[k] is b[k] for d, b in zip(runner.buffers(blocks, D)[0], buffers) for k in b)
         assert bool(buffers[0]) == (engine == 'numba')                   # NumPy's kernels keep none
     finally: runner.close()
     assert runner._scratch == []                                          # close lets them go

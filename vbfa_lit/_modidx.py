@@ -146,7 +146,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'vbfa_lit.engine.LocalRunner.close': ('engine.html#localrunner.close', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.LocalRunner.map': ('engine.html#localrunner.map', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.LocalRunner.reduce': ('engine.html#localrunner.reduce', 'vbfa_lit/engine.py'),
-                                 'vbfa_lit.engine.LocalRunner.scratch': ('engine.html#localrunner.scratch', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.Observed': ('engine.html#observed', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine._entropy_sum': ('engine.html#_entropy_sum', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.bias_term': ('engine.html#bias_term', 'vbfa_lit/engine.py'),

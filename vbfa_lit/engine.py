@@ -900,25 +900,10 @@ class LocalRunner:
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
         self._pool, self._scratch = None, []
 
-    def scratch(self, n: int) -> list:
-        """One dict of buffers per block of samples (`scratch_buffer`), kept from one sweep to the next.
-
-        Parameters
-        ----------
-        n : int
-            The number of blocks.
-
-        Returns
-        -------
-        list of dict
-        """
-        self._scratch += [{} for _ in range(n - len(self._scratch))]
-        return self._scratch[:n]
-
     def buffers(self, blocks, D: int) -> tuple:
         """The buffers each block's map writes into (`map_latent`'s `scratch` and `latent_scratch`).
 
-        The sums' buffers are kept from one sweep to the next (`scratch`). The covariances of q(x_n) go to the
+        The sums' buffers (`scratch_buffer`'s dicts, one a block) are kept from one sweep to the next. The covariances of q(x_n) go to the
         posterior the sweep returns, so they are new each sweep: one array for all the samples, whose consecutive
         slices the blocks write, which the reduce then joins without a copy (`joined`). With one block, or nothing
         missing (one Sigma_x for every sample), there is nothing to join.
@@ -935,10 +920,12 @@ class LocalRunner:
         scratch : list of dict
         latent_scratch : list of dict or None
         """
-        if len(blocks) == 1 or blocks[0].complete: return self.scratch(len(blocks)), [None] * len(blocks)
+        n = len(blocks)
+        self._scratch += [{} for _ in range(n - len(self._scratch))]
+        if n == 1 or blocks[0].complete: return self._scratch[:n], [None] * n
         sizes = [b.mask.shape[1] for b in blocks]
         whole, edges = np.empty((sum(sizes), D, D)), np.cumsum([0, *sizes])
-        return self.scratch(len(sizes)), [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
+        return self._scratch[:n], [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
 
     def map(self, fn, *iterables) -> list:
         """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
