@@ -332,14 +332,15 @@ def rotation_paper(C, S, N: int) -> np.ndarray:
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
 def congruence(S, R, chunk_bytes: int = 1 << 22):
-    """R^T S_k R for every k, as two large matrix products (which BLAS threads can share), not K small ones; over
-    chunks of k, so that the products' temporaries stay a few MB (the allocator reuses them; arrays of 100 MB and
-    more come from the operating system afresh each sweep).
+    """R^T S_k R for every k, over chunks of k: S_k R as one large matrix product, then R^T (S_k R) matrix by matrix,
+    written into the result. The chunks keep the temporaries a few MB (the allocator reuses them; arrays of 100 MB and
+    more come from the operating system afresh each sweep). Multiplying by R^T matrix by matrix spares the transposed
+    copy of S_k R that a second large product needs: with one BLAS thread, at 1,682 matrices, 6.9 -> 4.4 ms at
+    D = 20 and 221 -> 190 ms at D = 100 (medians of 15).
 
     Parameters
     ----------
     S : ndarray of shape (K, D, D)
-        Symmetric matrices.
     R : ndarray of shape (D, D)
     chunk_bytes : int, default 4 MiB
         The size of a chunk of S.
@@ -353,7 +354,7 @@ def congruence(S, R, chunk_bytes: int = 1 << 22):
     out, step = np.empty((K, D, D)), max(1, chunk_bytes // (8 * D * D))
     for s in range(0, K, step):
         SR = (S[s:s + step].reshape(-1, D) @ R).reshape(-1, D, D)                                       # S_k R
-        np.matmul(SR.transpose(0, 2, 1).reshape(-1, D), R, out=out[s:s + step].reshape(-1, D))   # (S_k R)^T R
+        np.matmul(R.T, SR, out=out[s:s + step])                                                  # R^T (S_k R)
     return out
 
 def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True) -> Posterior:
