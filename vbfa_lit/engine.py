@@ -817,9 +817,10 @@ def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERN
         The block's buffers, kept by the runner from sweep to sweep (`scratch_buffer`): XX and SX are then views of
         them, valid until the block's next map step.
     latent_scratch : dict, optional
-        A buffer for the block's Sigma_x_n, for a runner that lets the block's q(X) go before its next map step
-        (the Dask runner, whose blocks' q(X) stay on the workers): Sx is then overwritten by that step. An in-memory
-        fit hands the Sigma_x_n to the posterior it returns, so `LocalRunner` keeps none.
+        A buffer for the block's Sigma_x_n (`scratch_buffer`, key 'S'), from the runner's `buffers`: the Dask
+        runner's is kept on the worker (the block's q(X) is let go before its next map step, which overwrites it);
+        the in-memory runner's is the block's slice of one array for all the samples, new each sweep (the posterior
+        it returns holds the Sigma_x_n).
 
     Returns
     -------
