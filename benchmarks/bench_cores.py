@@ -2,7 +2,7 @@
 translation and rotation, as `VBPCA` runs them) with `n_jobs` = 1 and 2 threads, at MovieLens-100k shape (943 users
 x 1,682 films, 100,000 ratings, CSR, synthetic as in `bench_sparse`), D = 100, users as rows and transposed (films as
 rows), compiled kernels. The children run in the default environment (no BLAS thread variables): the fit keeps one
-BLAS thread per thread of its own and lets the transformations' large products use `n_jobs` BLAS threads.
+BLAS thread per thread of its own, the rotation's products included (split over `n_jobs` threads).
 
 Wall-clock is the clock here (two threads spend about the same CPU seconds in less time); each case is a fresh child,
 the four cases interleaved over `rounds`. Target (scale issue, item 3): <= 0.5 s per sweep on this 2-core machine.

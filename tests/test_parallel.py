@@ -113,15 +113,20 @@ def test_congruence_as_two_large_products_is_the_stacked_product(K, D, per_chunk
     np.testing.assert_allclose(congruence(S, R, **kw), ref, rtol=0, atol=4 * D * np.finfo(float).eps * abs(ref).max())
 
 
-def test_blas_threads_allows_n_inside_and_restores_the_callers_limit():
+def test_with_threads_gives_n_inside_leaves_blas_alone_and_the_rotation_is_the_same_in_threads():
     from threadpoolctl import threadpool_info, threadpool_limits
-    from vbfa_lit.linalg import blas_threads
+    from vbfa_lit.linalg import with_threads, available_threads
+    from vbfa_lit.transformations import congruence
     blas = lambda: [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']
-    if not blas(): pytest.skip('no BLAS library that threadpoolctl can see')
     with threadpool_limits(1, user_api='blas'):
-        inside = blas_threads(blas, 2)()
-        assert blas() == [1] * len(inside)
-    assert all(n == 2 for n in inside)
+        inside = with_threads(lambda: (available_threads(), blas()), 3)()
+        assert inside == (3, blas()) and available_threads() == 1          # BLAS untouched; 1 again after
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, 7, 7))
+    S, R = A @ A.transpose(0, 2, 1), rng.standard_normal((7, 7))
+    one = congruence(S, R, chunk_bytes=3 * 8 * 49)                          # 17 chunks of 3 matrices
+    two = with_threads(lambda: congruence(S, R, chunk_bytes=3 * 8 * 49), 2)()
+    np.testing.assert_array_equal(two, one)                                 # each matrix computed alike
 
 
 def test_default_threads_are_fewer_when_memory_is_short_and_an_explicit_count_names_them(monkeypatch):

@@ -20,7 +20,7 @@ import scipy.sparse as sparse
 from .notation import gamma_moments, gamma_kl, gaussian_entropy
 from .linalg import (   # the numerical machinery (02a) and its compiled kernels (02c)
     weighted_sum, diagonal_sum, trace_product, masked_outer_sum, one_blas_thread, Kernels, NUMPY_KERNELS)
-from .linalg import blas_threads, joined
+from .linalg import with_threads, joined
 from .vbpca_fast import compiled_kernels
 from .validation import check_int
 from .rjmcmc_fast import check_engine
@@ -1217,7 +1217,7 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
     kernels = kernel_set(engine)                          # chosen once, for every sweep
     check_prior(prior)
     runner = LocalRunner(n_jobs)
-    if transform is not None and runner.n_jobs > 1: transform = blas_threads(transform, runner.n_jobs)  # big products
+    if transform is not None and runner.n_jobs > 1: transform = with_threads(transform, runner.n_jobs)  # big products
     blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
     try:
         q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), sample_bias=sample_bias)
