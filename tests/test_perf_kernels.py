@@ -47,7 +47,8 @@ def test_block_sums_equal_the_packed_product(D):
     C = np.full((op.shape[0], D, D), -7.0)
     csr = op.indptr.astype(np.int64), op.indices.astype(np.int64), op.data
     pos = op.indptr[:-1].astype(np.int64)
-    fast._k_block_sums(*csr, block, nb, i0, i1, np.empty(nb), C, 0, K, pos)
+    none = C[:0]
+    fast._k_block_sums(*csr, block, nb, i0, i1, np.empty(nb), C, none, 0, K, pos)
     ref = op @ block                                          # (R, nb)
     iu = np.triu_indices(D)
     got = C[:, iu[0], iu[1]][:, first:first + nb]
@@ -56,14 +57,23 @@ def test_block_sums_equal_the_packed_product(D):
     assert np.array_equal(pos, op.indptr[1:])                 # every entry summed
     C2, pos = np.full_like(C, -7.0), op.indptr[:-1].astype(np.int64)
     for k0, k1 in ((0, 13), (13, 14), (14, K)):               # the items in three chunks: the same sums
-        fast._k_block_sums(*csr, np.ascontiguousarray(block[k0:k1]), nb, i0, i1, np.empty(nb), C2, k0, k1, pos)
+        fast._k_block_sums(*csr, np.ascontiguousarray(block[k0:k1]), nb, i0, i1, np.empty(nb), C2, none, k0, k1, pos)
     assert rel(ref, C2[:, iu[0], iu[1]][:, first:first + nb]) < 1e-12
+    # two sums in one pass: the packed items [block | 3 block] side by side, into C and a second output
+    both = np.ascontiguousarray(np.concatenate([block, 3 * block], axis=1))
+    for chunks in (((0, K),), ((0, 13), (13, 14), (14, K))):
+        Ca, Cb, pos = np.full_like(C, -7.0), np.full_like(C, -5.0), op.indptr[:-1].astype(np.int64)
+        for k0, k1 in chunks:
+            fast._k_block_sums(*csr, both[k0:k1], nb, i0, i1, np.empty(2 * nb), Ca, Cb, k0, k1, pos)
+        assert rel(ref, Ca[:, iu[0], iu[1]][:, first:first + nb]) < 1e-12
+        assert rel(3 * ref, Cb[:, iu[0], iu[1]][:, first:first + nb]) < 1e-12
+        assert np.all(Cb[:, iu[0], iu[1]][:, :first] == -5.0) and np.all(Cb[:, iu[0], iu[1]][:, first + nb:] == -5.0)
 
 
-@pytest.mark.parametrize('D', [1, 2, 19, 20, 100])                 # split: two packed passes below D = 20, BLAS above
+@pytest.mark.parametrize('D', [1, 2, 24, 25, 100])                 # split: one packed pass below D = 25, BLAS above
 @pytest.mark.parametrize('shared', [False, True], ids=['own_cov', 'shared_cov'])
 def test_outer_sums_equal_numpy_without_and_with_split(D, shared):
-    "The compiled sum, means packed with the covariances (no split) and split (two passes, or BLAS), equals NumPy's."
+    "The compiled sum, means packed with the covariances (no split) and split (one pass of both, or BLAS), equals NumPy's."
     from vbfa_lit.vbpca_fast import _masked_outer_sum as compiled
     rng = np.random.default_rng(D + 7 * shared)
     K = 30

@@ -81,10 +81,13 @@ def test_masked_outer_sum_blocks_cover_the_triangle(shared):
     for block in (1, D + 3, 5 * D):
         for chunk in (1, 7, K):
             out, out_cov = np.empty((R, D, D)), np.empty((R, D, D))
-            fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out, out_cov)
-            assert rel(ref[0], out) < 1e-12 and rel(ref[1], out_cov) < 1e-12
+            for fused in (False, True):                    # split: the means by BLAS, or both sums in one pass
+                out, out_cov = np.empty((R, D, D)), np.empty((R, D, D))
+                fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out, out_cov, fused)
+                assert rel(ref[0], out) < 1e-12 and rel(ref[1], out_cov) < 1e-12
+                np.testing.assert_array_equal(out_cov, out_cov.transpose(0, 2, 1))
             out0 = np.empty((R, D, D))
-            fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out0, out_cov[:0])
+            fast._k_outer_sums(*csr, mean, cov, w, block, chunk, out0, out_cov[:0], True)
             assert rel(ref[0], out0) < 1e-12
 
 
@@ -104,7 +107,7 @@ def test_item_chunks_are_taken_when_the_items_exceed_the_cache(monkeypatch):
     monkeypatch.setattr(fast, '_k_outer_sums', lambda *a: seen.append(a[7]) or kernel(*a))
     monkeypatch.setattr(fast, '_CHUNK_BYTES', 8)
     monkeypatch.setattr(fast, '_CHUNK_MIN_ENTRIES', 0)
-    for D_split in (0, 100):                                    # split by BLAS, and by two packed passes
+    for D_split in (0, 100):                                    # split by BLAS, and in one packed pass
         monkeypatch.setattr(fast, '_SPLIT_BY_BLAS_MIN_D', D_split)
         out = fast._masked_outer_sum(op, mean, cov, split=True)
         assert rel(ref[0], out[0]) < 1e-12 and rel(ref[1], out[1]) < 1e-12

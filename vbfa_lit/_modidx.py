@@ -165,6 +165,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'vbfa_lit.engine.residual_ss': ('engine.html#residual_ss', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.row_blocks': ('engine.html#row_blocks', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.run_sweeps': ('engine.html#run_sweeps', 'vbfa_lit/engine.py'),
+                                 'vbfa_lit.engine.shifted': ('engine.html#shifted', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.sq_error': ('engine.html#sq_error', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.sum_tau_ww': ('engine.html#sum_tau_ww', 'vbfa_lit/engine.py'),
                                  'vbfa_lit.engine.sum_xx': ('engine.html#sum_xx', 'vbfa_lit/engine.py'),

@@ -40,47 +40,63 @@ def _k_unpack(sums, out): # out[r] symmetric, its upper triangle from sums[r] (r
         for i in range(D):
             for j in range(i): out[r, i, j] = out[r, j, i]
 
-def _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, k0, k1, pos):
+def _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, C2, k0, k1, pos):
     # C[r] rows i0..i1-1 of the upper triangle = (k0 = 0) or += (k0 > 0) the sum over the entries p of row r whose
-    # item indices[p] is in k0..k1-1 of values[p] pk[indices[p] - k0, :nb]. The rows' items are sorted: pos[r] is
-    # row r's first entry not yet summed, moved past the chunk k0..k1-1.
+    # item indices[p] is in k0..k1-1 of values[p] pk[indices[p] - k0, :nb]; C2 of length R: likewise C2[r] from
+    # pk[..., nb:2 nb] in the same pass. The rows' items are sorted: pos[r] is row r's first entry not yet summed,
+    # moved past the chunk k0..k1-1.
     R, D = indptr.size - 1, C.shape[-1]
+    width = 2 * nb if C2.shape[0] > 0 else nb
     for r in range(R):            # the block of every row's sum, read from cache
         p, e = pos[r], indptr[r + 1]
         if k0 > 0 and (p == e or indices[p] >= k1): continue   # nothing of this chunk in this row
-        t = 0
-        for i in range(i0, i1):
-            for j in range(i, D):
-                acc[t] = C[r, i, j] if k0 > 0 else 0.0; t += 1
+        if k0 > 0:                # the running sums; none read on the first chunk (a conditional read there
+            t = 0                 # compiled to a read of C every time: 16 % of the time at D = 50 and 100)
+            for i in range(i0, i1):
+                for j in range(i, D):
+                    acc[t] = C[r, i, j]; t += 1
+            if width > nb:
+                for i in range(i0, i1):
+                    for j in range(i, D):
+                        acc[t] = C2[r, i, j]; t += 1
+        else: acc[:width] = 0.0
         while p + 4 <= e and indices[p + 3] < k1:   # four entries a pass: one load and store of acc for four
             a0, a1 = pk[indices[p] - k0], pk[indices[p + 1] - k0]
             a2, a3 = pk[indices[p + 2] - k0], pk[indices[p + 3] - k0]
             v0, v1, v2, v3 = values[p], values[p + 1], values[p + 2], values[p + 3]
-            for t in range(nb): acc[t] += (v0 * a0[t] + v1 * a1[t]) + (v2 * a2[t] + v3 * a3[t])
+            for t in range(width): acc[t] += (v0 * a0[t] + v1 * a1[t]) + (v2 * a2[t] + v3 * a3[t])
             p += 4
         while p < e and indices[p] < k1:
             a0, v0 = pk[indices[p] - k0], values[p]
-            for t in range(nb): acc[t] += v0 * a0[t]
+            for t in range(width): acc[t] += v0 * a0[t]
             p += 1
         pos[r] = p
         t = 0
         for i in range(i0, i1):
             for j in range(i, D):
                 C[r, i, j] = acc[t]; t += 1
+        if width > nb:
+            for i in range(i0, i1):
+                for j in range(i, D):
+                    C2[r, i, j] = acc[t]; t += 1
 
-def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out, out_cov):
+def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out, out_cov, fused):
     # CSR mask: out[r] = sum over the entries p of row r (item k = indices[p]) of values[p] weight[k]
     # (mean_k mean_k^T + cov_k); mean of length 0: the covariances alone; cov of length 1: one covariance shared
     # by every item; out_cov of length R (split): the same sums of cov_k alone. The triangle entries in blocks of
     # `block`, packed by `_k_pack`: without split, mean_k mean_k^T + cov_k together (as 02a's `pack_upper`); with
-    # split, the covariances alone, and the means' part by BLAS, row by row (cheaper than a second pass). The items
+    # split and `fused`, both side by side, summed in one pass (small D); with split otherwise, the covariances
+    # alone, and the means' part by BLAS, row by row (cheaper than packing the means at larger D). The items
     # `chunk` at a time (`chunk` rows of the packed block in cache), the rows' items sorted.
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
-    C = out_cov if split else out  # where the packed sums go
+    fused = fused and split
+    C = out_cov if split and not fused else out  # where the packed sums go
+    C2 = out_cov if fused else out_cov[:0]       # and the covariances' sums in the same pass
     block = min(max(block, D), D * (D + 1) // 2)   # whole rows of the triangle, at least one, at most all
     chunk = min(max(chunk, 1), max(K, 1))
-    pk, acc, pos = np.empty((chunk, block)), np.empty(block), np.empty(R, np.int64)
+    pk = np.empty((chunk, 2 * block if fused else block))
+    acc, pos = np.empty(pk.shape[1]), np.empty(R, np.int64)
     shared = cov.shape[0] == 1
     i1 = 0
     while i1 < D:
@@ -90,12 +106,15 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out,
         pos[:] = indptr[:R]
         for k0 in range(0, max(K, 1), chunk):   # this block of the triangle of the items k0..k1-1
             k1 = min(k0 + chunk, K)
-            m = mean[:0] if split else mean[k0:k1]
-            _k_pack(m, cov if shared else cov[k0:k1], weight[k0:k1], i0, i1, pk[:k1 - k0])
-            _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, k0, k1, pos)
+            m = mean[:0] if split and not fused else mean[k0:k1]
+            c = cov if shared else cov[k0:k1]
+            _k_pack(m, c, weight[k0:k1], i0, i1, pk[:k1 - k0, :nb])
+            if fused: _k_pack(mean[:0], c, weight[k0:k1], i0, i1, pk[:k1 - k0, nb:2 * nb])
+            _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, C2, k0, k1, pos)
     for r in range(R):            # with split, the means' part; then the lower triangles, one matrix at a time
         n = indptr[r + 1] - indptr[r]
-        if split and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
+        if fused: pass
+        elif split and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
             G, Gw = np.empty((n, D)), np.empty((n, D))
             for q in range(n):
                 k = indices[indptr[r] + q]
@@ -111,7 +130,7 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out,
         for i in range(D):
             for j in range(i):
                 out[r, i, j] = out[r, j, i]
-                if split: C[r, i, j] = C[r, j, i]
+                if split: out_cov[r, i, j] = out_cov[r, j, i]
     return 0
 
 
@@ -288,8 +307,11 @@ _CHUNK_MIN_ENTRIES = 64
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
 _LANES, _LANES_MAX_D = 64, 64
-# below this D, split sums by two packed passes (the means' part by BLAS row by row costs more: many tiny products)
-_SPLIT_BY_BLAS_MIN_D = 20
+# below this D, split sums in one pass over the entries, both sums packed side by side (the means' part by BLAS row
+# by row costs more: many tiny products). MovieLens-100k's 80 % (80,045 ratings), a user's sums over its films, one
+# thread, milliseconds a call, one pass / BLAS: D = 10 1.6 / 2.1 (two packed passes 2.1), D = 20 5.2 / 6.8, D = 30
+# 21.5 / 15.4, D = 50 50 / 42
+_SPLIT_BY_BLAS_MIN_D = 25
 
 
 def _chunk_items(R, K, nnz, width)->int: # items a chunk of `_k_outer_sums`: a packed block (`width` entries an item)
@@ -342,14 +364,12 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         op = sparse.csr_matrix(op)
         if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
-        chunk = _chunk_items(R, K, op.nnz, min(max(block, D), T))
+        fused = split and D < _SPLIT_BY_BLAS_MIN_D    # both sums packed side by side: twice the width an item
+        chunk = _chunk_items(R, K, op.nnz, (2 if fused else 1) * min(max(block, D), T))
         # SciPy's index arrays as they are, int32 or int64 (a copy of 12.5M int32 indices as int64 is 100 MB of
         # fresh memory a call)
         csr = op.indptr, op.indices, np.asarray(op.data, dtype=float)
-        if split and D < _SPLIT_BY_BLAS_MIN_D:   # means with covariances, then the covariances alone
-            _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov[:0])
-            _k_outer_sums(*csr, mean[:0], cov, weight, block, chunk, out_cov, out_cov[:0])
-        else: _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov)
+        _k_outer_sums(*csr, mean, cov, weight, block, chunk, out, out_cov, fused)
     else:                      # dense: BLAS, between a compiled packing and unpacking
         pk = buf('pk', (K, 2 * T if split else T))
         _k_pack(mean, cov, weight, 0, D, pk[:, :T])
