@@ -154,3 +154,29 @@ def test_sklearn_clone_and_repr():
     m = VBPCA(missing_values='unstored')
     assert clone(m).missing_values == 'unstored'
     assert repr(VBPCA()) == 'VBPCA()' and repr(m) == "VBPCA(missing_values='unstored')"
+
+
+def test_shifted_entries_and_the_one_product_updates_equal_the_dense_ones():
+    """`engine.shifted` holds y_mn - mu_m - b_n on exactly the stored entries (an observed zero among them); the sparse
+    update of q(x_n), one product of those entries, equals the dense update's three products, with and without b."""
+    from vbfa_lit.engine import observed, shifted, sum_tau_ww, update_X
+    Xd, Xs = ratings(N=40, M=15, frac=0.4, seed=3)
+    rng = np.random.default_rng(1)
+    sp, dn = observed(Xs.T), observed(Xd.T)
+    (M, N), D = sp.Y.shape, 3
+    mu, b, tau = rng.normal(size=M), rng.normal(size=N), rng.uniform(0.5, 2, M)
+    obs = ~np.isnan(Xd)
+    for m_, b_ in ((None, None), (mu, None), (None, b), (mu, b)):
+        got = shifted(sp, m_, b_)
+        assert got.shape == (N, M) and got.nnz == obs.sum()
+        want = Xd - (0 if m_ is None else m_[None, :]) - (0 if b_ is None else b_[:, None])
+        np.testing.assert_allclose(got.toarray()[obs], want[obs], rtol=1e-14, atol=1e-14)
+        assert np.all(got.toarray()[~obs] == 0)
+    assert 0.0 in sp.YT.data and np.array_equal(sp.YT.data, observed(Xs.T).YT.data)   # the data untouched
+    W, G = rng.normal(size=(M, D)), rng.normal(size=(M, D, D)) * 0.2
+    Sw = G @ G.transpose(0, 2, 1) + 0.1 * np.eye(D)
+    for b_ in (None, b):
+        xs = update_X(sp, W, sum_tau_ww(sp, W, Sw, tau), mu, tau, b=b_)
+        xd = update_X(dn, W, sum_tau_ww(dn, W, Sw, tau), mu, tau, b=b_)
+        np.testing.assert_allclose(xs[0], xd[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(xs[1], xd[1], rtol=1e-12, atol=1e-12)
