@@ -45,12 +45,12 @@ def test_04_figure_4_2_runs_the_transformed_fit_as_lesson_05_saved_it():
 def test_11_what_it_says_of_two_threads_holds_in_the_measurements_it_prints():
     md = flat(prose('11_beyond_one_machine'))
     assert 'on an idle machine two threads' not in md
-    assert 'two threads gained far less than twice' in md and 'Two threads gain far less than twice' in md
+    assert 'two threads gained less than twice' in md and 'Two threads gain less than twice' in md
     cores = json.loads((ROOT / 'benchmarks' / 'results' / 'bench_cores.json').read_text())
     by = {(r['rows'], r['n_jobs']): r for r in cores['summary']['rows']}
     for rows in ('users', 'items'):
         one, two = by[rows, 1], by[rows, 2]
-        assert one['wall_s'] / two['wall_s'] < 1.5                  # far less than twice
+        assert one['wall_s'] / two['wall_s'] < 2                    # less than twice
         assert two['cpu_s'] > one['cpu_s'] and two['cpu_s'] / 2 < two['wall_s']   # the two reasons the page gives
 
 
