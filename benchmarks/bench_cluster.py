@@ -186,7 +186,9 @@ class SweepClock:
     def __init__(self, *args, **kwargs): self.n, self.total = 0, kwargs.get('total')
     def __enter__(self): return self
     def __exit__(self, *exc): return False
-    def update(self, k=1): self.n += k; SweepClock.stamps.append((time.perf_counter(), time.process_time()))
+    def update(self, k=1):
+        self.n += k
+        SweepClock.stamps.append((time.perf_counter(), time.process_time(), time.time()))
     def set_postfix(self, *args, **kwargs): pass
     def set_description(self, *args, **kwargs): pass
 
@@ -195,6 +197,28 @@ def per_sweep(stamps, skip=2):
     "Median seconds between the ends of consecutive sweeps, after the first `skip` sweeps."
     wall = np.diff([s[0] for s in stamps])[skip - 1:] if len(stamps) > skip else np.diff([s[0] for s in stamps])
     return float(np.median(wall)), [float(x) for x in np.diff([s[0] for s in stamps])]
+
+
+def worker_busy(tasks, stamps, skip=2):
+    """Seconds a sweep the workers spent computing tasks and receiving their inputs, summed over the workers, from
+    Dask's task stream (`distributed.get_task_stream`): every task that ran between the end of sweep `skip` and the
+    end of the last sweep, divided by the sweeps in between. What a sweep spends elsewhere (this process's
+    per-feature step and transformations, the scheduler, the waits between tasks) is its wall time less the busiest
+    worker's share. Returns (compute, transfer, {task name: compute})."""
+    if len(stamps) <= skip: return None, None, {}
+    t0, t1, n = stamps[skip - 1][2], stamps[-1][2], len(stamps) - skip
+    compute, transfer, by = 0.0, 0.0, {}
+    for t in tasks:
+        key = t['key'][0] if isinstance(t['key'], tuple) else t['key']
+        name = str(key).rsplit('-', 1)[0]
+        for ss in t['startstops']:
+            if ss['start'] < t0 or ss['stop'] > t1: continue
+            d = ss['stop'] - ss['start']
+            if ss['action'] == 'compute':
+                compute += d
+                by[name] = by.get(name, 0.0) + d
+            elif ss['action'] == 'transfer': transfer += d
+    return compute / n, transfer / n, {k: v / n for k, v in sorted(by.items(), key=lambda kv: -kv[1])}
 
 
 def worker_peaks(client):
@@ -217,15 +241,17 @@ def on_cluster(p):
         est_module.tqdm, SweepClock.stamps = SweepClock, []
         t0 = time.perf_counter()
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
                 warnings.simplefilter('ignore')                     # a few sweeps on purpose: not converged
                 model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0,
                               random_state=p['seed'], engine=p.get('engine', 'auto')).fit(X, client=client)
         finally: est_module.tqdm = real
         total = time.perf_counter() - t0
         sweep_s, each = per_sweep(SweepClock.stamps)
+        compute, transfer, by_task = worker_busy(stream.data, SweepClock.stamps)
         peaks = worker_peaks(client)
     return dict(sweep_wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=total,
+                worker_compute_s=compute, worker_transfer_s=transfer, worker_compute_by_task_s=by_task,
                 load_and_first_sweep_s=SweepClock.stamps[0][0] - t0, worker_peak_gb=peaks,
                 worker_peak_max_gb=max(peaks),
                 n_ratings=int(p['n_ratings']), shape=[p['n_users'], p['n_items']], D=p['D'], workers=p['workers'],
@@ -305,4 +331,20 @@ def summarise(results):
         targets.append(dict(issue=31, target=f"strong scaling 1 -> 2 workers at MovieLens-1M shape: >= "
                                              f"{SCALING_TARGET:g}x", measured=f"{s:.2f}x", ratio=s / SCALING_TARGET,
                             met=s >= SCALING_TARGET))
-    return dict(rows=rows, targets=targets)
+    return dict(rows=rows, targets=targets, scaling=amdahl(results))
+
+
+def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers'):
+    """Where one worker's sweep goes, and the most two workers can gain (Amdahl's law): the worker's computing
+    (`worker_busy`) is the part that splits; the rest (this process's per-feature step and transformations, the
+    scheduler, transfers, the waits between tasks) does not. Medians over the rounds; None without the task
+    stream."""
+    if one not in results or 'worker_compute_s' not in results[one]: return None
+    r1 = results[one]
+    T1, C1 = r1['sweep_wall_s'], r1['worker_compute_s']
+    out = dict(sweep_1_s=T1, compute_1_s=C1, rest_1_s=T1 - C1, best_2_s=T1 - C1 / 2, best_speedup=T1 / (T1 - C1 / 2))
+    if two in results and 'worker_compute_s' in results[two]:
+        r2 = results[two]
+        out.update(sweep_2_s=r2['sweep_wall_s'], compute_2_s=r2['worker_compute_s'],
+                   transfer_2_s=r2['worker_transfer_s'], speedup=T1 / r2['sweep_wall_s'])
+    return out
