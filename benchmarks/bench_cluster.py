@@ -16,7 +16,10 @@ data (a Netflix-shape block of 120,047 users and 25.1M ratings takes seconds). A
 between two sweeps' ends (the estimator's progress bar is replaced by a recorder of those times), median over the
 sweeps after the first two (the first runs no rotation; the second warms the kernels); the Netflix case on two
 workers and the two MovieLens-1M cases run three times each, interleaved, each on a fresh cluster, and give the
-median of the three (this machine's times vary by about 20 % from run to run). Nothing here asserts a time.
+median of the three (this machine's times vary by about 20 % from run to run). On the workers, Dask's task stream
+gives the seconds a sweep their tasks computed and waited for inputs (`worker_busy`); from the one-worker run at
+MovieLens-1M's shape, `amdahl` gives the most two workers can gain when only that computing splits. Nothing here
+asserts a time.
 """
 import time
 

@@ -115,3 +115,24 @@ def test_films_drawn_without_replacement_by_popularity(n_items):
     assert np.all(indices[0::2] < indices[1::2])
     freq = np.bincount(indices, minlength=n_items) / n_users
     assert np.abs(freq - inclusion_of_two(w)).max() < 0.015
+
+
+def test_worker_busy_counts_the_tasks_between_the_timed_sweeps_and_amdahl_bounds_two_workers():
+    "`worker_busy` sums compute and transfer inside the window of the timed sweeps only; `amdahl` splits the rest."
+    stamps = [(0, 0, 10.0), (0, 0, 11.0), (0, 0, 12.0), (0, 0, 13.0)]          # sweeps end at 10, 11, 12, 13 s
+    ss = lambda a, b, act='compute': dict(start=a, stop=b, action=act)
+    tasks = [dict(key='map_latent-ab12', startstops=[ss(9.5, 9.9)]),                # before the window: left out
+             dict(key='map_latent-cd34', startstops=[ss(11.1, 11.5), ss(11.0, 11.1, 'transfer')]),
+             dict(key=('_add-ef56', 0), startstops=[ss(12.2, 12.3)]),
+             dict(key='block_errors-0a', startstops=[ss(12.9, 13.2)])]               # runs past the last sweep
+    compute, transfer, by = bc.worker_busy(tasks, stamps)                        # window 11..13: two sweeps
+    assert compute == pytest.approx((0.4 + 0.1) / 2) and transfer == pytest.approx(0.1 / 2)
+    assert by == pytest.approx({'map_latent': 0.2, '_add': 0.05}) and list(by) == ['map_latent', '_add']
+    assert bc.worker_busy(tasks, stamps[:2]) == (None, None, {})
+    one = dict(sweep_wall_s=1.0, worker_compute_s=0.6)
+    a = bc.amdahl({'ml1m_D20_1worker': one})
+    assert a['rest_1_s'] == pytest.approx(0.4) and a['best_2_s'] == pytest.approx(0.7)
+    assert a['best_speedup'] == pytest.approx(1 / 0.7) and 'speedup' not in a
+    two = dict(sweep_wall_s=0.8, worker_compute_s=0.65, worker_transfer_s=0.05)
+    assert bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': two})['speedup'] == pytest.approx(1.25)
+    assert bc.amdahl({'ml1m_D20_1worker': dict(sweep_wall_s=1.0)}) is None       # run without the task stream

@@ -215,3 +215,15 @@ def test_the_other_shared_legends_are_legible_too():
             assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
     finally:
         plt.close('all')
+
+
+def test_11_what_it_says_of_two_workers_holds_in_the_measurements_it_prints():
+    "Amdahl's bound on the page is the one-worker run's rest plus half its computing, and the prose's claims hold."
+    cluster = json.loads((ROOT / 'benchmarks' / 'results' / 'bench_cluster.json').read_text())
+    sc = cluster['summary'].get('scaling')
+    if sc is None: pytest.skip('the cluster benchmark was run before it recorded the task stream')
+    md = flat(prose('11_beyond_one_machine'))
+    assert "Amdahl's law" in md and 'stays below even that bound' in md
+    assert sc['best_2_s'] == pytest.approx(sc['rest_1_s'] + sc['compute_1_s'] / 2)
+    assert sc['speedup'] < sc['best_speedup'] < 1.7                    # below the bound, and the bound below the aim
+    assert sc['compute_2_s'] > sc['compute_1_s'] and sc['transfer_2_s'] > 0   # "a little longer in all", "wait"
