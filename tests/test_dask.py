@@ -255,7 +255,8 @@ def test_each_blocks_map_runs_on_the_worker_that_holds_the_block():
 @pytest.mark.skipif(not numba_available(), reason='numba absent')
 def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
     """A block's map writes its sums into buffers the worker keeps (`scratch_buffer`), the same arrays every sweep, one
-    dict per block; the fit with them is the in-memory fit; closing the runner lets every worker's go."""
+    dict per block, and so does each node of the reduce's tree; the fit with them is the in-memory fit; closing the
+    runner lets every worker's go."""
     from vbfa_lit.engine import map_latent, kernel_set
     from vbfa_lit.notation import gamma_moments
     import vbfa_lit.dask_runner as dr
@@ -275,7 +276,10 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
             runner.reduce(parts, False)
             seen.append(buffers())
         first, second = seen
-        assert len(first) == n and all({'out', 'out_cov', 'S'} <= set(d) for d in first.values())
+        node = lambda k: '-add-' in k                 # the reduce's tree: n - 1 nodes, each adding into its own
+        blocks = {k: v for k, v in first.items() if not node(k)}
+        assert len(blocks) == n and all({'out', 'out_cov', 'S'} <= set(d) for d in blocks.values())
+        assert sorted(k for k in first if node(k)) == [f'{runner._id}-add-{i}' for i in range(n - 1)]
         assert all(second[k][b] is first[k][b] for k in first for b in first[k])     # reused, not made again
         runner.close()
         assert not buffers()
@@ -284,3 +288,16 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
     got = fit_vbfa_dask(da.from_array(X, chunks=(60, 60)), 3, Prior(w=ARD()), max_iter=4, tol=0, rng=1, engine='numba')
     np.testing.assert_allclose(got.elbo, ref.elbo, rtol=RTOL, atol=0)
     assert set(dr._KEPT) <= before                  # the fit's runner let its buffers go
+
+
+def test_reduce_into_kept_buffers_in_process_gives_each_sweeps_own_sums():
+    """With workers in this process a gathered result is the worker's own object, not a copy: the reduce's tree adds
+    into buffers reused every sweep, and the fit must still be the in-memory one sweep by sweep (four blocks: three
+    nodes, one buffer set each)."""
+    X = problem(0.3, N=240, M=30, seed=6)
+    settings = dict(D=4, prior=Prior(w=ARD()), max_iter=6, tol=0, rng=2, engine='numpy', transform=BOTH)
+    ref = recorded(fit_vbfa, observed(X.T), **settings)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        got = recorded(fit_vbfa_dask, da.from_array(X, chunks=(60, 30)), client=client, **settings)
+    assert_same_fit(got, ref)

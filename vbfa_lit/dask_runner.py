@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sparse
 
-from .linalg import one_blas_thread, weighted_sum, Kernels, NUMPY_KERNELS
+from .linalg import one_blas_thread, scratch_buffer, weighted_sum, Kernels, NUMPY_KERNELS
 from .vbpca import Posterior, Prior
 from .engine import (   # the sweep and its parts (02d)
     Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior, init_posterior, run_sweeps)
@@ -272,7 +272,11 @@ def _hold(x): return x  # a task whose value is its argument: broadcast state wi
 def _stats(p: LatentBlock):  # what a block's q(X) contributes to the reduce (and to the rotation's statistics)
     return p.XX, p.YX, p.mX, p.x_term, weighted_sum(np.ones(len(p.X)), p.Sx), len(p.X)
 
-def _add(a, b): return tuple(x + y for x, y in zip(a, b))
+def _add(a, b, out=None):  # two shares of the reduce added; into `out`'s kept buffers (a tree node's) when given:
+    # a node's sums at MovieLens-25M's shape are 1.2 GB, and fresh memory that size cost 2.8 s a sweep in page faults
+    if out is None: return tuple(x + y for x, y in zip(a, b))
+    return tuple(np.add(x, y, out=scratch_buffer(out, str(i), np.shape(x))) if np.ndim(x) else x + y
+                 for i, (x, y) in enumerate(zip(a, b)))
 def _means(p: LatentBlock): return p.X
 def _latent(p: LatentBlock): return p.X, p.Sx
 def _mask_times(block: Observed, X): return np.asarray(block.mask @ X)
@@ -284,9 +288,13 @@ def _is_future(x):
     except ImportError: return False
     return isinstance(x, Future)
 
-def _tree(items, add):
+def _tree(items, add):  # pairwise: add(a, b, node), the nodes numbered 0, 1, ... level by level
+    node = 0
     while len(items) > 1:
-        items = [add(*items[i:i + 2]) if i + 1 < len(items) else items[i] for i in range(0, len(items), 2)]
+        pairs, items = items, []
+        for i in range(0, len(pairs), 2):
+            if i + 1 < len(pairs): items.append(add(pairs[i], pairs[i + 1], node)); node += 1
+            else: items.append(pairs[i])
     return items[0]
 
 # %% ../nbs/02e_dask.ipynb #fd677da1
@@ -442,12 +450,15 @@ class DaskRunner:
             with its block (`latent`); logdet_Sx and SX None; XX, YX, mX and x_term summed.
         """
         if self.client is None:
-            stats, X = _tree([_stats(p) for p in parts], _add), [p.X for p in parts]
+            stats, X = _tree([_stats(p) for p in parts], lambda a, b, node: _add(a, b)), [p.X for p in parts]
         else:
             # the blocks that share a worker are added up first, there (the tree's lower levels move nothing);
             # block order within a worker
             order = sorted(range(len(parts)), key=lambda i: self._home[i] if len(self._home) == len(parts) else '')
-            stats = _tree([self._submit(_stats, parts[i]) for i in order], lambda a, b: self._submit(_add, a, b))
+            # each node of the tree adds into buffers its worker keeps from sweep to sweep (the node's result of
+            # the last sweep was gathered, or added up, before this sweep's map ran)
+            stats = _tree([self._submit(_stats, parts[i]) for i in order],
+                          lambda a, b, node: self._submit(_add, a, b, _Kept(f'{self._id}-add-{node}')))
             stats, X = self.client.gather([stats, [self._submit(_means, p) for p in parts]])
         XX, YX, mX, x_term, Sx_sum, N = stats
         self._parts, self._X, self._mX = parts, np.concatenate(X), mX
