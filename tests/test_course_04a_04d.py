@@ -176,3 +176,20 @@ def test_04d_has_three_exercises_with_hints_and_solutions_and_its_figures_say_wh
     assert 'colorbar' in fig1 and 'user_bias' in fig1                  # a colour bar; rows sorted by planted bias
     assert 'colorbar' in fig2 and 'n_train' in fig2                    # coloured by each user's ratings
     assert 'shrunk overall' in md and 'slope' in md
+
+
+@pytest.mark.skipif(not RATINGS_JSON.exists(), reason='the ratings benchmark has not been run')
+def test_04d_and_10_say_what_the_ratings_run_shows_of_the_fit_time():
+    "The prose's words on the fit time against SVD's hold in the merged run: about ten times, and a little less."
+    run = json.loads(RATINGS_JSON.read_text())['summary']
+    rows = {r['case']: r for r in run['rows']}
+    svd = rows['surprise_svd']['fit_cpu_s']
+    full = rows['vbpca_D20_sample_bias']['fit_cpu_s'] / svd
+    early = rows['vbpca_D20_sample_bias_tol1e-3']['fit_cpu_s'] / svd
+    assert 7 < full < 14 and 0.85 < early < 1                           # "about ten times"; "a little less"
+    early_target = next(t for t in run['targets'] if 'tol = 1e-3' in t['target'])
+    assert early_target['met'] and early_target['paired_ratio'] < 1     # "by the medians and by the paired rounds"
+    prose_04d = cell('04d_ratings.ipynb', 'rt000044')
+    assert 'about ten times the CPU time' in prose_04d and 'a little less' in prose_04d
+    prose_10 = ' '.join(text(c) for c in cells('10_benchmarks.ipynb') if c.get('id') in ('bratg003', '18171408'))
+    assert 'only by the fit stopped at `tol=1e-3`' in prose_10 and 'about ten times' in prose_10
