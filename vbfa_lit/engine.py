@@ -258,7 +258,7 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
     """
     tw = tau[:, None] * W
     if sparse.issparse(data.YT): h = shifted(data, mu, b) @ tw   # one product of the shifted entries
-    else:
+    else:                          # dense: BLAS products, without an N x M temporary of shifted values
         h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
         if b is not None: h -= b[:, None] * (data.maskT @ tw)
     X, Sx, logdet = kernels.gaussians(TWW, h, diag=np.ones(W.shape[1]), scratch=scratch)
@@ -861,11 +861,11 @@ def map_latent(block: Observed, q: Posterior, tau, kernels: Kernels = NUMPY_KERN
     XX, SX = sum_xx(block, X, Sx, split=True, kernels=kernels, scratch=scratch)
     # Y X by the transposes: sparse data are then read sample by sample, each <x_n> added into the rows of its
     # features (the same sums in the same order; gathering the <x_n> feature by feature misses the cache)
-    part = LatentBlock(X, Sx, logdet, SX, XX, None, block.maskT.T @ X, latent_term(X, Sx, logdet))
-    if b is None: return part._replace(YX=block.YT.T @ X)
+    mX, x_term = block.maskT.T @ X, latent_term(X, Sx, logdet)
+    if b is None: return LatentBlock(X, Sx, logdet, SX, XX, block.YT.T @ X, mX, x_term)
     b, vb = update_b(block, q.W, X, q.mu, tau, gamma)   # then q(b_n), with the new q(x_n): sum (y_mn - <b_n>) <x_n>
     YX = shifted(block, b=b).T @ X if sparse.issparse(block.YT) else block.YT.T @ X - block.mask @ (b[:, None] * X)
-    return part._replace(YX=YX, b=b, vb=vb, mb=block.mask @ b)
+    return LatentBlock(X, Sx, logdet, SX, XX, YX, mX, x_term, b=b, vb=vb, mb=block.mask @ b)
 
 def reduce_blocks(parts, complete: bool = False) -> LatentBlock:
     """The reduce step: the blocks' statistics added up (XX, YX, mX, x_term); X, Sx and logdet_Sx joined.

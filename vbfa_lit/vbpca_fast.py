@@ -91,7 +91,8 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out,
     R, K, D = indptr.size - 1, weight.size, cov.shape[-1]
     split, with_mean = out_cov.shape[0] > 0, mean.shape[0] > 0
     fused = fused and split
-    C = out_cov if split and not fused else out  # where the packed sums go
+    by_blas = split and not fused                # the means' part row by row after the packed pass
+    C = out_cov if by_blas else out              # where the packed sums go
     C2 = out_cov if fused else out_cov[:0]       # and the covariances' sums in the same pass
     block = min(max(block, D), D * (D + 1) // 2)   # whole rows of the triangle, at least one, at most all
     chunk = min(max(chunk, 1), max(K, 1))
@@ -106,15 +107,14 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out,
         pos[:] = indptr[:R]
         for k0 in range(0, max(K, 1), chunk):   # this block of the triangle of the items k0..k1-1
             k1 = min(k0 + chunk, K)
-            m = mean[:0] if split and not fused else mean[k0:k1]
+            m = mean[:0] if by_blas else mean[k0:k1]
             c = cov if shared else cov[k0:k1]
             _k_pack(m, c, weight[k0:k1], i0, i1, pk[:k1 - k0, :nb])
             if fused: _k_pack(mean[:0], c, weight[k0:k1], i0, i1, pk[:k1 - k0, nb:2 * nb])
             _k_block_sums(indptr, indices, values, pk, nb, i0, i1, acc, C, C2, k0, k1, pos)
     for r in range(R):            # with split, the means' part; then the lower triangles, one matrix at a time
         n = indptr[r + 1] - indptr[r]
-        if fused: pass
-        elif split and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
+        if by_blas and with_mean and n > 0:   # sum_p values_p weight_k mean_k mean_k^T = G_w^T G, G the row's means
             G, Gw = np.empty((n, D)), np.empty((n, D))
             for q in range(n):
                 k = indices[indptr[r] + q]
@@ -124,7 +124,7 @@ def _k_outer_sums(indptr, indices, values, mean, cov, weight, block, chunk, out,
             M = np.dot(Gw.T, G)
             for i in range(D):
                 for j in range(i, D): out[r, i, j] = C[r, i, j] + M[i, j]
-        elif split:
+        elif by_blas:
             for i in range(D):
                 for j in range(i, D): out[r, i, j] = C[r, i, j]
         for i in range(D):
