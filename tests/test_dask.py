@@ -301,3 +301,29 @@ def test_reduce_into_kept_buffers_in_process_gives_each_sweeps_own_sums():
             distributed.Client(cluster) as client:
         got = recorded(fit_vbfa_dask, da.from_array(X, chunks=(60, 30)), client=client, **settings)
     assert_same_fit(got, ref)
+
+
+def test_a_rotation_left_to_the_blocks_sums_equals_in_memory():
+    """Fewer samples than features: the transformations leave the rotation of the Sigma_w_m to the sums each block
+    forms (`engine.PendingRotation`, sent with the broadcast state); the fit equals the in-memory one, and the in-memory
+    one with the rotation applied at once."""
+    import pickle
+    from vbfa_lit.engine import PendingRotation
+    X = problem(0.3, N=40, M=90, seed=6)
+    later = functools.partial(transform_posterior, kind='both', latent_covariances=False, defer_w=True)
+    deferred = []
+    def transform(data, q, prior):
+        q, gain = later(data, q, prior)
+        deferred.append(isinstance(q.Sw, PendingRotation))
+        if deferred[-1]:                                       # what travels to a worker comes back the same
+            back = pickle.loads(pickle.dumps(q.Sw))
+            assert all(np.array_equal(getattr(back, k), getattr(q.Sw, k)) for k in ('S', 'R', 'W'))
+        return q, gain
+    settings = dict(D=4, prior=Prior(w=ARD()), max_iter=10, tol=0, rng=1, engine='numpy')
+    ref = recorded(fit_vbfa, observed(X.T), transform=transform, **settings)
+    assert any(deferred)
+    now = functools.partial(transform_posterior, kind='both', latent_covariances=False)
+    assert_same_fit(recorded(fit_vbfa, observed(X.T), transform=now, **settings), ref)
+    deferred.clear()
+    assert_same_fit(recorded(fit_vbfa_dask, da.from_array(X, chunks=(15, 90)), transform=transform, **settings), ref)
+    assert any(deferred)

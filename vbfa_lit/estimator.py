@@ -990,7 +990,7 @@ class VBPCA:
                 if self.progress: bar.set_postfix(elbo=f"{bound - n_obs * np.log(scale):.6g}", refresh=False)
             kind = s['transformations']
             transform = None if kind == 'none' else (
-                lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False))
+                lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False, defer_w=True))
             fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
                       s['warmup_sweeps'], s['engine'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter

@@ -47,7 +47,8 @@ def diagonal_sum(S, K:int):
     Parameters
     ----------
     S : ndarray of shape (K, D, D) or (1, D, D)
-        Matrices; one shared by all K when the leading axis is 1.
+        Matrices; one shared by all K when the leading axis is 1. An object with its own ``diagonal_sum()`` (the
+        engine's `PendingRotation`) is asked for it.
     K : int
         Number of items.
 
@@ -56,6 +57,7 @@ def diagonal_sum(S, K:int):
     ndarray of shape (D,)
         sum_k diag(S_k).
     """
+    if hasattr(S, 'diagonal_sum'): return S.diagonal_sum()
     return np.einsum('kdd->d', S) * (K // len(S))
 
 def trace_product(A, B):
