@@ -36,7 +36,7 @@ def sweep_time(p):
     the data `VBPCA(missing_values='unstored')` builds), from time stamps taken after every sweep."""
     from vbfa_lit.ard import ARD
     from vbfa_lit.estimator import check_sparse, sparse_data_scale, standardise
-    from vbfa_lit.transformations import transform_posterior
+    from vbfa_lit.transformations import between_sweeps
     from vbfa_lit.vbpca import Prior
     from vbfa_lit.engine import fit_vbfa, observed
     X = ratings(p['seed'], p['n_users'], p['n_items'], p['n_ratings'])
@@ -49,7 +49,7 @@ def sweep_time(p):
     fit = fit_vbfa(data, p['D'], Prior(1e-5, 1e-5, 1e-5, w=ARD(1e-5, 1e-5)), True, 1 + p['iters'], 0.0,
                    np.random.default_rng(p['seed']), lambda it, q, bound: stamps.append((time.process_time(),
                                                                                         time.perf_counter())),
-                   transform=lambda d, q, pr: transform_posterior(d, q, pr, 'both', latent_covariances=False),
+                   transform=between_sweeps('both'),
                    engine=p['engine'], n_jobs=p.get('n_jobs', 1))
     cpu = np.diff([s[0] for s in stamps])[1:]                          # sweeps 2.. (the first runs no rotation)
     wall = np.diff([s[1] for s in stamps])[1:]

@@ -654,6 +654,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'vbfa_lit/transformations.py'),
                                           'vbfa_lit.transformations.approximate_translation': ( 'transformations_engine.html#approximate_translation',
                                                                                                 'vbfa_lit/transformations.py'),
+                                          'vbfa_lit.transformations.between_sweeps': ( 'transformations_engine.html#between_sweeps',
+                                                                                       'vbfa_lit/transformations.py'),
                                           'vbfa_lit.transformations.optimal_rotation': ( 'transformations_engine.html#optimal_rotation',
                                                                                          'vbfa_lit/transformations.py'),
                                           'vbfa_lit.transformations.optimal_translation': ( 'transformations_engine.html#optimal_translation',

@@ -29,7 +29,7 @@ from .linalg import one_blas_thread
 from .rjmcmc_fast import check_engine
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)
-from .transformations import TRANSFORMATIONS, transform_posterior
+from .transformations import TRANSFORMATIONS, between_sweeps
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
 class ConvergenceWarning(UserWarning):
@@ -989,8 +989,7 @@ class VBPCA:
                 bar.update(1)
                 if self.progress: bar.set_postfix(elbo=f"{bound - n_obs * np.log(scale):.6g}", refresh=False)
             kind = s['transformations']
-            transform = None if kind == 'none' else (
-                lambda data, q, prior: transform_posterior(data, q, prior, kind, latent_covariances=False, defer_w=True))
+            transform = None if kind == 'none' else between_sweeps(kind)
             fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
                       s['warmup_sweeps'], s['engine'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
