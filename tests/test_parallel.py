@@ -148,3 +148,27 @@ def test_default_threads_are_fewer_when_memory_is_short_and_an_explicit_count_na
     assert seen == [1]                                    # two threads would not fit: the default took one
     with pytest.raises(ValueError, match=r'n_components: .* and 2 M D\^2 for each of 1 further thread'):
         VBPCA(D, missing_values='unstored', max_iter=1, n_jobs=2).fit(S)
+
+
+def test_another_runner_lends_its_local_threads_for_the_per_feature_step():
+    "A runner with a `local` LocalRunner (Dask's: this process's threads while the workers wait) splits the features."
+    import threading
+    seen = []
+    def fn(a, b): seen.append((len(a), threading.current_thread().name)); return (a + b,)
+    class Elsewhere:
+        local = LocalRunner(2)
+    try: out = map_features(Elsewhere(), fn, (np.arange(10.0),), (1.0,))
+    finally: Elsewhere.local.close()
+    assert sorted(n for n, _ in seen) == [5, 5] and all(t.startswith('vbfa_lit') for _, t in seen)
+    assert np.array_equal(out[0], np.arange(10.0) + 1)
+
+
+def test_dask_runner_threads_default_to_the_usable_cores_and_are_checked():
+    pytest.importorskip('dask')
+    from vbfa_lit.dask_runner import DaskRunner
+    from vbfa_lit.linalg import usable_cores
+    runner = DaskRunner()
+    try: assert runner.local.n_jobs == usable_cores() >= 1
+    finally: runner.close()
+    assert DaskRunner(threads=1).local.n_jobs == 1
+    with pytest.raises(ValueError, match='threads'): DaskRunner(threads=0)

@@ -16,10 +16,11 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sparse
 
-from .linalg import one_blas_thread, scratch_buffer, weighted_sum, Kernels, NUMPY_KERNELS
+from .linalg import one_blas_thread, scratch_buffer, weighted_sum, usable_cores, Kernels, NUMPY_KERNELS
 from .vbpca import Posterior, Prior
-from .engine import (   # the sweep and its parts (02d)
-    Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior, init_posterior, run_sweeps)
+from vbfa_lit.engine import (   # the sweep and its parts (02d)
+    Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior, init_posterior, run_sweeps,
+    LocalRunner)
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
@@ -312,13 +313,18 @@ class DaskRunner:
         None: Dask's threaded scheduler.
     n_workers : int, optional
         Threads of the threaded scheduler (default: Dask's, the number of cores); ignored with a client.
+    threads : int, optional
+        Threads of this process for the steps that run here while the workers wait: the per-feature step and the
+        transformations (`local`, an `engine.LocalRunner`, one BLAS thread each); default: the cores this process
+        may use.
     """
-    def __init__(self, client=None, n_workers=None):
+    def __init__(self, client=None, n_workers=None, threads=None):
         if client is not None:
             from distributed import Client
             if not isinstance(client, Client): raise TypeError(f"client: expected a distributed.Client, got {type(client).__name__}")
         self.client = client
         self.n_workers = None if n_workers is None else check_int('n_workers', n_workers, 1)
+        self.local = LocalRunner(usable_cores() if threads is None else check_int('threads', threads, 1))
         self.submitted = 0                 # tasks sent so far (a sweep sends the same number every time)
         self._parts = self._X = self._mX = None
         self._home = []                    # the worker each block's map was sent to (the last map)
@@ -504,6 +510,7 @@ class DaskRunner:
     def close(self):
         "Release the futures held by the runner and the buffers kept for its blocks (the client stays open)."
         self._parts = self._X = self._mX = None
+        self.local.close()
         _let_go(self._id)                          # the threaded scheduler's, in this process
         if self.client is not None: self.client.run(_let_go, self._id, on_error='ignore')   # a lost worker's went with it
 

@@ -7,8 +7,8 @@ __all__ = ['Observed', 'observed', 'BiasedPosterior', 'has_sample_bias', 'sum_ta
            'update_W', 'w_factor', 'update_mu', 'update_b', 'sx_quadratic', 'sx_by_product', 'residual_ss', 'sq_error',
            'with_bias', 'update_tau', 'ElboTerms', 'BiasedElboTerms', 'elbo', 'bias_term', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
-           'block_errors', 'LocalRunner', 'map_features', 'sweep', 'update_gamma', 'congruence', 'PendingRotation',
-           'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps']
+           'block_errors', 'LocalRunner', 'local_runner', 'map_features', 'sweep', 'update_gamma', 'congruence',
+           'PendingRotation', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -1000,6 +1000,20 @@ class LocalRunner:
         if self._pool is not None: self._pool.shutdown(); self._pool = None
         self._scratch = []
 
+def local_runner(runner):
+    """The threads of this process a runner offers for the steps that run here (the per-feature step, the
+    transformations): a `LocalRunner` itself, another runner its `local` attribute (Dask's), or None.
+
+    Parameters
+    ----------
+    runner : LocalRunner, another runner, or None
+
+    Returns
+    -------
+    LocalRunner or None
+    """
+    return runner if isinstance(runner, LocalRunner) else getattr(runner, 'local', None)
+
 def map_features(runner, fn, per_feature, shared=(), into=None):
     """`fn(*per_feature, *shared)` over chunks of features, one chunk per thread of a `LocalRunner`; the results
     joined. Each feature's result is computed alone, so any split gives the same numbers, bit for bit.
@@ -1008,7 +1022,7 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
     ----------
     runner : LocalRunner or another runner
         Its `n_jobs` threads share the features; another runner (e.g. Dask's, whose map runs over its blocks of
-        samples) runs `fn` once, here.
+        samples) lends its `local` LocalRunner, this process's threads, or runs `fn` once, here.
     fn : callable
         Returns a tuple of arrays whose first axis is the features.
     per_feature : sequence of ndarray
@@ -1025,7 +1039,8 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
     tuple of ndarray
     """
     M = max(len(a) for a in per_feature)
-    n = runner.n_jobs if isinstance(runner, LocalRunner) else 1
+    runner = local_runner(runner)
+    n = 1 if runner is None else runner.n_jobs
     if n == 1 or M < 2 * n: return fn(*per_feature, *shared)
     edges = np.linspace(0, M, n + 1).round().astype(int)
     cut = lambda a, s, e: a if len(a) == 1 < M else a[s:e]
@@ -1325,7 +1340,6 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
     kernels = kernel_set(engine)                          # chosen once, for every sweep
     check_prior(prior)
     runner = LocalRunner(n_jobs)
-    if transform is not None and runner.n_jobs > 1: transform = with_threads(transform, runner.n_jobs)  # big products
     blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
     try:
         q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), sample_bias=sample_bias)
@@ -1370,6 +1384,9 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
         The bound is not finite after a sweep.
     """
     history, terms = [], None
+    local = local_runner(runner)
+    if transform is not None and local is not None and local.n_jobs > 1:
+        transform = with_threads(transform, local.n_jobs)           # their big products on this process's threads
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
             q, _ = transform(data, q, prior)

@@ -25,7 +25,7 @@ from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
 from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
-from .linalg import one_blas_thread
+from .linalg import one_blas_thread, usable_cores
 from .rjmcmc_fast import check_engine
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)
@@ -62,9 +62,7 @@ def default_jobs(flops: float) -> int:
     -------
     int
     """
-    if flops < PARALLEL_MIN_FLOPS: return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
-    return max(1, int(cores or 1))
+    return 1 if flops < PARALLEL_MIN_FLOPS else usable_cores()
 
 
 def default_components(n_samples:int, n_features:int)->int:

@@ -5,11 +5,12 @@
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
            'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer', 'joined',
-           'one_blas_thread', 'with_threads', 'available_threads']
+           'one_blas_thread', 'with_threads', 'available_threads', 'usable_cores']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import contextvars
 import functools
+import os
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -499,3 +500,13 @@ def available_threads() -> int:
     int
     """
     return _THREADS.get()
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system reports it, else the machine's count).
+
+    Returns
+    -------
+    int
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+    return max(1, int(cores or 1))
