@@ -117,3 +117,29 @@ def test_fixed_alpha_and_shared_covariances_are_not_deferred_needlessly():
     assert len(q.Sw) == 1
     q2, _ = transform_posterior(data, q, prior, 'both', False, defer_w=True)
     assert isinstance(q2.Sw, np.ndarray)
+
+
+@pytest.mark.parametrize('threads', [1, 2, 3])
+def test_the_sums_over_the_stack_in_one_pass_on_any_threads(threads):
+    "sw_sums: the weighted sums and sum_m Sigma_w_m v_m as the plain products, in chunks dealt to any number of threads."
+    from vbfa_lit.linalg import with_threads
+    from vbfa_lit.transformations import sw_sums
+    rng = np.random.default_rng(threads)
+    M, D = 41, 5
+    Sw, weights, v = spd_stack(rng, M, D), rng.standard_normal((2, M)), rng.standard_normal((M, D))
+    sums, Swv = with_threads(lambda: sw_sums(Sw, weights, v, chunk_bytes=3 * 8 * D * D), threads)()   # 14 chunks
+    np.testing.assert_allclose(sums, np.einsum('jm,mde->jde', weights, Sw), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(Swv, np.einsum('mde,me->d', Sw, v), rtol=1e-13, atol=1e-13)
+    assert sw_sums(Sw, weights)[1] is None
+    shared, Swv1 = sw_sums(Sw[:1], weights, v)                                  # one Sigma_w for every feature
+    np.testing.assert_allclose(shared, weights.sum(1)[:, None, None] * Sw[0], rtol=1e-14)
+    np.testing.assert_allclose(Swv1, Sw[0] @ v.sum(0), rtol=1e-14)
+
+
+def test_map_chunks_deals_every_chunk_once():
+    from vbfa_lit.engine import map_chunks
+    from vbfa_lit.linalg import with_threads
+    for threads, K, step in ((1, 10, 3), (2, 10, 3), (3, 2, 1), (2, 0, 4)):
+        got = with_threads(lambda: map_chunks(list, K, step), threads)()
+        assert sorted(s for part in got for s in part) == list(range(0, K, step))
+        assert len(got) == max(1, min(threads, len(range(0, K, step))))

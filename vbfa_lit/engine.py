@@ -7,8 +7,9 @@ __all__ = ['Observed', 'observed', 'BiasedPosterior', 'has_sample_bias', 'sum_ta
            'update_W', 'w_factor', 'update_mu', 'update_b', 'sx_quadratic', 'sx_by_product', 'residual_ss', 'sq_error',
            'with_bias', 'update_tau', 'ElboTerms', 'BiasedElboTerms', 'elbo', 'bias_term', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
-           'block_errors', 'LocalRunner', 'local_runner', 'map_features', 'sweep', 'update_gamma', 'congruence',
-           'PendingRotation', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps']
+           'block_errors', 'LocalRunner', 'local_runner', 'map_features', 'w_factor_traced', 'sweep', 'update_gamma',
+           'congruence', 'map_chunks', 'PendingRotation', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa',
+           'run_sweeps']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -1050,6 +1051,26 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
         return fn(*[cut(a, s, e) for a in per_feature], *shared, **extra)
     return tuple(joined(r) for r in zip(*runner.map(chunk, edges[:-1], edges[1:])))
 
+def w_factor_traced(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=None):
+    """`w_factor` and tr(Sigma_w_m XX_m), the squared errors' term that the new Sigma_w_m adds, for the same features
+    (in `map_features`' threads, each chunk's right after its factors).
+
+    Parameters
+    ----------
+    YX, mX, XX, mu, tau, alpha, kernels, scratch
+        As `w_factor`.
+
+    Returns
+    -------
+    W : ndarray of shape (M, D)
+    Sw : ndarray of shape (M, D, D) or (1, D, D)
+    logdet : ndarray of shape (M,) or (1,)
+    trace : ndarray of shape (M,)
+        tr(Sigma_w_m XX_m).
+    """
+    W, Sw, logdet = w_factor(YX, mX, XX, mu, tau, alpha, kernels, scratch)
+    return W, Sw, logdet, trace_product(Sw, XX)
+
 def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None, runner=None):
     """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound: map over blocks of samples,
     reduce their statistics, update the per-feature factors. With per-sample biases (a `BiasedPosterior`), the map
@@ -1101,13 +1122,15 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
     parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *args)                   # map
     s = runner.reduce(parts, data.complete)                                                         # reduce
     alpha = prior.w.moments(q)[0]                                                                  # update
-    if data.complete: W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, alpha, kernels)  # one Sigma_w
-    else: W, Sw, logdet_Sw = map_features(runner, w_factor, (s.YX, s.mX, s.XX, q.mu, tau), (alpha, kernels),
-                                          into={'S': q.W.shape[1:] * 2})
+    if data.complete:                                                                             # one Sigma_w
+        W, Sw, logdet_Sw = w_factor(s.YX, s.mX, s.XX, q.mu, tau, alpha, kernels)
+        trSXX = trace_product(Sw, s.XX)
+    else: W, Sw, logdet_Sw, trSXX = map_features(runner, w_factor_traced, (s.YX, s.mX, s.XX, q.mu, tau),
+                                                 (alpha, kernels), into={'S': q.W.shape[1:] * 2})
     mu, vmu = update_mu(data, W, None, tau, prior.beta, mX=s.mX, mb=s.mb)
     # the squared errors: a second map, with the new W and mu, and its reduce
     err = functools.reduce(np.add, runner.map(block_errors, blocks, parts, [W] * n, [mu] * n, [kernels] * n))
-    err = err + trace_product(Sw, s.XX) + data.n_row * vmu
+    err = err + trSXX + data.n_row * vmu
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
     q = q._replace(X=s.X, Sx=s.Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
     if bias: q = q._replace(b=s.b, vb=s.vb, **update_gamma(s.b, s.vb, prior))
@@ -1160,14 +1183,34 @@ def congruence(S, R, chunk_bytes: int = 1 << 22, out=None):
         for s in starts:
             SR = (S[s:s + step].reshape(-1, D) @ R).reshape(-1, D, D)                                   # S_k R
             np.matmul(R.T, SR, out=out[s:s + step])                                              # R^T (S_k R)
+    map_chunks(chunks, K, step)
+    return out
+
+def map_chunks(fn, K: int, step: int) -> list:
+    """`fn(starts)` for the chunks of `step` items that start at 0, step, 2 step, ... < K, the starts dealt out to the
+    threads `with_threads` gives the step running now (`available_threads`; one BLAS thread each), or all of them to
+    this thread.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes a sequence of chunk starts.
+    K : int
+        Items.
+    step : int
+        Items a chunk.
+
+    Returns
+    -------
+    list
+        fn's results, one for each thread used.
+    """
     starts = range(0, K, step)
     n = min(available_threads(), len(starts))
-    if n == 1: chunks(starts)
-    else:
-        runner = LocalRunner(n)
-        try: one_blas_thread(runner.map)(chunks, [starts[i::n] for i in range(n)])
-        finally: runner.close()
-    return out
+    if n <= 1: return [fn(starts)]
+    runner = LocalRunner(n)
+    try: return one_blas_thread(runner.map)(fn, [starts[i::n] for i in range(n)])
+    finally: runner.close()
 
 class PendingRotation:
     """The covariances R^T S_m R of q(w_m) after a rotation (`transformations.rotate`), kept as S and R.
