@@ -8,8 +8,8 @@ __all__ = ['Observed', 'observed', 'BiasedPosterior', 'has_sample_bias', 'sum_ta
            'with_bias', 'update_tau', 'ElboTerms', 'BiasedElboTerms', 'elbo', 'bias_term', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
            'block_errors', 'LocalRunner', 'local_runner', 'map_features', 'w_factor_traced', 'sweep', 'update_gamma',
-           'congruence', 'map_chunks', 'PendingRotation', 'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa',
-           'run_sweeps']
+           'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps', 'congruence', 'map_chunks',
+           'PendingRotation']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -1154,100 +1154,6 @@ def update_gamma(b, vb, prior: Prior) -> dict:
     return dict(a_gamma=np.array([prior.a_gamma + len(b) / 2]),
                 b_gamma=np.array([prior.b_gamma + np.sum(b ** 2 + vb) / 2]))
 
-# %% ../nbs/02d_engine.ipynb #pend0002
-def congruence(S, R, chunk_bytes: int = 1 << 22, out=None):
-    """R^T S_k R for every k, over chunks of k: S_k R as one large matrix product, then R^T (S_k R) matrix by matrix,
-    written into the result. The chunks keep the temporaries a few MB (the allocator reuses them; arrays of 100 MB and
-    more come from the operating system afresh each sweep). Multiplying by R^T matrix by matrix spares the transposed
-    copy of S_k R that a second large product needs: with one BLAS thread, at 1,682 matrices, 6.9 -> 4.4 ms at
-    D = 20 and 221 -> 190 ms at D = 100 (medians of 15). Given n threads (`with_threads`, as a fit with n_jobs = n
-    runs its transformations), n threads share the chunks, one BLAS thread each; each matrix is computed alike.
-
-    Parameters
-    ----------
-    S : ndarray of shape (K, D, D)
-    R : ndarray of shape (D, D)
-    chunk_bytes : int, default 4 MiB
-        The size of a chunk of S.
-    out : ndarray of shape (K, D, D), optional
-        Where the result goes; S itself may be given (each chunk is read before it is written).
-
-    Returns
-    -------
-    ndarray of shape (K, D, D)
-        ``R.T @ S @ R``, to rounding.
-    """
-    K, D = S.shape[:2]
-    out, step = np.empty((K, D, D)) if out is None else out, max(1, chunk_bytes // (8 * D * D))
-    def chunks(starts):
-        for s in starts:
-            SR = (S[s:s + step].reshape(-1, D) @ R).reshape(-1, D, D)                                   # S_k R
-            np.matmul(R.T, SR, out=out[s:s + step])                                              # R^T (S_k R)
-    map_chunks(chunks, K, step)
-    return out
-
-def map_chunks(fn, K: int, step: int) -> list:
-    """`fn(starts)` for the chunks of `step` items that start at 0, step, 2 step, ... < K, the starts dealt out to the
-    threads `with_threads` gives the step running now (`available_threads`; one BLAS thread each), or all of them to
-    this thread.
-
-    Parameters
-    ----------
-    fn : callable
-        Takes a sequence of chunk starts.
-    K : int
-        Items.
-    step : int
-        Items a chunk.
-
-    Returns
-    -------
-    list
-        fn's results, one for each thread used.
-    """
-    starts = range(0, K, step)
-    n = min(available_threads(), len(starts))
-    if n <= 1: return [fn(starts)]
-    runner = LocalRunner(n)
-    try: return one_blas_thread(runner.map)(fn, [starts[i::n] for i in range(n)])
-    finally: runner.close()
-
-class PendingRotation:
-    """The covariances R^T S_m R of q(w_m) after a rotation (`transformations.rotate`), kept as S and R.
-
-    The sweep after a rotation reads the Sigma_w_m only through each sample's sum over its features, sum over m in O_n
-    of <tau_m> <w_m w_m^T> (`sum_tau_ww`), and then replaces them. Those sums can be formed from the moments before the
-    rotation and rotated instead, N of them instead of M covariances: at MovieLens-100k's shape with users as rows
-    (943 users, 1,682 films), 943 products instead of 1,682. Anything else that reads the stack gets it rotated
-    (``np.asarray``), and the sums of its diagonals (the update of q(alpha)) are rotated from the sum of the S_m.
-
-    Parameters
-    ----------
-    S : ndarray of shape (M, D, D)
-        The covariances before the rotation.
-    R : ndarray of shape (D, D)
-        The rotation: the covariances are R^T S_m R.
-    W : ndarray of shape (M, D)
-        The means before the rotation (the rotated means are W R).
-    S_sum : ndarray of shape (D, D), optional
-        sum_m S_m, when at hand (the transformations' statistics have it).
-    """
-    def __init__(self, S, R, W, S_sum=None): self.S, self.R, self.W, self.S_sum = S, R, W, S_sum
-    def __len__(self): return len(self.S)
-    @property
-    def shape(self): return self.S.shape
-    def __array__(self, dtype=None, copy=None): return congruence(self.S, self.R).astype(dtype or float, copy=False)
-    def diagonal_sum(self):
-        """sum_m diag(R^T S_m R), from the sum of the S_m.
-
-        Returns
-        -------
-        ndarray of shape (D,)
-        """
-        S_sum = weighted_sum(np.ones(len(self.S)), self.S) if self.S_sum is None else self.S_sum
-        return np.einsum('id,ij,jd->d', self.R, S_sum, self.R)
-
-
 # %% ../nbs/02d_engine.ipynb #3adeed49
 def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
                    tau_scale: float = 1e3, var: float = None, sample_bias: bool = False) -> Posterior:
@@ -1443,3 +1349,97 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
         if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
             return FitResult(q, history, terms, True)
     return FitResult(q, history, terms, False)
+
+# %% ../nbs/02d_engine.ipynb #pend0002
+def congruence(S, R, chunk_bytes: int = 1 << 22, out=None):
+    """R^T S_k R for every k, over chunks of k: S_k R as one large matrix product, then R^T (S_k R) matrix by matrix,
+    written into the result. The chunks keep the temporaries a few MB (the allocator reuses them; arrays of 100 MB and
+    more come from the operating system afresh each sweep). Multiplying by R^T matrix by matrix spares the transposed
+    copy of S_k R that a second large product needs: with one BLAS thread, at 1,682 matrices, 6.9 -> 4.4 ms at
+    D = 20 and 221 -> 190 ms at D = 100 (medians of 15). Given n threads (`with_threads`, as a fit with n_jobs = n
+    runs its transformations), n threads share the chunks, one BLAS thread each; each matrix is computed alike.
+
+    Parameters
+    ----------
+    S : ndarray of shape (K, D, D)
+    R : ndarray of shape (D, D)
+    chunk_bytes : int, default 4 MiB
+        The size of a chunk of S.
+    out : ndarray of shape (K, D, D), optional
+        Where the result goes; S itself may be given (each chunk is read before it is written).
+
+    Returns
+    -------
+    ndarray of shape (K, D, D)
+        ``R.T @ S @ R``, to rounding.
+    """
+    K, D = S.shape[:2]
+    out, step = np.empty((K, D, D)) if out is None else out, max(1, chunk_bytes // (8 * D * D))
+    def chunks(starts):
+        for s in starts:
+            SR = (S[s:s + step].reshape(-1, D) @ R).reshape(-1, D, D)                                   # S_k R
+            np.matmul(R.T, SR, out=out[s:s + step])                                              # R^T (S_k R)
+    map_chunks(chunks, K, step)
+    return out
+
+def map_chunks(fn, K: int, step: int) -> list:
+    """`fn(starts)` for the chunks of `step` items that start at 0, step, 2 step, ... < K, the starts dealt out to the
+    threads `with_threads` gives the step running now (`available_threads`; one BLAS thread each), or all of them to
+    this thread.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes a sequence of chunk starts.
+    K : int
+        Items.
+    step : int
+        Items a chunk.
+
+    Returns
+    -------
+    list
+        fn's results, one for each thread used.
+    """
+    starts = range(0, K, step)
+    n = min(available_threads(), len(starts))
+    if n <= 1: return [fn(starts)]
+    runner = LocalRunner(n)
+    try: return one_blas_thread(runner.map)(fn, [starts[i::n] for i in range(n)])
+    finally: runner.close()
+
+class PendingRotation:
+    """The covariances R^T S_m R of q(w_m) after a rotation (`transformations.rotate`), kept as S and R.
+
+    The sweep after a rotation reads the Sigma_w_m only through each sample's sum over its features, sum over m in O_n
+    of <tau_m> <w_m w_m^T> (`sum_tau_ww`), and then replaces them. Those sums can be formed from the moments before the
+    rotation and rotated instead, N of them instead of M covariances: at MovieLens-100k's shape with users as rows
+    (943 users, 1,682 films), 943 products instead of 1,682. Anything else that reads the stack gets it rotated
+    (``np.asarray``), and the sums of its diagonals (the update of q(alpha)) are rotated from the sum of the S_m.
+
+    Parameters
+    ----------
+    S : ndarray of shape (M, D, D)
+        The covariances before the rotation.
+    R : ndarray of shape (D, D)
+        The rotation: the covariances are R^T S_m R.
+    W : ndarray of shape (M, D)
+        The means before the rotation (the rotated means are W R).
+    S_sum : ndarray of shape (D, D), optional
+        sum_m S_m, when at hand (the transformations' statistics have it).
+    """
+    def __init__(self, S, R, W, S_sum=None): self.S, self.R, self.W, self.S_sum = S, R, W, S_sum
+    def __len__(self): return len(self.S)
+    @property
+    def shape(self): return self.S.shape
+    def __array__(self, dtype=None, copy=None): return congruence(self.S, self.R).astype(dtype or float, copy=False)
+    def diagonal_sum(self):
+        """sum_m diag(R^T S_m R), from the sum of the S_m.
+
+        Returns
+        -------
+        ndarray of shape (D,)
+        """
+        S_sum = weighted_sum(np.ones(len(self.S)), self.S) if self.S_sum is None else self.S_sum
+        return np.einsum('id,ij,jd->d', self.R, S_sum, self.R)
+
