@@ -1081,7 +1081,8 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
     data : Observed
         The observations (M features x N samples), from `observed`.
     q : Posterior
-        The current posterior (D components); left unchanged.
+        The current posterior (D components); left unchanged. Its Sw may be a `PendingRotation` (a rotation the
+        transformations left to this sweep's sums).
     prior : Prior
         Hyperparameters and the prior on W.
     shared : bool
