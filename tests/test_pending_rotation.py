@@ -21,7 +21,8 @@ from vbfa_lit.transformations import transform_posterior
 from vbfa_lit.vbpca import Prior, FixedAlpha
 
 ENGINES = ['numpy', pytest.param('numba', marks=pytest.mark.skipif(not numba_available(), reason='numba absent'))]
-RTOL = 1e-11     # rounding of sums formed in another order, after tens of sweeps with the translation and rotation
+RTOL = 1e-12     # rounding of sums formed in another order over tens of sweeps (measured: 2e-16 on the bound, 4e-15 on
+                 # the moments, both engines)
 
 
 def problem(N, M, missing, seed=0):
@@ -91,7 +92,7 @@ def test_deferred_rotation_gives_the_same_sweeps(engine, storage, missing, N, M,
     assert np.all(np.diff(later.elbo) >= -1e-9 * np.abs(later.elbo[1:]))     # the bound never falls
     for name in ('W', 'Sw', 'X', 'Sx', 'mu', 'b_tau', 'b_alpha'):
         a, b = getattr(later.q, name), getattr(now.q, name)
-        np.testing.assert_allclose(a, b, rtol=0, atol=RTOL * 1e3 * np.abs(b).max(), err_msg=name)
+        np.testing.assert_allclose(a, b, rtol=0, atol=RTOL * np.abs(b).max(), err_msg=name)
     assert isinstance(later.q.Sw, np.ndarray)                               # a sweep leaves no pending rotation
 
 
@@ -148,7 +149,7 @@ def test_map_chunks_deals_every_chunk_once():
 @pytest.mark.parametrize('seed', range(12))
 def test_deferred_rotation_on_random_problems(seed):
     """Random shapes with fewer samples than features, missing fractions, storage, noise model, prior on W and engine:
-    the deferred and the immediate rotation give the same bound after every sweep, and it never falls."""
+    the deferred and the immediate rotation give the same bound after every sweep to rounding, and it never falls."""
     rng = np.random.default_rng(100 + seed)
     N = int(rng.integers(6, 30)); M = N + int(rng.integers(1, 40)); D = int(rng.integers(1, 7))
     missing = float(rng.choice([0.0, 0.2, 0.6]))
@@ -163,5 +164,5 @@ def test_deferred_rotation_on_random_problems(seed):
                      transform=lambda d, q, p, defer=defer: transform_posterior(d, q, p, 'both', False, defer_w=defer))
             for defer in (False, True)]
     now, later = (f.elbo for f in fits)
-    np.testing.assert_allclose(later, now, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(later, now, rtol=RTOL, atol=0)
     assert np.all(np.diff(later) >= -1e-9 * np.abs(later[1:]))

@@ -18,9 +18,9 @@ import scipy.sparse as sparse
 
 from .linalg import one_blas_thread, scratch_buffer, weighted_sum, usable_cores, Kernels, NUMPY_KERNELS
 from .vbpca import Posterior, Prior
-from vbfa_lit.engine import (   # the sweep and its parts (02d)
-    Observed, observed, LatentBlock, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior, init_posterior, run_sweeps,
-    LocalRunner)
+from .engine import (   # the sweep and its parts (02d)
+    Observed, observed, LatentBlock, LocalRunner, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior,
+    init_posterior, run_sweeps)
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
