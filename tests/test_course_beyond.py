@@ -32,7 +32,7 @@ def problem(missing, N=90, M=12, seed=0):
 @pytest.mark.parametrize('missing', [0.3, 0.0])
 @pytest.mark.parametrize('D, B', [(2, 1), (4, 3), (7, 5)])
 def test_sweep_traffic_counts_what_a_block_sends_and_what_is_broadcast(missing, D, B):
-    from vbfa_lit.dask_runner import DaskRunner, _stats, sweep_traffic
+    from vbfa_lit.dask_runner import DaskRunner, _stats, _pack_sw, _PackedSw, sweep_traffic
     X = problem(missing)
     N, M = X.shape
     data = observed(X.T)
@@ -46,11 +46,16 @@ def test_sweep_traffic_counts_what_a_block_sends_and_what_is_broadcast(missing, 
     assert len(parts) == B
     t = sweep_traffic(M, N, D, B, complete=data.complete)
     for p in parts:                      # what a leaf of the reduce sends: its arrays, x_term and N_b (8 bytes each)
-        sent = sum(a.nbytes if isinstance(a, np.ndarray) else 8 for a in _stats(p))
+        sent = sum(a.nbytes if isinstance(a, np.ndarray) else 8 for a in _stats(p, {}))   # XX_m packed, as sent
         assert sent == t['per_block']
-    # the broadcast: the posterior as the runner strips it (q(W), <mu>), <tau>, then the new <W> and <mu>
+    # the broadcast: the posterior as the runner strips it (q(W), <mu>) with Sigma_w packed as a client's runner
+    # sends it, <tau>, then the new <W> and <mu>
     stripped = DaskRunner()._broadcast(q)
-    carried = sum(a.nbytes for a in stripped if isinstance(a, np.ndarray)) + tau.nbytes + q.W.nbytes + q.mu.nbytes
+    stripped = stripped._replace(Sw=_pack_sw(stripped.Sw, 'key'))
+    assert isinstance(stripped.Sw, np.ndarray if data.complete else _PackedSw)   # one shared covariance: whole
+    Sw = stripped.Sw.P if isinstance(stripped.Sw, _PackedSw) else stripped.Sw
+    carried = (sum(a.nbytes for a in stripped if isinstance(a, np.ndarray) and a is not Sw) + Sw.nbytes
+               + tau.nbytes + q.W.nbytes + q.mu.nbytes)
     assert carried == t['broadcast']
     # what comes back to the client: the reduced sums, each block's (M,) errors and the latent means
     assert t['to_client'] == t['per_block'] + 8 * (B * M + N * D)
@@ -87,9 +92,9 @@ def test_the_pages_traffic_claims_are_what_the_code_computes():
     g = page_namespace()
     ratio = {name: g['per_sweep'](M, N, 15, 8) / (12 * n) for name, (M, N, n) in g['shapes'].items()}
     prose = '\n'.join(s for k, s in cells() if k == 'markdown')
-    assert 'about half the size of the Netflix ratings' in prose and 0.45 < ratio['Netflix'] < 0.6
-    assert 'more than ten times the\nMovieLens-1M ratings' in prose and ratio['MovieLens-1M'] > 10
-    # the packed ideal the page quotes: M D(D+5)/2 numbers (XX's upper triangles, YX, mX)
+    assert 'about a third of the size of the Netflix ratings' in prose and 0.3 < ratio['Netflix'] < 0.37
+    assert 'more than six times\nthe MovieLens-1M ratings' in prose and 6 < ratio['MovieLens-1M'] < 7
+    # what a block sends packed, M D(D+5)/2 numbers (XX's upper triangles, YX, mX), against whole matrices
     assert r'M D(D+5)/2' in prose and r'M D(D+2)' in prose
 
 
@@ -108,11 +113,11 @@ def test_exercise_solutions_print_the_numbers_their_text_gives(capsys):
     g = page_namespace()
     s1, s2, s3 = solutions()
     total, ratings = run_solution(s1, g, capsys)
-    assert '40.6 GB' in s1 and round(total, 1) == 40.6 and '0.3 GB' in s1 and round(ratings, 1) == 0.3
-    assert '37.8 GB' in s1 and round(16 * 2 * 59_047 * 50 ** 2 * 8 / 1e9, 1) == 37.8
+    assert '21.5 GB' in s1 and round(total, 1) == 21.5 and '0.3 GB' in s1 and round(ratings, 1) == 0.3
+    assert '19.3 GB' in s1 and round(16 * 2 * 59_047 * (50 * 51 / 2) * 8 / 1e9, 1) == 19.3
     ratings_per_block, blocks = run_solution(s2, g, capsys)
-    assert ratings_per_block == 8 * 17_770 and 'about 142,000' in s2 and 'about 700 blocks' in s2
-    assert 690 < blocks < 710
+    assert round(ratings_per_block, -2) == 75_800 and 'about 75,800' in s2 and 'about 1,300 blocks' in s2
+    assert 1_250 < blocks < 1_350
     packed, full, saving = run_solution(s3, g, capsys)
     assert '21.3 MB instead of 36.3 MB' in s3 and (round(packed, 1), round(full, 1)) == (21.3, 36.3)
     assert 'a saving of 41%' in s3 and round(100 * saving) == 41

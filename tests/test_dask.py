@@ -183,7 +183,7 @@ def test_sweep_traffic_counts_what_the_sweep_sends():
     """The byte counts against the arrays a real sweep sends: the posterior the map reads, <tau>, the new means, and
     one block's statistics."""
     from vbfa_lit.engine import map_latent, sweep, row_blocks
-    from vbfa_lit.dask_runner import _stats
+    from vbfa_lit.dask_runner import _stats, _pack_sw
     from vbfa_lit.notation import gamma_moments
     X = problem(0.3)
     data, prior = observed(X.T), Prior(w=ARD())
@@ -192,8 +192,11 @@ def test_sweep_traffic_counts_what_the_sweep_sends():
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     blocks = row_blocks(data, 6)
     t = sweep_traffic(30, 240, 4, 6)
-    assert t['broadcast'] == sum(a.nbytes for a in (q.W, q.Sw, q.mu, tau, q.W, q.mu))
-    stats = _stats(map_latent(blocks[0], q, tau))
+    Sw_sent = _pack_sw(q.Sw, 'key').P                   # the upper triangles, as the runner sends them
+    assert Sw_sent.shape == (30, 10)
+    assert t['broadcast'] == sum(a.nbytes for a in (q.W, Sw_sent, q.mu, tau, q.W, q.mu))
+    stats = _stats(map_latent(blocks[0], q, tau), {})  # XX_m packed, as a block sends them
+    assert stats[0].shape == (30, 10)
     assert t['per_block'] == sum(np.asarray(a).nbytes for a in stats)
     assert t['to_client'] == t['per_block'] + 6 * tau.nbytes + 240 * 4 * 8
 
@@ -266,6 +269,8 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
         runner = DaskRunner(client)
         data = load_blocks(runner, blocks_from_array(da.from_array(X, chunks=(60, 60))))
         q = init_posterior_dask(data, 3, Prior(w=ARD()), False, np.random.default_rng(0))
+        S = np.asarray(q.Sw)                          # one covariance per feature (as after a sweep): sent packed
+        q = q._replace(Sw=np.stack([S[min(m, len(S) - 1)] * (1 + m / 60) for m in range(60)]))
         tau, n = gamma_moments(q.a_tau, q.b_tau)[0], len(data.blocks)
         def buffers():
             return {k: dict(v) for k, v in dr._KEPT.items() if k.startswith(runner._id)}
@@ -277,10 +282,18 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
             seen.append(buffers())
         first, second = seen
         node = lambda k: '-add-' in k                 # the reduce's tree: n - 1 nodes, each adding into its own
-        blocks = {k: v for k, v in first.items() if not node(k)}
+        stats = lambda k: '-stats-' in k              # each block's XX_m packed to travel, into its own
+        sw = f'{runner._id}-Sw'                       # the broadcast Sigma_w_m unpacked, once per worker process
+        blocks = {k: v for k, v in first.items() if not (node(k) or stats(k) or k == sw)}
         assert len(blocks) == n and all({'out', 'out_cov', 'S'} <= set(d) for d in blocks.values())
         assert sorted(k for k in first if node(k)) == [f'{runner._id}-add-{i}' for i in range(n - 1)]
-        assert all(second[k][b] is first[k][b] for k in first for b in first[k])     # reused, not made again
+        assert sorted(k for k in first if stats(k)) == sorted(f'{runner._id}-stats-{i}' for i in range(n))
+        assert all(set(first[k]) == {'packed'} for k in first if stats(k))
+        assert first[sw]['token'] != second[sw]['token']                # a new broadcast each sweep, unpacked anew
+        assert second[sw]['Sw_unpacked'].base is first[sw]['Sw']         # ... into the same buffer
+        np.testing.assert_array_equal(second[sw]['Sw_unpacked'], q.Sw)   # the covariances, whole again
+        assert all(second[k][b] is first[k][b] for k in first for b in first[k]
+                   if b not in ('token', 'Sw_unpacked'))                # reused, not made again
         runner.close()
         assert not buffers()
     ref = fit_vbfa(observed(X.T), 3, Prior(w=ARD()), max_iter=4, tol=0, rng=1, engine='numba')

@@ -223,3 +223,29 @@ def test_one_blas_thread_limits_inside_and_restores_after():
         finally: est.fit_vbfa = orig
         assert blas() == [2] * len(blas())
     assert seen and all(s == [1] * len(s) for s in seen)
+
+
+# ------------------------------------------------------------------------- packed triangles and back
+
+@pytest.mark.parametrize("D", [1, 2, 5, 30])
+@pytest.mark.parametrize("K", [1, 4, 700])           # 700 x 30^2: the row-by-row packing path
+def test_unpack_upper_inverts_pack_upper_exactly_into_a_given_buffer(D, K):
+    "The symmetric matrices come back bit for bit, into `out` when given (no copy in between), and bad `out` is named."
+    from vbfa_lit.linalg import pack_upper, unpack_upper
+    S = random_spd(np.random.default_rng(D + K), K, D)
+    P = pack_upper(np.empty((K, D * (D + 1) // 2)), None, S)
+    np.testing.assert_array_equal(unpack_upper(P), S)
+    out = np.full((K, D, D), np.nan)
+    assert unpack_upper(P, out) is out
+    np.testing.assert_array_equal(out, S)
+    with pytest.raises(ValueError, match='out: expected a C-contiguous array'):
+        unpack_upper(P, np.empty((K, D, D + 1)))
+    if D > 1:                                         # (a 1 x 1 matrix's every view is contiguous)
+        with pytest.raises(ValueError, match='out: expected a C-contiguous array'):
+            unpack_upper(P, np.empty((K, D, 2 * D))[:, :, ::2])
+
+
+def test_unpack_upper_names_a_width_that_is_no_triangle():
+    from vbfa_lit.linalg import unpack_upper
+    with pytest.raises(ValueError, match='packed: 4 entries a row'):
+        unpack_upper(np.zeros((3, 4)))

@@ -9,6 +9,7 @@ __all__ = ['DelayedBlocks', 'blocks_from_array', 'observed_blocks_from_triples',
 # %% ../nbs/02e_dask.ipynb #b4407d0b
 import functools
 import sys
+import threading
 import uuid
 import weakref
 from typing import NamedTuple
@@ -17,10 +18,12 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import one_blas_thread, scratch_buffer, weighted_sum, usable_cores, Kernels, NUMPY_KERNELS
+from .linalg import pack_upper, unpack_upper
 from .vbpca import Posterior, Prior
 from .engine import (   # the sweep and its parts (02d)
     Observed, observed, LatentBlock, LocalRunner, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior,
     init_posterior, run_sweeps)
+from .engine import PendingRotation
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
@@ -261,8 +264,38 @@ def _kept(key: str) -> dict:  # this process's buffers for `key`, made on first 
 def _let_go(prefix: str):  # drop this process's buffers of one runner
     for k in [k for k in list(_KEPT) if k.startswith(prefix)]: _KEPT.pop(k, None)
 
+class _PackedSw(NamedTuple):  # q(W)'s covariances on their way to the workers: the upper triangles, about half the
+    P: np.ndarray             # bytes of the symmetric matrices; (M, D(D+1)/2)
+    token: str                # names this sweep's copy: each worker process unpacks it once
+    key: str                  # the runner's buffers there (`_kept`)
+
+def _packed(S, out=None):  # (M, D, D) -> their upper triangles (M, D(D+1)/2), into `out`'s kept buffer when given
+    D = S.shape[-1]
+    return pack_upper(scratch_buffer(out, 'packed', (len(S), D * (D + 1) // 2)), None, S)
+
+def _pack_sw(Sw, key: str):  # a broadcast's Sigma_w_m (or a pending rotation's unrotated ones) packed; one shared
+    pending = isinstance(Sw, PendingRotation)      # Sigma_w is sent as it is
+    S = Sw.S if pending else Sw
+    if len(S) == 1: return Sw
+    P = _PackedSw(_packed(np.asarray(S)), uuid.uuid4().hex, key)
+    return PendingRotation(P, Sw.R, Sw.W, Sw.S_sum) if pending else P
+
+def _unpack_sw(Sw):  # on a worker: the packed Sigma_w_m, unpacked once per process and sweep into a buffer it keeps
+    pending = isinstance(Sw, PendingRotation)      # (the blocks' threads share it; no sweep's maps overlap another's)
+    P = Sw.S if pending else Sw
+    if not isinstance(P, _PackedSw): return Sw
+    kept = _kept(P.key)
+    with _KEPT.setdefault('unpack-lock', threading.Lock()):   # made here: a lock cannot travel with a function
+        if kept.get('token') != P.token:
+            D = int(round((np.sqrt(8 * P.P.shape[1] + 1) - 1) / 2))
+            kept['Sw_unpacked'] = unpack_upper(P.P, scratch_buffer(kept, 'Sw', (len(P.P), D, D)))
+            kept['token'] = P.token
+        S = kept['Sw_unpacked']
+    return PendingRotation(S, Sw.R, Sw.W, Sw.S_sum) if pending else S
+
 def _resolve(a):
     if isinstance(a, _Kernel): return kernel_set(a.name)
+    if isinstance(a, Posterior) and a.Sw is not None: return a._replace(Sw=_unpack_sw(a.Sw))
     return _kept(a.key) if isinstance(a, _Kept) else a
 
 def _call(fn, *args):  # runs on a worker: the kernel sets and the kept buffers resolved there
@@ -270,8 +303,10 @@ def _call(fn, *args):  # runs on a worker: the kernel sets and the kept buffers 
 
 def _hold(x): return x  # a task whose value is its argument: broadcast state with a recipe (recomputable)
 
-def _stats(p: LatentBlock):  # what a block's q(X) contributes to the reduce (and to the rotation's statistics)
-    return p.XX, p.YX, p.mX, p.x_term, weighted_sum(np.ones(len(p.X)), p.Sx), len(p.X)
+def _stats(p: LatentBlock, out=None):  # what a block's q(X) contributes to the reduce (and to the rotation's
+    # statistics); with `out` (kept buffers) the per-feature XX_m as packed upper triangles, to travel
+    XX = _packed(p.XX, out) if out is not None and len(p.XX) > 1 else p.XX
+    return XX, p.YX, p.mX, p.x_term, weighted_sum(np.ones(len(p.X)), p.Sx), len(p.X)
 
 def _add(a, b, out=None):  # two shares of the reduce added; into `out`'s kept buffers (a tree node's) when given:
     # a node's sums at MovieLens-25M's shape are 1.2 GB, and fresh memory that size cost 2.8 s a sweep in page faults
@@ -329,6 +364,7 @@ class DaskRunner:
         self._parts = self._X = self._mX = None
         self._home = []                    # the worker each block's map was sent to (the last map)
         self._id = f'vbfa_lit-{uuid.uuid4().hex}'   # names the buffers kept for its blocks
+        self._kept = {}                    # this process's: the reduced XX_m, unpacked (`reduce`)
         weakref.finalize(self, _let_go, self._id)    # in this process, should the runner never be closed
 
     def _compute(self, tasks):  # threaded scheduler: a flat graph of len(tasks) calls, computed now
@@ -347,6 +383,7 @@ class DaskRunner:
             obj = obj._replace(X=None, Sx=None, vmu=None, a_tau=None, b_tau=None, a_alpha=None, b_alpha=None)
         obj = _named(obj)
         if self.client is None or not isinstance(obj, (np.ndarray, Posterior)): return obj
+        if isinstance(obj, Posterior): obj = obj._replace(Sw=_pack_sw(obj.Sw, f'{self._id}-Sw'))   # half the bytes
         if isinstance(obj, np.ndarray) and obj.size < 64: return obj
         self.submitted += 1
         return self.client.submit(_hold, obj, key=f'broadcast-{uuid.uuid4().hex}')
@@ -453,7 +490,9 @@ class DaskRunner:
         LatentBlock
             X (N, D) the latent means in the order of the samples; Sx (1, D, D) the mean of the blocks'
             Sigma_x_n (which the rotation's statistics need: N times it is their sum), each Sigma_x_n staying
-            with its block (`latent`); logdet_Sx and SX None; XX, YX, mX and x_term summed.
+            with its block (`latent`); logdet_Sx and SX None; XX, YX, mX and x_term summed. With a client the XX_m
+            travel packed (upper triangles) and are unpacked into a buffer the runner keeps: valid until the next
+            reduce.
         """
         if self.client is None:
             stats, X = _tree([_stats(p) for p in parts], lambda a, b, node: _add(a, b)), [p.X for p in parts]
@@ -462,11 +501,14 @@ class DaskRunner:
             # block order within a worker
             order = sorted(range(len(parts)), key=lambda i: self._home[i] if len(self._home) == len(parts) else '')
             # each node of the tree adds into buffers its worker keeps from sweep to sweep (the node's result of
-            # the last sweep was gathered, or added up, before this sweep's map ran)
-            stats = _tree([self._submit(_stats, parts[i]) for i in order],
+            # the last sweep was gathered, or added up, before this sweep's map ran); the XX_m travel as packed
+            # triangles (about half the bytes), each block's packed into buffers its worker keeps
+            stats = _tree([self._submit(_stats, parts[i], _Kept(f'{self._id}-stats-{i}')) for i in order],
                           lambda a, b, node: self._submit(_add, a, b, _Kept(f'{self._id}-add-{node}')))
             stats, X = self.client.gather([stats, [self._submit(_means, p) for p in parts]])
         XX, YX, mX, x_term, Sx_sum, N = stats
+        if XX.ndim == 2:                         # packed: unpacked into a buffer this runner keeps
+            XX = unpack_upper(XX, scratch_buffer(self._kept, 'XX', (len(XX), len(Sx_sum), len(Sx_sum))))
         self._parts, self._X, self._mX = parts, np.concatenate(X), mX
         return LatentBlock(self._X, (Sx_sum / N)[None], None, None, XX, YX, mX, float(x_term))
 
@@ -510,6 +552,7 @@ class DaskRunner:
     def close(self):
         "Release the futures held by the runner and the buffers kept for its blocks (the client stays open)."
         self._parts = self._X = self._mX = None
+        self._kept = {}
         self.local.close()
         _let_go(self._id)                          # the threaded scheduler's, in this process
         if self.client is not None: self.client.run(_let_go, self._id, on_error='ignore')   # a lost worker's went with it
@@ -704,7 +747,8 @@ def fit_vbfa_dask(X, D: int, prior: Prior = Prior(), shared: bool = False, max_i
 
 # %% ../nbs/02e_dask.ipynb #ac99c5c9
 def sweep_traffic(M: int, N: int, D: int, n_blocks: int, complete: bool = False) -> dict:
-    """Bytes that travel in one sweep of `fit_vbfa_dask` with a client (float64, the shapes the sweep sends).
+    """Bytes that travel in one sweep of `fit_vbfa_dask` with a client (float64, the shapes the sweep sends; the
+    per-feature D x D matrices as packed upper triangles).
 
     Parameters
     ----------
@@ -726,8 +770,9 @@ def sweep_traffic(M: int, N: int, D: int, n_blocks: int, complete: bool = False)
         fetches one copy); 'per_block': what one block's reduce leaf sends up the tree; 'to_client': the reduced
         statistics, every block's (M,) squared errors and the latent means (N, D) that come back.
     """
-    K = 1 if complete else M                      # per-feature covariances and sums, or one shared
-    broadcast = (M * D + K * D * D + M) + M + (M * D + M)   # q(W) and <mu>, <tau>; then the new <W> and <mu>
-    per_block = K * D * D + 2 * M * D + D * D + 2                   # XX, YX, mX, sum of Sigma_x_n, x_term, N_b
+    # per-feature covariances and sums, each packed (its upper triangle), or one shared (sent whole)
+    S = D * D if complete else M * D * (D + 1) // 2
+    broadcast = (M * D + S + M) + M + (M * D + M)           # q(W) and <mu>, <tau>; then the new <W> and <mu>
+    per_block = S + 2 * M * D + D * D + 2                           # XX, YX, mX, sum of Sigma_x_n, x_term, N_b
     to_client = per_block + n_blocks * M + N * D                    # the reduced sums, the errors, the latent means
     return {'broadcast': 8 * broadcast, 'per_block': 8 * per_block, 'to_client': 8 * to_client}

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
-           'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer', 'joined',
-           'one_blas_thread', 'with_threads', 'available_threads', 'usable_cores']
+           'unpack_upper', 'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer',
+           'joined', 'one_blas_thread', 'with_threads', 'available_threads', 'usable_cores']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import contextvars
@@ -147,11 +147,30 @@ def _unpack_index(D:int): # (D * D,) position in the packed triangle of every en
     index[upper] = index[lower] = np.arange(len(upper))
     return index
 
-def _unpack(sums, # (R, T) sums of packed upper triangles
-            D:int,
-           ): # (R, D, D) the symmetric matrices
-    "Full symmetric matrices from packed upper triangles, by one gather."
-    return np.take(sums, _unpack_index(D), axis=1).reshape(-1, D, D)
+def unpack_upper(packed, out=None):
+    """Full symmetric matrices from their upper triangles packed row by row (`pack_upper`'s layout), by one gather.
+
+    Parameters
+    ----------
+    packed : ndarray of shape (K, T)
+        T = D (D + 1) / 2 entries a matrix.
+    out : ndarray of shape (K, D, D), optional
+        C-contiguous; written in place (a buffer kept from call to call saves asking for fresh memory).
+
+    Returns
+    -------
+    ndarray of shape (K, D, D)
+        `out` when given.
+    """
+    K, T = packed.shape
+    D = int(round((np.sqrt(8 * T + 1) - 1) / 2))
+    if D * (D + 1) // 2 != T: raise ValueError(f"packed: {T} entries a row is no triangle's D (D + 1) / 2")
+    if out is None: out = np.empty((K, D, D))
+    elif out.shape != (K, D, D) or not out.flags.c_contiguous:
+        raise ValueError(f"out: expected a C-contiguous array of shape {(K, D, D)}, got shape {out.shape}")
+    # mode='clip': the indices are valid, and the default ('raise') would gather into a temporary copy first
+    np.take(packed, _unpack_index(D), axis=1, out=out.reshape(K, D * D), mode='clip')
+    return out
 
 def masked_outer_sum(op, mean, cov, weight=None, split:bool=False):
     """sum_k op_rk weight_k (mean_k mean_k^T + cov_k) for every r, as one product through the upper triangles.
@@ -189,8 +208,8 @@ def masked_outer_sum(op, mean, cov, weight=None, split:bool=False):
         packed = pack_upper(np.empty((K, T)), mean, cov)
     if weight is not None: packed *= weight[:, None]
     sums = np.asarray(op @ packed)
-    if split: return _unpack(sums[:, :T], D), _unpack(sums[:, T:], D)
-    return _unpack(sums, D)
+    if split: return unpack_upper(sums[:, :T]), unpack_upper(sums[:, T:])
+    return unpack_upper(sums)
 
 # %% ../nbs/02a_linalg.ipynb #2fa271b7
 def gaussian_from_precision(P, h, scale=None, diag=None):
