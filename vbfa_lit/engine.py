@@ -8,8 +8,8 @@ __all__ = ['Observed', 'observed', 'BiasedPosterior', 'has_sample_bias', 'sum_ta
            'with_bias', 'update_tau', 'ElboTerms', 'BiasedElboTerms', 'elbo', 'bias_term', 'latent_term',
            'expected_log_prior_W', 'kernel_set', 'row_blocks', 'LatentBlock', 'map_latent', 'reduce_blocks',
            'block_errors', 'LocalRunner', 'local_runner', 'map_features', 'w_factor_traced', 'sweep', 'update_gamma',
-           'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'run_sweeps', 'congruence', 'map_chunks',
-           'PendingRotation']
+           'init_posterior', 'check_prior', 'FitResult', 'fit_vbfa', 'replaced_covariances', 'run_sweeps', 'congruence',
+           'map_chunks', 'PendingRotation']
 
 # %% ../nbs/02d_engine.ipynb #b96f043f
 import functools
@@ -934,15 +934,51 @@ class LocalRunner:
     """
     def __init__(self, n_jobs: int = 1):
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
-        self._pool, self._scratch = None, []
+        self._pool, self._scratch, self._spare = None, [], {}
+
+    def take(self, shape) -> np.ndarray:
+        """An array for a sweep's result: one given back (`give`) of that shape, else a new one; uninitialised.
+
+        Parameters
+        ----------
+        shape : tuple of int
+
+        Returns
+        -------
+        ndarray of `shape`, float64, C-contiguous
+        """
+        spare = self._spare.get(tuple(shape))
+        return spare.pop() if spare else np.empty(shape)
+
+    def give(self, *arrays):
+        """Arrays of a posterior that nothing reads any more, for `take` to hand out again (at most two a shape).
+
+        A fit that owns its posteriors between sweeps (`run_sweeps(reuse=True)`) gives back the covariances a sweep
+        has replaced. Without them every sweep asks the operating system for that memory afresh, which is slow for
+        large arrays: on the machine of the benchmarks page memory freed for a few seconds is handed back to the
+        host, and fresh memory then costs about 2 s a GB (0.1 s a GB recycled at once). Arrays under 1 MB, views of
+        part of an array, and arrays sharing memory with one already given are ignored.
+
+        Parameters
+        ----------
+        *arrays : ndarray or anything else (ignored)
+        """
+        for a in arrays:
+            if not isinstance(a, np.ndarray) or a.dtype != float or a.nbytes < 1 << 20: continue
+            owner = a if a.base is None else a.base
+            if not isinstance(owner, np.ndarray) or owner.nbytes != a.nbytes or not a.flags.c_contiguous: continue
+            spares = [s for ss in self._spare.values() for s in ss]
+            if any(np.may_share_memory(a, s) for s in spares): continue
+            spare = self._spare.setdefault(a.shape, [])
+            if len(spare) < 2: spare.append(a)
 
     def buffers(self, blocks, D: int) -> tuple:
         """The buffers each block's map writes into (`map_latent`'s `scratch` and `latent_scratch`).
 
-        The sums' buffers (`scratch_buffer`'s dicts, one a block) are kept from one sweep to the next. The covariances of q(x_n) go to the
-        posterior the sweep returns, so they are new each sweep: one array for all the samples, whose consecutive
-        slices the blocks write, which the reduce then joins without a copy (`joined`). With one block, or nothing
-        missing (one Sigma_x for every sample), there is nothing to join.
+        The sums' buffers (`scratch_buffer`'s dicts, one a block) are kept from one sweep to the next. The covariances
+        of q(x_n) go to the posterior the sweep returns: one array for all the samples (`take`: an array given back,
+        else new), whose consecutive slices the blocks write, which the reduce then joins without a copy (`joined`).
+        With nothing missing (one Sigma_x for every sample) there is none.
 
         Parameters
         ----------
@@ -958,9 +994,9 @@ class LocalRunner:
         """
         n = len(blocks)
         self._scratch += [{} for _ in range(n - len(self._scratch))]
-        if n == 1 or blocks[0].complete: return self._scratch[:n], [None] * n
+        if blocks[0].complete: return self._scratch[:n], [None] * n
         sizes = [b.mask.shape[1] for b in blocks]
-        whole, edges = np.empty((sum(sizes), D, D)), np.cumsum([0, *sizes])
+        whole, edges = self.take((sum(sizes), D, D)), np.cumsum([0, *sizes])
         return self._scratch[:n], [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
 
     def map(self, fn, *iterables) -> list:
@@ -999,7 +1035,7 @@ class LocalRunner:
     def close(self):
         "Stop the threads, if any were started, and let the buffers go."
         if self._pool is not None: self._pool.shutdown(); self._pool = None
-        self._scratch = []
+        self._scratch, self._spare = [], {}
 
 def local_runner(runner):
     """The threads of this process a runner offers for the steps that run here (the per-feature step, the
@@ -1032,8 +1068,8 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
         Arguments passed whole to every chunk.
     into : dict, optional
         Keys of `fn`'s `scratch` and the shape of one feature's result there, e.g. ``{'S': (D, D)}``: one array for
-        all M features is made here, each chunk's `fn` gets ``scratch=`` its rows, and that result is joined without
-        a copy (`joined`).
+        all M features is made here (the runner's `take`), each chunk's `fn` gets ``scratch=`` its rows, and that
+        result is joined without a copy (`joined`).
 
     Returns
     -------
@@ -1042,10 +1078,11 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
     M = max(len(a) for a in per_feature)
     runner = local_runner(runner)
     n = 1 if runner is None else runner.n_jobs
-    if n == 1 or M < 2 * n: return fn(*per_feature, *shared)
+    whole = {k: runner.take((M, *shape)) for k, shape in (into or {}).items()} if runner is not None else {}
+    if n == 1 or M < 2 * n:
+        return fn(*per_feature, *shared, **({'scratch': {k: w.reshape(-1) for k, w in whole.items()}} if whole else {}))
     edges = np.linspace(0, M, n + 1).round().astype(int)
     cut = lambda a, s, e: a if len(a) == 1 < M else a[s:e]
-    whole = {k: np.empty((M, *shape)) for k, shape in (into or {}).items()}
     def chunk(s, e):
         extra = {'scratch': {k: w[s:e].reshape(-1) for k, w in whole.items()}} if whole else {}
         return fn(*[cut(a, s, e) for a in per_feature], *shared, **extra)
@@ -1239,7 +1276,8 @@ class FitResult(NamedTuple):
 @one_blas_thread
 def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = False, max_iter: int = 1000,
              tol: float = 1e-6, rng=None, callback=None, transform=None, transform_start: int = 1,
-             engine: str = 'auto', n_jobs: int = 1, n_blocks=None, sample_bias: bool = False) -> FitResult:
+             engine: str = 'auto', n_jobs: int = 1, n_blocks=None, sample_bias: bool = False,
+             reuse: bool = False) -> FitResult:
     """Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles.
 
     Parameters
@@ -1275,6 +1313,9 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         number.
     sample_bias : bool, default False
         A bias b_n per sample as well as mu_m per feature, with a Gamma hyperprior on its precision (lesson 04d).
+    reuse : bool, default False
+        Reuse the memory of the covariances each sweep replaces (`run_sweeps`); only when `callback` and `transform`
+        keep no posterior.
 
     Returns
     -------
@@ -1294,12 +1335,28 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
     try:
         q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), sample_bias=sample_bias)
         return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
-                          transform_start)
+                          transform_start, reuse)
     finally: runner.close()
+
+def replaced_covariances(before, after) -> list:
+    """The covariance arrays of `before` (Sigma_x_n, Sigma_w_m, a pending rotation's unrotated Sigma_w_m) that
+    `after` no longer holds: what a sweep or a transformation has replaced.
+
+    Parameters
+    ----------
+    before, after : Posterior
+
+    Returns
+    -------
+    list of ndarray
+    """
+    arrays = lambda q: [q.Sx, q.Sw.S if isinstance(q.Sw, PendingRotation) else q.Sw]
+    kept = arrays(after)
+    return [a for a in arrays(before) if isinstance(a, np.ndarray) and not any(a is b for b in kept)]
 
 def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels: Kernels = NUMPY_KERNELS,
                blocks=None, runner=None, max_iter: int = 1000, tol: float = 1e-6, callback=None, transform=None,
-               transform_start: int = 1) -> FitResult:
+               transform_start: int = 1, reuse: bool = False) -> FitResult:
     """The sweeps of `fit_vbfa` from a given start, with its blocks and runner (for runners `fit_vbfa` does not make).
 
     Parameters
@@ -1323,6 +1380,10 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
     transform : callable, optional
         ``transform(data, q, prior) -> (q, gain)`` between sweeps.
     transform_start : int, default 1
+    reuse : bool, default False
+        The fit owns its posteriors between sweeps: the covariances a sweep or a transform replaces go back to the
+        runner's threads (`LocalRunner.give`) for the next sweep's results. Only for a caller whose `callback` and
+        `transform` keep no posterior (the arrays of the q a callback sees are rewritten two sweeps later).
 
     Returns
     -------
@@ -1337,10 +1398,13 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
     local = local_runner(runner)
     if transform is not None and local is not None and local.n_jobs > 1:
         transform = with_threads(transform, local.n_jobs)           # their big products on this process's threads
+    give = local.give if reuse and local is not None else None
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
-            q, _ = transform(data, q, prior)
-        q, terms = sweep(data, q, prior, shared, kernels, blocks, runner)
+            q_before, (q, _) = q, transform(data, q, prior)
+            if give: give(*replaced_covariances(q_before, q))
+        q_before, (q, terms) = q, sweep(data, q, prior, shared, kernels, blocks, runner)
+        if give: give(*replaced_covariances(q_before, q))
         history.append(terms.total)
         if not np.isfinite(terms.total):
             raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: "

@@ -971,7 +971,7 @@ class VBPCA:
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
         else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
-        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'])
+        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
         return self._fit_posterior(run, names, s, counts, center, scale, varies, _feature_ss(Y))
 
     def _fit_posterior(self, run, names, s, counts, center, scale, varies, ss):
@@ -987,7 +987,8 @@ class VBPCA:
                 bar.update(1)
                 if self.progress: bar.set_postfix(elbo=f"{bound - n_obs * np.log(scale):.6g}", refresh=False)
             kind = s['transformations']
-            transform = None if kind == 'none' else between_sweeps(kind)
+            # the sweeps own their posteriors (the callback keeps none): replaced covariances are reused
+            transform = None if kind == 'none' else between_sweeps(kind, in_place=True)
             fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
                       s['warmup_sweeps'], s['engine'])
             if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
@@ -1547,7 +1548,7 @@ def _fit_dask(est, X, client):
         def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
             q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
             return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter, tol,
-                              callback, transform, transform_start)
+                              callback, transform, transform_start, reuse=True)
         return est._fit_posterior(run, None, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
     finally: runner.close()
 

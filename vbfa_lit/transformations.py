@@ -373,7 +373,7 @@ def rotation_paper(C, S, N: int) -> np.ndarray:
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
 
 def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True, defer_w: bool = False,
-           Sw_sum=None) -> Posterior:
+           Sw_sum=None, in_place: bool = False) -> Posterior:
     """Rotate: W -> W R, x_n -> R^-1 x_n (covariances alike), then update q(alpha).
 
     Parameters
@@ -391,14 +391,17 @@ def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True, defer
         rotates its sums over each sample's features instead).
     Sw_sum : ndarray of shape (D, D), optional
         sum_m Sigma_w_m before the rotation, when at hand: the deferred rotation's update of q(alpha) reads it.
+    in_place : bool, default False
+        Rotate the covariances in their own arrays (for a caller that owns `q`: `engine.run_sweeps(reuse=True)`).
 
     Returns
     -------
     Posterior
     """
     Ri = np.linalg.inv(R)
-    Sx = congruence(q.Sx, Ri.T) if latent_covariances else q.Sx
-    Sw = PendingRotation(q.Sw, R, q.W, Sw_sum) if defer_w else congruence(q.Sw, R)
+    own = lambda S: S if in_place else None
+    Sx = congruence(q.Sx, Ri.T, out=own(q.Sx)) if latent_covariances else q.Sx
+    Sw = PendingRotation(q.Sw, R, q.W, Sw_sum) if defer_w else congruence(q.Sw, R, out=own(q.Sw))
     q = q._replace(W=q.W @ R, Sw=Sw, X=q.X @ Ri.T, Sx=Sx)
     return prior.w.update(q)
 
@@ -440,6 +443,7 @@ def transform_posterior(
     kind: str = 'both',
     latent_covariances: bool = True,
     defer_w: bool = False,
+    in_place: bool = False,
 ):
     """Apply the optimal translation t and/or rotation R.
 
@@ -461,6 +465,8 @@ def transform_posterior(
         True when a sweep of the engine comes next, which reads Sigma_w_m only through each sample's sum over its
         features (`engine.sum_tau_ww`): the rotation of Sigma_w_m is then left to those sums when they are fewer than
         the M covariances (N samples, or one sum with nothing missing), as an `engine.PendingRotation`.
+    in_place : bool, default False
+        Rotate the covariances in their own arrays (`rotate`): for a caller that owns `q`.
 
     Returns
     -------
@@ -492,10 +498,10 @@ def transform_posterior(
                     - rotation_bound(np.eye(D), C, S, N, M, prior.w))
             if gain > 0:
                 defer = defer_w and len(q.Sw) > 1 and (1 if data.complete else N) < M
-                q, total = rotate(q, R, prior, latent_covariances, defer, Sw_sum), total + gain
+                q, total = rotate(q, R, prior, latent_covariances, defer, Sw_sum, in_place), total + gain
     return q, float(total)
 
-def between_sweeps(kind: str = 'both'):
+def between_sweeps(kind: str = 'both', in_place: bool = False):
     """The transformations as a fit loop takes them between two of the engine's sweeps (`VBPCA` and the benchmarks):
     Sigma_x_n left unrotated and the rotation of Sigma_w_m left to the next sweep's sums where that is cheaper, since
     that sweep replaces both.
@@ -504,6 +510,9 @@ def between_sweeps(kind: str = 'both'):
     ----------
     kind : str, default 'both'
         'translate', 'rotate' or 'both'.
+    in_place : bool, default False
+        Rotate Sigma_w_m in its own array when it is not left to the sums: for a fit loop that owns its posteriors
+        (`engine.run_sweeps(reuse=True)`, as `VBPCA` runs it).
 
     Returns
     -------
@@ -512,5 +521,6 @@ def between_sweeps(kind: str = 'both'):
     """
     if kind not in TRANSFORMATIONS[1:]:
         raise ValueError(f"transformations: expected one of {TRANSFORMATIONS[1:]}, got {kind!r}")
-    def transform(data, q, prior): return transform_posterior(data, q, prior, kind, latent_covariances=False, defer_w=True)
+    def transform(data, q, prior):
+        return transform_posterior(data, q, prior, kind, latent_covariances=False, defer_w=True, in_place=in_place)
     return transform
