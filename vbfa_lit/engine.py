@@ -21,7 +21,7 @@ import scipy.sparse as sparse
 from .notation import gamma_moments, gamma_kl, gaussian_entropy
 from .linalg import (   # the numerical machinery (02a) and its compiled kernels (02c)
     weighted_sum, diagonal_sum, trace_product, masked_outer_sum, one_blas_thread, Kernels, NUMPY_KERNELS)
-from .linalg import with_threads, joined, available_threads
+from .linalg import with_threads, joined, available_threads, scratch_buffer
 from .vbpca_fast import compiled_kernels
 from .validation import check_int
 from .rjmcmc_fast import check_engine
@@ -200,7 +200,7 @@ def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS, scratch
     if data.complete: return ((W.T * t) @ W + weighted_sum(t, Sw))[None]
     return kernels.outer_sums(data.maskT, W, Sw, t, packed=True, scratch=scratch)
 
-def shifted(data:Observed, mu=None, b=None):
+def shifted(data:Observed, mu=None, b=None, scratch=None):
     """The stored entries of sparse data less the biases, y_mn - <mu_m> - <b_n>, samples as rows.
 
     A sum over the observed entries of each term (as in `update_X`, y_mn, then <mu_m>, then <b_n>, each times
@@ -215,6 +215,9 @@ def shifted(data:Observed, mu=None, b=None):
         <mu_m>; none subtracted when None.
     b : ndarray, shape (N,), optional
         <b_n>, the per-sample biases; none subtracted when None.
+    scratch : dict, optional
+        A buffer for the shifted values (`scratch_buffer`, key 'v'): the result is then overwritten by the next call
+        given the same dict.
 
     Returns
     -------
@@ -222,7 +225,10 @@ def shifted(data:Observed, mu=None, b=None):
         YT's pattern, its values shifted.
     """
     YT = data.YT
-    v = YT.data.astype(float, copy=True) if mu is None else YT.data - mu[YT.indices]
+    v = scratch_buffer(scratch, 'v', (YT.nnz,))
+    if mu is None: v[:] = YT.data
+    else:                     # y - mu[m], without a temporary of the gathered mu (mode='clip': no checking copy)
+        np.subtract(YT.data, np.take(mu, YT.indices, out=v, mode='clip'), out=v)
     if b is not None: v -= np.repeat(b, np.diff(YT.indptr))
     return sparse.csr_matrix((v, YT.indices, YT.indptr), shape=YT.shape)
 
@@ -250,8 +256,8 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
     b : ndarray, shape (N,), optional
         <b_n>, the per-sample biases: the update then sees y_mn - <b_n>.
     scratch : dict, optional
-        A buffer the kernels may write the covariances into (`scratch_buffer`): Sx is then overwritten by the next
-        call given the same dict.
+        Buffers the kernels may write the covariances into (`scratch_buffer`, key 'S'; and sparse data's shifted
+        values, `shifted`): Sx is then overwritten by the next call given the same dict.
 
     Returns
     -------
@@ -263,7 +269,7 @@ def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:K
         log|Sigma_x_n|; only with `return_logdet`.
     """
     tw = tau[:, None] * W
-    if sparse.issparse(data.YT): h = shifted(data, mu, b) @ tw   # one product of the shifted entries
+    if sparse.issparse(data.YT): h = shifted(data, mu, b, scratch) @ tw   # one product of the shifted entries
     else:                          # dense: BLAS products, without an N x M temporary of shifted values
         h = data.YT @ tw - data.maskT @ (mu[:, None] * tw)
         if b is not None: h -= b[:, None] * (data.maskT @ tw)
@@ -934,7 +940,7 @@ class LocalRunner:
     """
     def __init__(self, n_jobs: int = 1):
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
-        self._pool, self._scratch, self._spare = None, [], {}
+        self._pool, self._scratch, self._latent, self._spare = None, [], [], {}
 
     def take(self, shape) -> np.ndarray:
         """An array for a sweep's result: one given back (`give`) of that shape, else a new one; uninitialised.
@@ -951,7 +957,8 @@ class LocalRunner:
         return spare.pop() if spare else np.empty(shape)
 
     def give(self, *arrays):
-        """Arrays of a posterior that nothing reads any more, for `take` to hand out again (at most two a shape).
+        """Arrays of a posterior that nothing reads any more, for `take` to hand out again (one of a shape: a sweep
+        writes its results into the arrays of the posterior before the last, as a double buffer).
 
         A fit that owns its posteriors between sweeps (`run_sweeps(reuse=True)`) gives back the covariances a sweep
         has replaced. Without them every sweep asks the operating system for that memory afresh, which is slow for
@@ -970,7 +977,7 @@ class LocalRunner:
             spares = [s for ss in self._spare.values() for s in ss]
             if any(np.may_share_memory(a, s) for s in spares): continue
             spare = self._spare.setdefault(a.shape, [])
-            if len(spare) < 2: spare.append(a)
+            if not spare: spare.append(a)
 
     def buffers(self, blocks, D: int) -> tuple:
         """The buffers each block's map writes into (`map_latent`'s `scratch` and `latent_scratch`).
@@ -994,10 +1001,12 @@ class LocalRunner:
         """
         n = len(blocks)
         self._scratch += [{} for _ in range(n - len(self._scratch))]
+        self._latent += [{} for _ in range(n - len(self._latent))]   # kept too: 'S' set anew each sweep
         if blocks[0].complete: return self._scratch[:n], [None] * n
         sizes = [b.mask.shape[1] for b in blocks]
         whole, edges = self.take((sum(sizes), D, D)), np.cumsum([0, *sizes])
-        return self._scratch[:n], [{'S': whole[s:e].reshape(-1)} for s, e in zip(edges[:-1], edges[1:])]
+        for latent, s, e in zip(self._latent, edges[:-1], edges[1:]): latent['S'] = whole[s:e].reshape(-1)
+        return self._scratch[:n], self._latent[:n]
 
     def map(self, fn, *iterables) -> list:
         """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
@@ -1035,7 +1044,7 @@ class LocalRunner:
     def close(self):
         "Stop the threads, if any were started, and let the buffers go."
         if self._pool is not None: self._pool.shutdown(); self._pool = None
-        self._scratch, self._spare = [], {}
+        self._scratch, self._latent, self._spare = [], [], {}
 
 def local_runner(runner):
     """The threads of this process a runner offers for the steps that run here (the per-feature step, the
