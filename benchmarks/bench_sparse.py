@@ -49,8 +49,8 @@ def sweep_time(p):
     fit = fit_vbfa(data, p['D'], Prior(1e-5, 1e-5, 1e-5, w=ARD(1e-5, 1e-5)), True, 1 + p['iters'], 0.0,
                    np.random.default_rng(p['seed']), lambda it, q, bound: stamps.append((time.process_time(),
                                                                                         time.perf_counter())),
-                   transform=between_sweeps('both'),
-                   engine=p['engine'], n_jobs=p.get('n_jobs', 1))
+                   transform=between_sweeps('both', in_place=True),   # as VBPCA: the sweeps own their posteriors
+                   engine=p['engine'], n_jobs=p.get('n_jobs', 1), reuse=True)
     cpu = np.diff([s[0] for s in stamps])[1:]                          # sweeps 2.. (the first runs no rotation)
     wall = np.diff([s[1] for s in stamps])[1:]
     return dict(engine=p['engine'], cpu_s=float(np.median(cpu)), wall_s=float(np.median(wall)), cpu_each=cpu.tolist(),
