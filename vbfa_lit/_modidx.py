@@ -409,6 +409,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'vbfa_lit.linalg.pack_upper': ('linalg.html#pack_upper', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.scratch_buffer': ('linalg.html#scratch_buffer', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.trace_product': ('linalg.html#trace_product', 'vbfa_lit/linalg.py'),
+                                 'vbfa_lit.linalg.triangle_side': ('linalg.html#triangle_side', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.unpack_upper': ('linalg.html#unpack_upper', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.upper_triangle': ('linalg.html#upper_triangle', 'vbfa_lit/linalg.py'),
                                  'vbfa_lit.linalg.usable_cores': ('linalg.html#usable_cores', 'vbfa_lit/linalg.py'),

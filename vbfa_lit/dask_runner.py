@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import one_blas_thread, scratch_buffer, weighted_sum, usable_cores, Kernels, NUMPY_KERNELS
-from .linalg import pack_upper, unpack_upper
+from .linalg import pack_upper, unpack_upper, triangle_side
 from .vbpca import Posterior, Prior
 from .engine import (   # the sweep and its parts (02d)
     Observed, observed, LatentBlock, LocalRunner, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior,
@@ -287,7 +287,7 @@ def _unpack_sw(Sw):  # on a worker: the packed Sigma_w_m, unpacked once per proc
     kept = _kept(P.key)
     with _KEPT.setdefault('unpack-lock', threading.Lock()):   # made here: a lock cannot travel with a function
         if kept.get('token') != P.token:
-            D = int(round((np.sqrt(8 * P.P.shape[1] + 1) - 1) / 2))
+            D = triangle_side(P.P.shape[1])
             kept['Sw_unpacked'] = unpack_upper(P.P, scratch_buffer(kept, 'Sw', (len(P.P), D, D)))
             kept['token'] = P.token
         S = kept['Sw_unpacked']

@@ -1088,13 +1088,11 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
     runner = local_runner(runner)
     n = 1 if runner is None else runner.n_jobs
     whole = {k: runner.take((M, *shape)) for k, shape in (into or {}).items()} if runner is not None else {}
-    if n == 1 or M < 2 * n:
-        return fn(*per_feature, *shared, **({'scratch': {k: w.reshape(-1) for k, w in whole.items()}} if whole else {}))
+    rows = lambda s, e: {'scratch': {k: w[s:e].reshape(-1) for k, w in whole.items()}} if whole else {}
+    if n == 1 or M < 2 * n: return fn(*per_feature, *shared, **rows(0, M))
     edges = np.linspace(0, M, n + 1).round().astype(int)
     cut = lambda a, s, e: a if len(a) == 1 < M else a[s:e]
-    def chunk(s, e):
-        extra = {'scratch': {k: w[s:e].reshape(-1) for k, w in whole.items()}} if whole else {}
-        return fn(*[cut(a, s, e) for a in per_feature], *shared, **extra)
+    def chunk(s, e): return fn(*[cut(a, s, e) for a in per_feature], *shared, **rows(s, e))
     return tuple(joined(r) for r in zip(*runner.map(chunk, edges[:-1], edges[1:])))
 
 def w_factor_traced(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=None):

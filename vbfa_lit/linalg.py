@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_product', 'upper_triangle', 'pack_upper',
-           'unpack_upper', 'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels', 'scratch_buffer',
-           'joined', 'one_blas_thread', 'with_threads', 'available_threads', 'usable_cores']
+           'triangle_side', 'unpack_upper', 'masked_outer_sum', 'gaussian_from_precision', 'cholesky_solve', 'Kernels',
+           'scratch_buffer', 'joined', 'one_blas_thread', 'with_threads', 'available_threads', 'usable_cores']
 
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import contextvars
@@ -147,6 +147,26 @@ def _unpack_index(D:int): # (D * D,) position in the packed triangle of every en
     index[upper] = index[lower] = np.arange(len(upper))
     return index
 
+def triangle_side(T: int) -> int:
+    """D, the side of a D x D matrix whose upper triangle holds T = D (D + 1) / 2 entries.
+
+    Parameters
+    ----------
+    T : int
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        T is no triangle's number of entries.
+    """
+    D = int(round((np.sqrt(8 * T + 1) - 1) / 2))
+    if D * (D + 1) // 2 != T: raise ValueError(f"packed: {T} entries a row is no triangle's D (D + 1) / 2")
+    return D
+
 def unpack_upper(packed, out=None):
     """Full symmetric matrices from their upper triangles packed row by row (`pack_upper`'s layout), by one gather.
 
@@ -162,9 +182,7 @@ def unpack_upper(packed, out=None):
     ndarray of shape (K, D, D)
         `out` when given.
     """
-    K, T = packed.shape
-    D = int(round((np.sqrt(8 * T + 1) - 1) / 2))
-    if D * (D + 1) // 2 != T: raise ValueError(f"packed: {T} entries a row is no triangle's D (D + 1) / 2")
+    K, D = len(packed), triangle_side(packed.shape[1])
     if out is None: out = np.empty((K, D, D))
     elif out.shape != (K, D, D) or not out.flags.c_contiguous:
         raise ValueError(f"out: expected a C-contiguous array of shape {(K, D, D)}, got shape {out.shape}")
