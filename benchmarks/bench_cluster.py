@@ -6,7 +6,8 @@ generated on the workers of a `distributed.LocalCluster` (processes, one thread 
   beside the same fit in one process (the in-memory sparse fit, `n_jobs=2`) and Raiko, Ilin & Karhunen (2007): 97 s per
   iteration for their fastest VB learner (Matlab, a dual-core Opteron of 2007: cited, other hardware);
 - MovieLens-25M shape (162,541 x 59,047, 25,000,095 ratings), D = 50, 2 workers;
-- strong scaling at MovieLens-1M shape (6,040 x 3,706, 1,000,209 ratings), D = 20: 1 worker against 2.
+- strong scaling at MovieLens-1M shape (6,040 x 3,706, 1,000,209 ratings), D = 20: 1 worker against 2;
+- Dask's own latency here: the round trip of a task that does nothing, on a LocalCluster of 2 worker processes.
 
 The ratings: user activity lognormal (a block's ratings are dealt to its users by a multinomial on their activity,
 at most every film each), film popularity Zipf-like (the k-th most popular film has weight 1 / (k + 10); each user's
@@ -18,8 +19,10 @@ sweeps after the first two (the first runs no rotation; the second warms the ker
 workers and the two MovieLens-1M cases run three times each, interleaved, each on a fresh cluster, and give the
 median of the three (this machine's times vary by about 20 % from run to run). On the workers, Dask's task stream
 gives the seconds a sweep their tasks computed and waited for inputs (`worker_busy`); from the one-worker run at
-MovieLens-1M's shape, `amdahl` gives the most two workers can gain when only that computing splits. Nothing here
-asserts a time.
+MovieLens-1M's shape, `amdahl` gives the most two workers can gain when only that computing splits, and from both
+runs the largest rest of a sweep that would still let two workers reach the aimed speed-up; the fits count the times
+a sweep waits for the workers (`client.gather`), and `round_trip` measures what one such wait costs at the least.
+Nothing here asserts a time.
 """
 import time
 
@@ -183,15 +186,17 @@ def dask_ratings(p, n_blocks):
 
 
 class SweepClock:
-    "Stands in for the estimator's progress bar: records the time of every `update` (the end of each sweep)."
+    """Stands in for the estimator's progress bar: records the time of every `update` (the end of each sweep), and how
+    many times the fit had gathered results from the workers by then (`waits`, counted by `counting_gathers`)."""
     stamps = []
+    waits = [0]
 
     def __init__(self, *args, **kwargs): self.n, self.total = 0, kwargs.get('total')
     def __enter__(self): return self
     def __exit__(self, *exc): return False
     def update(self, k=1):
         self.n += k
-        SweepClock.stamps.append((time.perf_counter(), time.process_time(), time.time()))
+        SweepClock.stamps.append((time.perf_counter(), time.process_time(), time.time(), SweepClock.waits[0]))
     def set_postfix(self, *args, **kwargs): pass
     def set_description(self, *args, **kwargs): pass
 
@@ -200,6 +205,21 @@ def per_sweep(stamps, skip=2):
     "Median seconds between the ends of consecutive sweeps, after the first `skip` sweeps."
     wall = np.diff([s[0] for s in stamps])[skip - 1:] if len(stamps) > skip else np.diff([s[0] for s in stamps])
     return float(np.median(wall)), [float(x) for x in np.diff([s[0] for s in stamps])]
+
+
+def counting_gathers(client):
+    "Counts, in `SweepClock.waits`, every `client.gather` (a sweep waiting for results from the workers)."
+    gather = client.gather
+    def counted(*args, **kwargs):
+        SweepClock.waits[0] += 1
+        return gather(*args, **kwargs)
+    client.gather = counted
+
+
+def waits_per_sweep(stamps, skip=2):
+    "Median number of gathers between the ends of consecutive sweeps, after the first `skip` sweeps."
+    w = np.diff([s[3] for s in stamps])[skip - 1:]
+    return int(np.median(w)) if len(w) else None
 
 
 def worker_busy(tasks, stamps, skip=2):
@@ -241,7 +261,8 @@ def on_cluster(p):
                                   dashboard_address=None, memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
         real = est_module.tqdm
-        est_module.tqdm, SweepClock.stamps = SweepClock, []
+        est_module.tqdm, SweepClock.stamps, SweepClock.waits = SweepClock, [], [0]
+        counting_gathers(client)
         t0 = time.perf_counter()
         try:
             with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
@@ -254,12 +275,37 @@ def on_cluster(p):
         compute, transfer, by_task = worker_busy(stream.data, SweepClock.stamps)
         peaks = worker_peaks(client)
     return dict(sweep_wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=total,
+                waits_per_sweep=waits_per_sweep(SweepClock.stamps),
                 worker_compute_s=compute, worker_transfer_s=transfer, worker_compute_by_task_s=by_task,
                 load_and_first_sweep_s=SweepClock.stamps[0][0] - t0, worker_peak_gb=peaks,
                 worker_peak_max_gb=max(peaks),
                 n_ratings=int(p['n_ratings']), shape=[p['n_users'], p['n_items']], D=p['D'], workers=p['workers'],
                 n_blocks=p['n_blocks'], components=int(model.n_effective_components_), n_iter=int(model.n_iter_),
                 bound_never_decreased=bool(np.all(np.diff(model.elbo_) >= -1e-9 * abs(model.elbo_[-1]))))
+
+
+def nothing(x): return x
+
+
+def round_trip(p):
+    """Dask's own latency on this machine: seconds from `client.submit` of a task that does nothing to its result in
+    this process, on a LocalCluster of `workers` single-threaded processes, `n` times after 20 unmeasured ones, with
+    pauses of 0, 10 and 20 ms in turn between them (a sweep's waits follow the client's own work, not each other).
+    The least a sweep can spend waiting is its number of waits times this."""
+    import distributed
+    with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as client:
+        for i in range(20): client.submit(nothing, i, pure=False).result()
+        times = []
+        for i in range(p['n']):
+            t0 = time.perf_counter()
+            client.submit(nothing, i, pure=False).result()
+            times.append(time.perf_counter() - t0)
+            time.sleep(0.01 * (i % 3))
+    q10, q50, q90 = np.percentile(times, [10, 50, 90])
+    return dict(round_trip_s=float(q50), round_trip_p10_s=float(q10), round_trip_p90_s=float(q90), n=p['n'],
+                workers=p['workers'])
 
 
 def in_memory(p):
@@ -299,6 +345,7 @@ CASES = [
          needs=('distributed',), rounds=3),
     Case('ml1m_D20_2workers', on_cluster, dict(ML1M, D=20, sweeps=12, workers=2, n_blocks=4), quick=QUICK, threads=1,
          needs=('distributed',), rounds=3),
+    Case('dask_round_trip', round_trip, dict(workers=2, n=300), quick=dict(n=30), threads=1, needs=('distributed',)),
 ]
 
 
@@ -337,10 +384,14 @@ def summarise(results):
     return dict(rows=rows, targets=targets, scaling=amdahl(results))
 
 
-def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers'):
+def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers', trip='dask_round_trip'):
     """Where one worker's sweep goes, and the most two workers can gain (Amdahl's law): the worker's computing
     (`worker_busy`) is the part that splits; the rest (this process's per-feature step and transformations, the
-    scheduler, transfers, the waits between tasks) does not. Medians over the rounds; None without the task
+    scheduler, transfers, the waits between tasks) does not. With the two-worker run: the speed-up of the computing
+    alone (one worker's against half of the two workers' together, were they perfectly balanced), and the largest
+    rest, the same for both, that would let two workers reach `SCALING_TARGET` with that computing
+    (`rest_for_target_s`: negative when not even no rest would do); with `round_trip` too, the least the sweep's waits
+    for the workers cost (`waits_per_sweep` times one round trip). Medians over the rounds; None without the task
     stream."""
     if one not in results or 'worker_compute_s' not in results[one]: return None
     r1 = results[one]
@@ -348,6 +399,12 @@ def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers'):
     out = dict(sweep_1_s=T1, compute_1_s=C1, rest_1_s=T1 - C1, best_2_s=T1 - C1 / 2, best_speedup=T1 / (T1 - C1 / 2))
     if two in results and 'worker_compute_s' in results[two]:
         r2 = results[two]
-        out.update(sweep_2_s=r2['sweep_wall_s'], compute_2_s=r2['worker_compute_s'],
-                   transfer_2_s=r2['worker_transfer_s'], speedup=T1 / r2['sweep_wall_s'])
+        C2, s = r2['worker_compute_s'], SCALING_TARGET
+        out.update(sweep_2_s=r2['sweep_wall_s'], compute_2_s=C2, transfer_2_s=r2['worker_transfer_s'],
+                   speedup=T1 / r2['sweep_wall_s'], compute_speedup=C1 / (C2 / 2),
+                   rest_for_target_s=(C1 - s * C2 / 2) / (s - 1))
+    if trip in results and r1.get('waits_per_sweep') is not None:
+        rt = results[trip]['round_trip_s']
+        waits = int(r1['waits_per_sweep'])
+        out.update(round_trip_s=rt, waits_per_sweep=waits, least_waits_s=waits * rt)
     return out

@@ -136,3 +136,37 @@ def test_worker_busy_counts_the_tasks_between_the_timed_sweeps_and_amdahl_bounds
     two = dict(sweep_wall_s=0.8, worker_compute_s=0.65, worker_transfer_s=0.05)
     assert bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': two})['speedup'] == pytest.approx(1.25)
     assert bc.amdahl({'ml1m_D20_1worker': dict(sweep_wall_s=1.0)}) is None       # run without the task stream
+
+
+def test_amdahl_gives_the_rest_that_two_workers_could_afford_and_the_least_the_waits_cost():
+    "Two workers computing 0.65 s together against one's 0.6 s: the computing alone 1.85x; the rest for 1.7x solved."
+    one = dict(sweep_wall_s=1.0, worker_compute_s=0.6, waits_per_sweep=2.0)       # medians over rounds are floats
+    two = dict(sweep_wall_s=0.8, worker_compute_s=0.65, worker_transfer_s=0.05)
+    a = bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': two})
+    assert a['compute_speedup'] == pytest.approx(0.6 / 0.325) and 'round_trip_s' not in a
+    r = a['rest_for_target_s']
+    assert (0.6 + r) / (0.325 + r) == pytest.approx(bc.SCALING_TARGET)          # exactly the aimed speed-up
+    slow = bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': dict(two, worker_compute_s=0.8)})
+    assert slow['rest_for_target_s'] < 0                                         # the computing alone scales 1.5x
+    a = bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': two, 'dask_round_trip': dict(round_trip_s=0.01)})
+    assert a['waits_per_sweep'] == 2 and isinstance(a['waits_per_sweep'], int)
+    assert a['least_waits_s'] == pytest.approx(0.02)
+
+
+def test_the_waits_of_a_sweep_are_the_gathers_between_its_end_and_the_last_one():
+    "`counting_gathers` counts a client's gathers into the clock's stamps; `waits_per_sweep` takes their median."
+    class Client:
+        def gather(self, x): return x
+    client, clock = Client(), bc.SweepClock
+    saved = clock.stamps, clock.waits
+    try:
+        clock.stamps, clock.waits = [], [0]
+        bc.counting_gathers(client)
+        tick = clock()
+        for gathers in (5, 2, 2, 3, 2):                  # the first sweep loads the data: left out with the second
+            for _ in range(gathers): assert client.gather(7) == 7
+            tick.update()
+        assert [s[3] for s in clock.stamps] == [5, 7, 9, 12, 14]
+        assert bc.waits_per_sweep(clock.stamps) == 2                              # median of 2, 3, 2
+        assert bc.waits_per_sweep(clock.stamps[:2]) is None
+    finally: clock.stamps, clock.waits = saved
