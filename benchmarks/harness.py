@@ -166,7 +166,24 @@ def machine():
     except Exception:
         blas = None
     return dict(cpu=cpu, cpu_count=os.cpu_count(), affinity=len(os.sched_getaffinity(0)), mem_total_bytes=mem,
-                platform=platform.platform(), python=platform.python_version(), numpy_blas=blas, versions=versions)
+                last_cache=last_cache(), platform=platform.platform(), python=platform.python_version(),
+                numpy_blas=blas, versions=versions)
+
+
+def last_cache(root='/sys/devices/system/cpu/cpu0/cache'):
+    "The largest cache of the first core (Linux's sysfs): its level, bytes and the cores that share it; None elsewhere."
+    from pathlib import Path
+    units = {'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+    best = None
+    for d in sorted(Path(root).glob('index*')):
+        try:
+            level, size = int((d / 'level').read_text()), (d / 'size').read_text().strip()
+            shared = (d / 'shared_cpu_list').read_text().strip()
+        except (OSError, ValueError):
+            continue
+        n = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+        if best is None or (level, n) > (best['level'], best['bytes']): best = dict(level=level, bytes=n, shared=shared)
+    return best
 
 
 # ----------------------------------------------------------------------------------------------------

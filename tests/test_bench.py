@@ -67,3 +67,20 @@ def test_first_of_each_runs_every_function_once():
              harness.Case('g1', g), harness.Case('g2', g), harness.Case('h_missing', h, needs=('no_such_anchor_xyz',))]
     assert [c.name for c in harness.first_of_each(cases)] == ['f1', 'g1', 'h_missing']
     assert [c.name for c in harness.first_of_each(cases, also=('f2',))] == ['f1', 'f2', 'g1', 'h_missing']
+
+
+def test_the_machine_record_names_the_largest_cache(tmp_path):
+    "`last_cache` reads Linux's sysfs: the highest level wins, sizes in K and M; no sysfs gives None."
+    sys.path.insert(0, str(BENCH))
+    try: import harness
+    finally: sys.path.remove(str(BENCH))
+    caches = [(1, '32K', '0'), (2, '1024K', '0'), (3, '32768K', '0-1'), (2, '4M', '0')]
+    for i, (level, size, shared) in enumerate(caches):
+        d = tmp_path / f'index{i}'
+        d.mkdir()
+        (d / 'level').write_text(f'{level}\n'); (d / 'size').write_text(f'{size}\n')
+        (d / 'shared_cpu_list').write_text(f'{shared}\n')
+    (tmp_path / 'index9').mkdir()                                   # unreadable entries are passed over
+    assert harness.last_cache(tmp_path) == dict(level=3, bytes=32 << 20, shared='0-1')
+    assert harness.last_cache(tmp_path / 'none') is None
+    assert set(harness.machine()) >= {'cpu', 'cpu_count', 'last_cache'}

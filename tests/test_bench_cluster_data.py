@@ -129,6 +129,10 @@ def test_worker_busy_counts_the_tasks_between_the_timed_sweeps_and_amdahl_bounds
     assert compute == pytest.approx((0.4 + 0.1) / 2) and transfer == pytest.approx(0.1 / 2)
     assert by == pytest.approx({'map_latent': 0.2, '_add': 0.05}) and list(by) == ['map_latent', '_add']
     assert bc.worker_busy(tasks, stamps[:2]) == (None, None, {})
+    stalled = [dict(key=f'map_latent-{i}', startstops=[ss(t + 0.1, t + 0.1 + d)])   # one sweep the machine stalled
+               for i, (t, d) in enumerate([(11.0, 0.2), (12.0, 0.2), (13.0, 0.8)])]
+    compute, _, by = bc.worker_busy(stalled, stamps + [(0, 0, 14.0)])
+    assert compute == pytest.approx(0.2) and by == pytest.approx({'map_latent': 0.2})   # the median, as per_sweep's
     one = dict(sweep_wall_s=1.0, worker_compute_s=0.6)
     a = bc.amdahl({'ml1m_D20_1worker': one})
     assert a['rest_1_s'] == pytest.approx(0.4) and a['best_2_s'] == pytest.approx(0.7)
@@ -170,3 +174,21 @@ def test_the_waits_of_a_sweep_are_the_gathers_between_its_end_and_the_last_one()
         assert bc.waits_per_sweep(clock.stamps) == 2                              # median of 2, 3, 2
         assert bc.waits_per_sweep(clock.stamps[:2]) is None
     finally: clock.stamps, clock.waits = saved
+
+
+def test_the_summary_gives_the_targets_and_both_shapes_scaling():
+    "`summarise`: the seconds a sweep against their aims, the memory, the 1 -> 2 worker ratios (ML-1M's aimed)."
+    run = lambda s, w, gb=1.0: dict(sweep_wall_s=s, workers=w, D=15, n_ratings=100, worker_peak_max_gb=gb)
+    results = {'netflix_D15_1worker': run(12.0, 1), 'netflix_D15_2workers': run(7.0, 2, 4.1),
+               'ml25m_D50_2workers': run(32.0, 2), 'ml1m_D20_1worker': run(0.32, 1), 'ml1m_D20_2workers': run(0.23, 2),
+               'dask_round_trip': dict(round_trip_s=0.01)}
+    out = bc.summarise(results)
+    assert [r['case'] for r in out['rows']] == [k for k in results if k != 'dask_round_trip']
+    t = {x['target'].split(':')[0].split(' (')[0]: x for x in out['targets']}
+    assert t['netflix_D15_2workers']['met'] and not t['ml25m_D50_2workers']['met']
+    assert t['Netflix shape']['met'] and t['Netflix shape']['measured'] == '4.1 GB'
+    netflix = next(x for x in out['targets'] if x['target'].startswith('strong scaling 1 -> 2 workers at Netflix'))
+    assert netflix['measured'] == f'{12 / 7:.2f}x' and netflix['met'] is None
+    ml1m = next(x for x in out['targets'] if x['target'].startswith('strong scaling 1 -> 2 workers at MovieLens-1M'))
+    assert ml1m['measured'] == f'{0.32 / 0.23:.2f}x' and ml1m['met'] is False
+    assert out['scaling'] is None                                   # no task stream in these runs
