@@ -470,6 +470,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'vbfa_lit.plots.plot_spectrum': ('plots.html#plot_spectrum', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_sphere': ('plots.html#plot_sphere', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_spread': ('plots.html#plot_spread', 'vbfa_lit/plots.py'),
+                                'vbfa_lit.plots.plot_stacked_bars': ('plots.html#plot_stacked_bars', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_stiefel_recursion': ('plots.html#plot_stiefel_recursion', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_subspace_angles': ('plots.html#plot_subspace_angles', 'vbfa_lit/plots.py'),
                                 'vbfa_lit.plots.plot_trace': ('plots.html#plot_trace', 'vbfa_lit/plots.py'),

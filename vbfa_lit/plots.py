@@ -10,7 +10,7 @@ __all__ = ['OKABE_ITO', 'LINESTYLES', 'colour', 'hinton', 'plot_elbo', 'plot_lea
            'plot_imputation_intervals', 'plot_coverage', 'plot_ridge', 'plot_matrix', 'plot_imputation',
            'plot_reflection', 'plot_stiefel_recursion', 'plot_chains', 'plot_histogram', 'plot_interval_rows',
            'plot_jump_moves', 'plot_birth_state', 'plot_reference_lines', 'plot_band', 'plot_gaussian_ellipses',
-           'plot_spread', 'plot_update_sequence', 'plot_grouped_bars']
+           'plot_spread', 'plot_update_sequence', 'plot_grouped_bars', 'plot_stacked_bars']
 
 # %% ../nbs/01a_plots.ipynb #92931de1
 import numpy as np
@@ -2091,5 +2091,56 @@ def plot_grouped_bars(bars:dict, # label -> (x (K_i,), heights (K_i,)): one grou
         ax.bar(x + (i - (n - 1) / 2) * w, h, w, color=colour(i), label=label)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(frameon=False, fontsize='small')
+    return ax
+
+def plot_stacked_bars(rows:dict, # row label -> {part name: length >= 0}: one horizontal bar per row, top to bottom
+                      ax=None, # matplotlib Axes; a new figure when None
+                      xlabel:str='seconds',
+                      legend:bool=True, # a legend of the parts inside the Axes (False: none, e.g. one for the figure)
+                     ): # the Axes
+    """Horizontal bars cut into parts laid end to end (where a total goes), one colour per part name.
+
+    Parameters
+    ----------
+    rows : dict of str to dict of str to float
+        For each row, top to bottom, the lengths of its parts, left to right; every row names the same parts, in the
+        same order.
+    ax : matplotlib.axes.Axes, optional
+    xlabel : str
+    legend : bool, default True
+        Draw the parts' legend in the Axes; the parts keep their labels either way (``ax.get_legend_handles_labels``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The parts as ``ax.patches``, part by part (all rows' first parts, then all rows' second parts, ...); the
+        rows' labels on the vertical axis.
+
+    Raises
+    ------
+    ValueError
+        If `rows` is empty, the rows name different parts, or a length is negative or not finite.
+
+    Examples
+    --------
+    >>> ax = plot_stacked_bars({'one': {'a': 2.0, 'b': 1.0}, 'two': {'a': 1.0, 'b': 1.5}})
+    >>> [(round(float(p.get_x()), 1), round(float(p.get_width()), 1)) for p in ax.patches]
+    [(0.0, 2.0), (0.0, 1.0), (2.0, 1.0), (1.0, 1.5)]
+    """
+    if not rows: raise ValueError("rows: expected at least one row")
+    parts = list(next(iter(rows.values())))
+    for label, row in rows.items():
+        if list(row) != parts: raise ValueError(f"rows: {label!r} names the parts {list(row)}, the first row {parts}")
+    lengths = np.array([[float(row[p]) for p in parts] for row in rows.values()])
+    if not np.all(np.isfinite(lengths)) or np.any(lengths < 0):
+        raise ValueError("rows: every length must be finite and >= 0")
+    ax = _axes(ax, (5, 0.5 + 0.45 * len(rows)))
+    y, left = np.arange(len(rows))[::-1], np.zeros(len(rows))
+    for j, part in enumerate(parts):
+        ax.barh(y, lengths[:, j], left=left, color=colour(j), label=part)
+        left = left + lengths[:, j]
+    ax.set_yticks(y, list(rows))
+    ax.set(xlabel=xlabel)
+    if legend: ax.legend(frameon=False, fontsize='small')
     return ax
 
