@@ -402,9 +402,9 @@ def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers', trip='dask_
     scheduler, transfers, the waits between tasks) does not. With the two-worker run: the speed-up of the computing
     alone (one worker's against half of the two workers' together, were they perfectly balanced), and the largest
     rest, the same for both, that would let two workers reach `SCALING_TARGET` with that computing
-    (`rest_for_target_s`: negative when not even no rest would do); with `round_trip` too, the least the sweep's waits
-    for the workers cost (`waits_per_sweep` times one round trip). Medians over the rounds; None without the task
-    stream."""
+    (`rest_for_target_s`: negative when not even no rest would do); with `round_trip` too, what the sweep's waits for
+    the workers take at the median round trip (`waits_per_sweep` times it). Medians over the rounds; None without the
+    task stream."""
     if one not in results or 'worker_compute_s' not in results[one]: return None
     r1 = results[one]
     T1, C1 = r1['sweep_wall_s'], r1['worker_compute_s']
@@ -418,5 +418,5 @@ def amdahl(results, one='ml1m_D20_1worker', two='ml1m_D20_2workers', trip='dask_
     if trip in results and r1.get('waits_per_sweep') is not None:
         rt = results[trip]['round_trip_s']
         waits = int(r1['waits_per_sweep'])
-        out.update(round_trip_s=rt, waits_per_sweep=waits, least_waits_s=waits * rt)
+        out.update(round_trip_s=rt, waits_per_sweep=waits, waits_at_median_s=waits * rt)
     return out

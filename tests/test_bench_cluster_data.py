@@ -154,7 +154,7 @@ def test_amdahl_gives_the_rest_that_two_workers_could_afford_and_the_least_the_w
     assert slow['rest_for_target_s'] < 0                                         # the computing alone scales 1.5x
     a = bc.amdahl({'ml1m_D20_1worker': one, 'ml1m_D20_2workers': two, 'dask_round_trip': dict(round_trip_s=0.01)})
     assert a['waits_per_sweep'] == 2 and isinstance(a['waits_per_sweep'], int)
-    assert a['least_waits_s'] == pytest.approx(0.02)
+    assert a['waits_at_median_s'] == pytest.approx(0.02)
 
 
 def test_the_waits_of_a_sweep_are_the_gathers_between_its_end_and_the_last_one():
