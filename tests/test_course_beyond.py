@@ -111,7 +111,7 @@ def run_solution(text, g, capsys):
 
 def test_exercise_solutions_print_the_numbers_their_text_gives(capsys):
     g = page_namespace()
-    s1, s2, s3 = solutions()
+    s1, s2, s3, s4 = solutions()
     total, ratings = run_solution(s1, g, capsys)
     assert '21.5 GB' in s1 and round(total, 1) == 21.5 and '0.3 GB' in s1 and round(ratings, 1) == 0.3
     assert '19.3 GB' in s1 and round(16 * 2 * 59_047 * (50 * 51 / 2) * 8 / 1e9, 1) == 19.3
@@ -121,6 +121,10 @@ def test_exercise_solutions_print_the_numbers_their_text_gives(capsys):
     packed, full, saving = run_solution(s3, g, capsys)
     assert '21.3 MB instead of 36.3 MB' in s3 and (round(packed, 1), round(full, 1)) == (21.3, 36.3)
     assert 'a saving of 41%' in s3 and round(100 * saving) == 41
+    g['cluster'] = json.loads((ROOT / 'benchmarks' / 'results' / 'bench_cluster.json').read_text())   # as the page
+    k, times, millions = run_solution(s4, g, capsys)
+    assert 'k$ is 0.56' in ' '.join(s4.split()) and round(k, 2) == 0.56 and k < 1 / 1.7 and round(1 / 1.7, 2) == 0.59
+    assert 'about nine times' in s4 and round(times) == 9 and 'about 9 million ratings' in s4 and round(millions) == 9
 
 
 def test_the_lesson_is_in_the_reading_order_and_on_the_front_page():
