@@ -22,7 +22,7 @@ median of the three (this machine's times vary by about 20 % from run to run). O
 gives the seconds a sweep their tasks computed and waited for inputs (`worker_busy`); from the one-worker run at
 MovieLens-1M's shape, `amdahl` gives the most two workers can gain when only that computing splits, and from both
 runs the largest rest of a sweep that would still let two workers reach the aimed speed-up; the fits count the times
-a sweep waits for the workers (`client.gather`), and `round_trip` measures what one such wait costs at the least.
+a sweep waits for the workers (`client.gather`), and `round_trip` what one such wait costs when a task does nothing.
 Nothing here asserts a time.
 """
 import time
@@ -297,7 +297,7 @@ def round_trip(p):
     """Dask's own latency on this machine: seconds from `client.submit` of a task that does nothing to its result in
     this process, on a LocalCluster of `workers` single-threaded processes, `n` times after 20 unmeasured ones, with
     pauses of 0, 10 and 20 ms in turn between them (a sweep's waits follow the client's own work, not each other).
-    The least a sweep can spend waiting is its number of waits times this."""
+    A sweep's waits at the median take its number of waits times it (`amdahl`)."""
     import distributed
     with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
                                   dashboard_address=None, memory_limit=0) as cluster, \
