@@ -61,15 +61,6 @@ def test_sklearn_check_estimator(estimator, check):
     check(estimator)
 
 
-def test_no_sklearn_at_runtime():
-    "The package and a fit/transform/score cycle work without importing scikit-learn."
-    code = ("import sys, numpy as np; from vbfa_lit.estimator import VBPCA; "
-            "X = np.random.default_rng(0).normal(size=(20, 4)); X[0, 0] = np.nan; "
-            "e = VBPCA(max_iter=50, tol=1e-3, random_state=0).fit(X); e.transform(X); e.score(X); "
-            "assert 'sklearn' not in sys.modules, 'sklearn was imported'")
-    subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True)
-
-
 def test_top_level_reexport():
     from vbfa_lit import VBPCA as top_level
     assert top_level is VBPCA
@@ -103,39 +94,47 @@ def test_bad_X(X, exc, match):
         VBPCA(max_iter=5).fit(X)
 
 
+def invalid(name): # scikit-learn's message for a hyperparameter outside its declared constraint
+    return rf"^The '{name}' parameter of VBPCA must be"
+
+
 @pytest.mark.parametrize('params, exc, match', [
-    (dict(n_components=0), ValueError, r'^n_components: expected an integer >= 1'),
-    (dict(n_components=-2), ValueError, r'^n_components: expected an integer >= 1'),
+    (dict(n_components=0), ValueError, invalid('n_components')),
+    (dict(n_components=-2), ValueError, invalid('n_components')),
     (dict(n_components=5), ValueError, r'^n_components: expected at most n_features = 4'),
-    (dict(n_components=2.0), TypeError, r'^n_components: expected an integer'),
-    (dict(n_components='2'), TypeError, r'^n_components: expected an integer'),
-    (dict(n_components=True), TypeError, r'^n_components: expected an integer'),
-    (dict(prior='bishop'), ValueError, r"^prior: expected one of \('ard', 'broad'\)"),
-    (dict(prior=None), ValueError, r'^prior: expected one of'),
-    (dict(noise='isotropic'), ValueError, r"^noise: expected one of \('shared', 'per_feature'\)"),
-    (dict(transformations='spin'), ValueError, r'^transformations: expected one of'),
-    (dict(transformations=None), ValueError, r'^transformations: expected one of'),
-    (dict(warmup_sweeps=-1), ValueError, r'^warmup_sweeps: expected an integer >= 0'),
-    (dict(warmup_sweeps=1.5), TypeError, r'^warmup_sweeps: expected an integer'),
-    (dict(max_iter=0), ValueError, r'^max_iter: expected an integer >= 1'),
-    (dict(max_iter=-3), ValueError, r'^max_iter: expected an integer >= 1'),
-    (dict(max_iter=10.5), TypeError, r'^max_iter: expected an integer'),
-    (dict(max_iter=100.0), TypeError, r'^max_iter: expected an integer'),
-    (dict(max_iter='100'), TypeError, r'^max_iter: expected an integer'),
-    (dict(max_iter=None), TypeError, r'^max_iter: expected an integer'),
-    (dict(tol=-1e-6), ValueError, r'^tol: expected a finite number >= 0'),
-    (dict(tol=np.nan), ValueError, r'^tol: expected a finite number >= 0'),
-    (dict(tol='small'), TypeError, r'^tol: expected a real number'),
-    (dict(effective_tol=-0.1), ValueError, r'^effective_tol: expected a finite number >= 0'),
-    (dict(storage='csc'), ValueError, r'^storage: expected one of'),
-    (dict(progress='yes'), TypeError, r'^progress: expected True or False'),
-    (dict(random_state=-1), ValueError, r'^random_state: expected a non-negative int'),
-    (dict(random_state='seed'), TypeError, r'^random_state: expected None, a non-negative int'),
-    (dict(random_state=1.5), TypeError, r'^random_state: expected None, a non-negative int'),
-] + [(dict([(name, value)]), ValueError, rf'^{name}: expected a finite number > 0')
+    (dict(n_components=2.0), TypeError, invalid('n_components')),
+    (dict(n_components='2'), TypeError, invalid('n_components')),
+    (dict(n_components=True), TypeError, r'^n_components: expected a number, got True'),
+    (dict(prior='bishop'), ValueError, invalid('prior') + r" a str among \{'(ard|broad)', '(ard|broad)'\}"),
+    (dict(prior=None), ValueError, invalid('prior')),
+    (dict(noise='isotropic'), ValueError, invalid('noise')),
+    (dict(transformations='spin'), ValueError, invalid('transformations')),
+    (dict(transformations=None), ValueError, invalid('transformations')),
+    (dict(warmup_sweeps=-1), ValueError, invalid('warmup_sweeps')),
+    (dict(warmup_sweeps=1.5), TypeError, invalid('warmup_sweeps')),
+    (dict(max_iter=0), ValueError, invalid('max_iter')),
+    (dict(max_iter=-3), ValueError, invalid('max_iter')),
+    (dict(max_iter=10.5), TypeError, invalid('max_iter')),
+    (dict(max_iter=100.0), TypeError, invalid('max_iter')),
+    (dict(max_iter='100'), TypeError, invalid('max_iter')),
+    (dict(max_iter=None), TypeError, invalid('max_iter')),
+    (dict(tol=-1e-6), ValueError, invalid('tol')),
+    (dict(tol=np.nan), ValueError, invalid('tol')),
+    (dict(tol='small'), TypeError, invalid('tol')),
+    (dict(effective_tol=-0.1), ValueError, invalid('effective_tol')),
+    (dict(storage='csc'), ValueError, invalid('storage')),
+    (dict(progress='yes'), TypeError, invalid('progress')),
+    (dict(random_state=-1), ValueError, invalid('random_state')),
+    (dict(random_state='seed'), TypeError, invalid('random_state')),
+    (dict(random_state=1.5), TypeError, invalid('random_state')),
+    (dict(n_jobs=1.5), TypeError, invalid('n_jobs')),
+    (dict(callback='print'), TypeError, invalid('callback')),
+] + [(dict([(name, value)]), ValueError, invalid(name))
      for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in (0, -1e-5, np.inf, np.nan)]
-  + [(dict([(name, value)]), TypeError, rf'^{name}: expected a real number')
-     for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in ('1e-5', None, True)])
+  + [(dict([(name, value)]), TypeError, invalid(name))
+     for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad') for value in ('1e-5', None)]
+  + [(dict([(name, True)]), TypeError, rf'^{name}: expected a number, got True')
+     for name in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad', 'max_iter', 'n_jobs')])
 def test_bad_hyperparameters(params, exc, match):
     est = VBPCA(**{'max_iter': 5, **params})               # __init__ only stores: no error yet
     assert all(getattr(est, k) is v for k, v in params.items())
@@ -391,7 +390,7 @@ def test_get_params_set_params_round_trip():
     params = est.get_params()
     assert params == VBPCA(**params).get_params()
     assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and params['engine'] == 'numpy'
-    assert len(params) == 21
+    assert len(params) == 22
     assert clone(est).get_params() == params
     other = VBPCA()
     assert other.set_params(**params) is other and other.get_params() == params
@@ -479,8 +478,8 @@ def test_set_output_pandas_keeps_the_index():
     Z = est.fit_transform(df)
     assert isinstance(Z, pd.DataFrame) and list(Z.columns) == ['vbpca0', 'vbpca1'] and list(Z.index) == list(df.index)
     np.testing.assert_array_equal(Z.to_numpy(), est.set_output(transform='default').transform(df))
-    with pytest.raises(ValueError, match='transform'):
-        est.set_output(transform='excel')
+    with pytest.raises(ValueError, match='excel'):
+        est.set_output(transform='excel').transform(df)
 
 
 def test_random_state_accepts_a_legacy_randomstate():
@@ -565,7 +564,7 @@ def test_ordinary_data_gives_no_degenerate_warning(fitted):
 
 
 def test_import_does_not_load_sympy_or_widgets():
-    code = "import sys, vbfa_lit; print(sorted(m for m in ('sympy', 'ipywidgets', 'sklearn', 'pandas', 'jax') if m in sys.modules))"
+    code = "import sys, vbfa_lit; print(sorted(m for m in ('sympy', 'ipywidgets', 'jax', 'dask', 'numba', 'pooch') if m in sys.modules))"
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == '[]'
 

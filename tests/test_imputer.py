@@ -105,13 +105,13 @@ def test_input_unmodified():
 
 
 @pytest.mark.parametrize('kwargs, exc, match', [
-    (dict(calibrate='yes'), ValueError, r'^calibrate: expected one of'),
-    (dict(calibrate=True), ValueError, r'^calibrate: expected one of'),
-    (dict(holdout=0.7), ValueError, r'^holdout: expected a fraction'),
-    (dict(holdout=0.0), ValueError, r'^holdout'),
-    (dict(holdout='a'), TypeError, r'^holdout'),
-    (dict(noise='diag'), ValueError, r'^noise: expected one of'),
-    (dict(n_components=0), ValueError, r'^n_components'),
+    (dict(calibrate='yes'), ValueError, r"^The 'calibrate' parameter of VBPCAImputer"),
+    (dict(calibrate=True), ValueError, r"^The 'calibrate' parameter of VBPCAImputer"),
+    (dict(holdout=0.7), ValueError, r"^The 'holdout' parameter of VBPCAImputer must be a float in the range \(0.0, 0.5\]"),
+    (dict(holdout=0.0), ValueError, r"^The 'holdout' parameter"),
+    (dict(holdout='a'), TypeError, r"^The 'holdout' parameter"),
+    (dict(noise='diag'), ValueError, r"^The 'noise' parameter of VBPCAImputer"),
+    (dict(n_components=0), ValueError, r"^The 'n_components' parameter of VBPCAImputer"),
 ])
 def test_bad_hyperparameters_name_the_argument(kwargs, exc, match):
     X, Xm, hidden = _data(n=50)

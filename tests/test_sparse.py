@@ -112,9 +112,9 @@ def test_default_refuses_sparse_and_names_the_option():
 
 
 @pytest.mark.parametrize('kw, exc, match', [
-    (dict(missing_values='zero'), ValueError, '^missing_values: '),
+    (dict(missing_values='zero'), ValueError, "^The 'missing_values' parameter"),
     (dict(missing_values=0), ValueError, '^missing_values: '),
-    (dict(missing_values=None), ValueError, '^missing_values: '),
+    (dict(missing_values=None), ValueError, "^The 'missing_values' parameter"),
 ])
 def test_bad_missing_values(kw, exc, match):
     X, _ = ratings()

@@ -1301,7 +1301,7 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
         Stop when abs(L_t - L_{t-1}) < tol abs(L_t).
     rng : None, int or numpy.random.Generator
     callback : callable, optional
-        Called as ``callback(iteration, q, bound)`` after each sweep.
+        Called as ``callback(iteration, q, bound)`` after each sweep; returning True stops the sweeps.
     transform : callable, optional
         ``transform(data, q, prior) -> (q, gain)``, applied between sweeps (`vbfa_lit.transformations`).
     transform_start : int, default 1
@@ -1383,7 +1383,7 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
     max_iter : int, default 1000
     tol : float, default 1e-6
     callback : callable, optional
-        ``callback(iteration, q, bound)`` after each sweep.
+        ``callback(iteration, q, bound)`` after each sweep; returning True stops the sweeps.
     transform : callable, optional
         ``transform(data, q, prior) -> (q, gain)`` between sweeps.
     transform_start : int, default 1
@@ -1417,7 +1417,7 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
             raise FloatingPointError(f"the lower bound is {terms.total} after sweep {it + 1}: "
                                      "numerical breakdown (check the scale of the data and "
                                      "the hyperparameters)")
-        if callback is not None: callback(it, q, terms.total)
+        if callback is not None and callback(it, q, terms.total) is True: break          # asked to stop
         if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]):
             return FitResult(q, history, terms, True)
     return FitResult(q, history, terms, False)

@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['DEFAULT_MAX_COMPONENTS', 'PARALLEL_MIN_FLOPS', 'SWEEP_FLOPS_PER_SECOND', 'ConvergenceWarning', 'MissingDataWarning',
            'DegenerateDataWarning', 'NotFittedError', 'default_jobs', 'default_components', 'fit_cost',
-           'available_memory', 'feature_names', 'check_data', 'data_scale', 'entries_scale', 'explained_variance',
-           'latent_posterior', 'predictive_moments', 'latent_bias_posterior', 'predictive_logpdf', 'check_sparse',
-           'sparse_data_scale', 'standardise', 'observed_counts', 'VBPCA']
+           'available_memory', 'check_data', 'data_scale', 'entries_scale', 'explained_variance', 'latent_posterior',
+           'predictive_moments', 'latent_bias_posterior', 'predictive_logpdf', 'check_sparse', 'sparse_data_scale',
+           'standardise', 'observed_counts', 'VBPCA']
 
 # %% ../nbs/04a_estimator.ipynb #eb6fd210
 import functools
@@ -15,10 +15,14 @@ import numbers
 import os
 import sys
 import warnings
-from inspect import signature
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sparse
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
@@ -32,7 +36,7 @@ from .validation import (check_bool, check_choice, check_int, check_random_state
 from .transformations import TRANSFORMATIONS, between_sweeps
 
 # %% ../nbs/04a_estimator.ipynb #e1cb8e70
-class ConvergenceWarning(UserWarning):
+class ConvergenceWarning(_SklearnConvergenceWarning):
     "`max_iter` sweeps were used up before the relative change of the lower bound fell below `tol`."
 
 class MissingDataWarning(UserWarning):
@@ -42,7 +46,7 @@ class DegenerateDataWarning(UserWarning):
     """The data leave the answer poorly determined: nothing varies, no component is kept, a feature's noise is
     set by its prior alone, or the fit rests on a handful of observed values."""
 
-class NotFittedError(ValueError, AttributeError):
+class NotFittedError(_SklearnNotFitted):
     "A method that needs the learned attributes was called before `fit`."
 
 # %% ../nbs/04a_estimator.ipynb #cost4a01
@@ -63,6 +67,14 @@ def default_jobs(flops: float) -> int:
     int
     """
     return 1 if flops < PARALLEL_MIN_FLOPS else usable_cores()
+
+def _resolve_jobs(n_jobs) -> int: # scikit-learn's n_jobs (-1 all cores, -2 all but one) as threads, capped at the cores
+    cores = usable_cores()
+    n = cores + 1 + n_jobs if n_jobs < 0 else n_jobs
+    if n_jobs == 0 or n < 1:
+        raise ValueError(f"n_jobs: expected a positive number of threads, -1 for every core or -k for all but k - 1 "
+                         f"(this process may use {cores}), or None; got {n_jobs}")
+    return min(int(n), cores)
 
 
 def default_components(n_samples:int, n_features:int)->int:
@@ -97,17 +109,20 @@ def default_components(n_samples:int, n_features:int)->int:
 # dense and sparse, 0.2 to 1.2 s a sweep, D = 50 to 150), so an estimated time is within a factor 3 of the real one
 SWEEP_FLOPS_PER_SECOND = 2e9
 
-def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=None, dense:bool=True):
+def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=None, dense:bool=True,
+             complete:bool=False):
     """Estimated peak memory and work per sweep of `VBPCA.fit`, from the shapes alone (nothing is allocated).
 
-    The memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances of q(x_n) and q(w_m), their precisions,
-    the masked sums of second moments, each held twice across an update) plus, for dense input, 5 N M (the
-    validated, standardised and transposed copies of X and its mask) or, for sparse input, 80 bytes per observed
-    entry (the CSR copies and their indices). Measured with `tracemalloc` on shapes from 100 x 400 to
-    20000 x 200 with D from 2 to 100, the peak was 0.45 to 1.2 times this estimate (NumPy engine 0.8 to 1.2,
-    numba 0.45 to 0.75). The work of a sweep is (N + M) D^3 for the Cholesky factors and inverses of the D x D
-    precisions, plus 2 D^2 per entry of the mask's products (every entry N M for a dense mask, the observed ones
-    for a sparse one); at `SWEEP_FLOPS_PER_SECOND` (2e9, measured within a factor 3) that is the time a sweep takes.
+    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances of q(x_n) and q(w_m),
+    their precisions, the masked sums of second moments, each held twice across an update) plus, for dense input,
+    5 N M (the validated, standardised and transposed copies of X and its mask) or, for sparse input, 80 bytes per
+    observed entry (the CSR copies and their indices). Complete data share one covariance of q(x_n), so their
+    covariances take 6 (1 + M) D^2 and the latent means and their products 4 N D. Measured with `tracemalloc` on
+    shapes from 100 x 400 to 20000 x 200 with D from 2 to 100, the peak was 0.45 to 1.2 times this estimate. The
+    work of a sweep is (N + M) D^3 for the Cholesky factors of the D x D precisions (1 + M for complete data), plus
+    2 D^2 per entry of the mask's products (every entry N M for a dense mask, the observed ones for a sparse one;
+    for complete data the products of the data with the means of X and W instead, 2 N D (3 M + D)); at
+    `SWEEP_FLOPS_PER_SECOND` that is the time a sweep takes, within a factor 3.
 
     Parameters
     ----------
@@ -117,6 +132,8 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
         Number of observed entries; N M when None.
     dense : bool, default True
         Whether X (and the mask of observed entries) is held dense (True) or sparse (False).
+    complete : bool, default False
+        Whether every entry is observed (the fit then shares one covariance of q(x_n) across the samples).
 
     Returns
     -------
@@ -130,9 +147,14 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
     >>> nbytes, flops = fit_cost(943, 1682, 1681, 100_000, dense=False)
     >>> round(nbytes / 1e9)                                  # GB: MovieLens-100k with D = n_features - 1
     356
+    >>> round(fit_cost(250_000, 60, 50, complete=True)[0] / 1e9, 1)   # GB: complete data, one shared Sigma_x
+    1.0
     """
     N, M, D = n_samples, n_features, n_components
     n_obs = N * M if n_observed is None else n_observed
+    if complete:
+        nbytes = 8.0 * (6 * (1 + M) * D ** 2 + 4 * N * D + 5 * N * M)
+        return nbytes, float(1 + M) * D ** 3 + 2.0 * N * D * (3 * M + D)
     nbytes = 8.0 * 6 * (N + M) * D ** 2 + (8.0 * 5 * N * M if dense else 80.0 * n_obs)
     flops = float(N + M) * D ** 3 + 2.0 * D ** 2 * (N * M if dense else n_obs)
     return nbytes, flops
@@ -193,36 +215,16 @@ def _is_dask_array(X): # a dask array, recognised without importing dask (when i
 def _is_na(v): # True for pandas' NA, without importing pandas
     return type(v).__name__ == 'NAType'
 
-def feature_names(X):
-    """The column names of a DataFrame if they are all strings, None if none is (scikit-learn's rule).
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-        A DataFrame's column names become the feature names.
-
-    Returns
-    -------
-    ndarray of shape (n_features,) or None
-        Object array of str, or None.
-    """
-    columns = getattr(X, 'columns', None)
-    if columns is None or sparse.issparse(X): return None
-    names = np.asarray(list(columns), dtype=object)
-    is_str = [isinstance(c, str) for c in names]
-    if all(is_str) and len(names): return names
-    if any(is_str):
-        raise TypeError("X: feature names are only supported if all input features have string names, but "
-                        f"your input has {sorted({type(c).__name__ for c in names})} as feature name / "
-                        "column name types. Convert them all to str (X.columns = X.columns.astype(str)).")
-    return None
-
-def _check_frame_columns(X, name): # dates, durations and sparse columns with a numeric fill_value refused by name
+def _check_frame_columns(X, name): # text, dates, durations, sparse columns with a numeric fill_value refused by name
     dtypes = getattr(X, 'dtypes', None)
     if dtypes is None: return
     for col, dt in zip(X.columns, dtypes.values if hasattr(dtypes, 'values') else dtypes):
-        temporal = getattr(dt, 'is_temporal', None)                       # polars' dtypes
-        if getattr(dt, 'kind', None) in ('m', 'M') or (callable(temporal) and temporal()):
+        kind, temporal = getattr(dt, 'kind', None), getattr(dt, 'is_temporal', None)       # polars' dtypes: neither
+        if type(dt).__name__ == 'StringDtype' or kind in ('U', 'S') or (
+                kind == 'O' and any(isinstance(v, (str, bytes)) for v in X[col])):
+            raise TypeError(f"{name}: column {col!r} holds strings ({dt}), not numbers; if they are numbers written "
+                            "as text, convert them yourself (pandas.to_numeric) so that nothing is misread")
+        if kind in ('m', 'M') or (callable(temporal) and temporal()):
             raise TypeError(f"{name}: column {col!r} holds {dt} values (dates or durations), not numbers; convert "
                             "it to numbers yourself (days since a reference date, say) or drop it")
         if type(dt).__name__ == 'SparseDtype' and not (isinstance(dt.fill_value, float) and np.isnan(dt.fill_value)):
@@ -645,7 +647,7 @@ def observed_counts(X):
     return mask.sum(1), mask.sum(0)
 
 # %% ../nbs/04a_estimator.ipynb #b1fab30a
-class VBPCA:
+class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Variational Bayesian PCA and factor analysis with missing values.
 
     Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and the VB factor-analysis model of
@@ -706,13 +708,18 @@ class VBPCA:
     n_jobs : int or None, default None
         Threads that run each sweep's costly steps side by side, over blocks of samples and of features (the
         compiled kernels and NumPy's products release the GIL; BLAS keeps one thread in each). None: every core
-        this process may use when a sweep is long enough to gain from them (`default_jobs`), else 1. Any number
-        gives the same fit to rounding (the blocks' sums are added in another order).
+        this process may use when a sweep is long enough to gain from them (`default_jobs`), else 1. As in
+        scikit-learn, -1 means every core this process may use and -2 all but one; more threads than cores are
+        capped at the cores. Any number gives the same fit to rounding (the blocks' sums are added in another order).
     sample_bias : bool, default False
         A bias b_n per sample (row) as well as the bias mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, with
         b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 04d). On a user x item ratings
         matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
         `impute` and `score_samples` then infer each row's bias with its latent variables.
+    callback : callable or None, default None
+        Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
+        bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
+        stops the fit after that sweep (``converged_`` is then False, and no ConvergenceWarning is issued).
 
     Attributes
     ----------
@@ -781,10 +788,28 @@ class VBPCA:
     J. Luttinen and A. Ilin (2010). Transformations for variational factor analysis to speed up learning.
     Neurocomputing 73(7-9), 1093-1102.
     """
+    _parameter_constraints = {
+        'n_components': [Interval(Integral, 1, None, closed='left'), None],
+        'prior': [StrOptions({'ard', 'broad'})], 'noise': [StrOptions({'shared', 'per_feature'})],
+        'transformations': [StrOptions(set(TRANSFORMATIONS))],
+        'warmup_sweeps': [Interval(Integral, 0, None, closed='left')],
+        'max_iter': [Interval(Integral, 1, None, closed='left')],
+        'tol': [Interval(Real, 0, None, closed='left')], 'effective_tol': [Interval(Real, 0, None, closed='left')],
+        'random_state': ['random_state', np.random.Generator, np.random.SeedSequence],
+        'progress': ['boolean'], 'sample_bias': ['boolean'],
+        **{k: [Interval(Real, 0, None, closed='neither')] for k in
+           ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')},
+        'storage': [StrOptions({'auto', 'dense', 'sparse'})],
+        'missing_values': [StrOptions({'unstored'}), Real],
+        'engine': [StrOptions({'auto', 'numpy', 'numba'})],
+        'n_jobs': [Integral, None], 'callback': [callable, None],
+    }
+
     def __init__(self, n_components=None, *, prior='ard', noise='shared', transformations='both',
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
-                 storage='auto', missing_values=np.nan, engine='auto', n_jobs=None, sample_bias=False):
+                 storage='auto', missing_values=np.nan, engine='auto', n_jobs=None, sample_bias=False,
+                 callback=None):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
@@ -792,76 +817,21 @@ class VBPCA:
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
         self.missing_values, self.engine, self.n_jobs = missing_values, engine, n_jobs
-        self.sample_bias = sample_bias
+        self.sample_bias, self.callback = sample_bias, callback
 
-    # -- scikit-learn's parameter protocol, without importing scikit-learn
-    @classmethod
-    def _get_param_names(cls): return sorted(p for p in signature(cls.__init__).parameters if p != 'self')
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The hyperparameters, by name.
-
-        Parameters
-        ----------
-        deep : bool, default True
-            Ignored (VBPCA has no nested estimators); kept for scikit-learn.
-
-        Returns
-        -------
-        dict
-        """
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set hyperparameters by name; they are checked by the next `fit`.
-
-        Parameters
-        ----------
-        **params
-            Hyperparameters by name, as in the constructor.
-        """
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}. Valid "
-                                 f"parameters are: {valid}.")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        "The class name and the hyperparameters that differ from their defaults."
-        defaults = {
-            p.name: p.default for p in signature(type(self).__init__).parameters.values() if p.name != 'self'
-        }
-        same = lambda v, d: v is d or (type(v) is type(d) and v == d)
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if not same(v, defaults[k])]
-        return f"{type(self).__name__}({', '.join(changed)})"
-
-    def __sklearn_tags__(self):
-        """Tags for scikit-learn's `check_estimator`: a transformer that allows NaN (missing) and refuses
-        sparse input."""
-        # lazy: scikit-learn is a test dependency
-        from sklearn.utils import Tags, InputTags, TargetTags, TransformerTags
-        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(), input_tags=InputTags(allow_nan=True, sparse=False))
+    def __sklearn_tags__(self): # a transformer that allows NaN (missing) and, by default, refuses sparse input
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan, tags.input_tags.sparse = True, False
+        return tags
 
     def __sklearn_is_fitted__(self): return hasattr(self, 'posterior_')
+
+    @property
+    def _n_features_out(self): return self.n_components_       # the names vbpca0, vbpca1, ... of transform's columns
 
     def _check_fitted(self):
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first.")
-
-    def _check_names(self, X): # scikit-learn's rules for the feature names of new data
-        names, fitted = feature_names(X), getattr(self, 'feature_names_in_', None)
-        if names is None and fitted is not None:
-            warn_caller(f"X does not have valid feature names, but {type(self).__name__} was fitted with "
-                          "feature names", UserWarning)
-        elif names is not None and fitted is None:
-            warn_caller(f"X has feature names, but {type(self).__name__} was fitted without feature names",
-                          UserWarning)
-        elif names is not None and (len(names) != len(fitted) or np.any(names != fitted)):
-            raise ValueError("The feature names should match those that were passed during fit.\n"
-                             f"Fitted with: {list(fitted)}\nGot: {list(names)}")
 
     def _unstored(self): # True when unstored entries of sparse input are the missing ones
         v = getattr(self, 'missing_values', np.nan)                 # the imputer has none: NaN
@@ -871,50 +841,32 @@ class VBPCA:
 
     def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
         unstored = (sparse.issparse(X) or _is_sparse_frame(X)) and self._unstored()
-        if unstored and (sparse.issparse(X) or _is_sparse_frame(X)) and not allow_sparse:
+        if unstored and not allow_sparse:
             raise TypeError(f"{name}: sparse input needs predict_entries(X, rows, cols) for the entries you want: "
                             f"{type(self).__name__}.impute would fill every unstored entry, a dense n_samples x "
                             "n_features array (pass one with NaN where missing if that is what you want)")
-        if unstored and _is_sparse_frame(X) and allow_sparse: X = _sparse_frame_to_coo(X)
-        if sparse.issparse(X) and allow_sparse and unstored: return check_sparse(X, name)
+        if unstored and _is_sparse_frame(X): X = _sparse_frame_to_coo(X)
+        if sparse.issparse(X) and unstored: return check_sparse(X, name)
         return check_data(X, name)
 
     def _check_new(self, X, name='X', allow_sparse=False): # validated (n_samples, n_features_in_) data
-        self._check_names(X)
         arr = self._check_input(X, name, allow_sparse)
-        if arr.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name} has {arr.shape[1]} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input")
+        validate_data(self, X, reset=False, skip_check_array=True)   # scikit-learn's feature names and count
         return arr
 
-    def _settings(self, n_samples, n_features): # the checked hyperparameters
-        "Check every hyperparameter; each error names its argument."
+    def _settings(self, n_samples, n_features): # the hyperparameters, checked, with what they stand for
+        self._validate_params()
         self._unstored()                                             # missing_values
-        s = dict(
-            prior=check_choice('prior', self.prior, ('ard', 'broad')),
-            noise=check_choice('noise', self.noise, ('shared', 'per_feature')),
-            transformations=check_choice('transformations', self.transformations, TRANSFORMATIONS),
-            warmup_sweeps=check_int('warmup_sweeps', self.warmup_sweeps, 0),
-            max_iter=check_int('max_iter', self.max_iter, 1),
-            tol=check_real('tol', self.tol, 0.0, inclusive=True),
-            effective_tol=check_real('effective_tol', self.effective_tol, 0.0, inclusive=True),
-            storage=check_choice('storage', self.storage, ('auto', 'dense', 'sparse')),
-            engine=check_engine(self.engine),
-            n_jobs=None if self.n_jobs is None else check_int('n_jobs', self.n_jobs, 1),
-            sample_bias=check_bool('sample_bias', self.sample_bias),
-            **{
-                k: check_real(k, getattr(self, k))
-                for k in ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')
-            },
-        )
-        if not isinstance(self.progress, (bool, np.bool_)):
-            raise TypeError(f"progress: expected True or False, got {self.progress!r}")
+        for k, v in self.get_params().items():            # scikit-learn counts True as 1: a flag is not a number here
+            if isinstance(v, (bool, np.bool_)) and self._parameter_constraints[k] != ['boolean']:
+                raise TypeError(f"{k}: expected a number, got {v!r}")
+        s = {k: getattr(self, k) for k in self._parameter_constraints}
+        s['engine'] = check_engine(self.engine)
+        s['n_jobs'] = None if self.n_jobs is None else _resolve_jobs(self.n_jobs)
         if self.n_components is None: s['D'] = default_components(n_samples, n_features)
-        else:
-            s['D'] = check_int('n_components', self.n_components, 1)
-            if s['D'] > n_features:
-                raise ValueError(f"n_components: expected at most n_features = {n_features}, got "
-                                 f"{self.n_components}")
+        elif self.n_components > n_features:
+            raise ValueError(f"n_components: expected at most n_features = {n_features}, got {self.n_components}")
+        else: s['D'] = int(self.n_components)
         s['rng'] = check_random_state(self.random_state)
         return s
 
@@ -955,9 +907,9 @@ class VBPCA:
         if client is not None:
             raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
                             "process); pass client=None")
-        names = feature_names(X)
-        X = self._check_input(X)
-        (N, M), s = X.shape, self._settings(*X.shape)
+        arr = self._check_input(X)
+        validate_data(self, X, reset=True, skip_check_array=True)      # feature_names_in_, n_features_in_
+        X, ((N, M), s) = arr, (arr.shape, self._settings(*arr.shape))
         if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
         counts = observed_counts(X)
         n_obs = int(counts[0].sum())
@@ -965,16 +917,16 @@ class VBPCA:
         self._warn_missing(*counts)
         dense_storage = not sparse.issparse(X) and not (
             s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
-        self._check_cost(N, M, s, n_obs, dense_storage)
+        self._check_cost(N, M, s, n_obs, dense_storage, complete=n_obs == N * M and not s['sample_bias'])
         center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
         scale, varies = _fitted_scale(scale)
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
         else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
         run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
-        return self._fit_posterior(run, names, s, counts, center, scale, varies, _feature_ss(Y))
+        return self._fit_posterior(run, s, counts, center, scale, varies, _feature_ss(Y))
 
-    def _fit_posterior(self, run, names, s, counts, center, scale, varies, ss):
+    def _fit_posterior(self, run, s, counts, center, scale, varies, ss):
         """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
         callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
         sum of squares in the fitted units."""
@@ -983,9 +935,14 @@ class VBPCA:
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
                   disable=not self.progress) as bar:
-            def callback(it, q, bound): # bound: the lower bound after the sweep
+            stopped = []
+            def callback(it, q, bound): # bound: the lower bound after the sweep, in the fitted units
                 bar.update(1)
-                if self.progress: bar.set_postfix(elbo=f"{bound - n_obs * np.log(scale):.6g}", refresh=False)
+                elbo = bound - n_obs * np.log(scale)
+                if self.progress: bar.set_postfix(elbo=f"{elbo:.6g}", refresh=False)
+                if self.callback is not None and self.callback(it, elbo) is True:
+                    stopped.append(it)
+                    return True
             kind = s['transformations']
             # the sweeps own their posteriors (the callback keeps none): replaced covariances are reused
             transform = None if kind == 'none' else between_sweeps(kind, in_place=True)
@@ -998,8 +955,6 @@ class VBPCA:
         # log-density of X = log-density of (X - c) / s - |O| log s
         shift = -n_obs * np.log(scale)
         self.n_features_in_, self.n_components_ = M, s['D']
-        if names is not None: self.feature_names_in_ = names
-        elif hasattr(self, 'feature_names_in_'): del self.feature_names_in_
         self.center_, self.scale_ = center, scale
         self.posterior_, self.prior_ = q, prior
         self.elbo_ = np.asarray(fit.elbo) + shift
@@ -1019,20 +974,20 @@ class VBPCA:
         self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
         self.n_effective_components_ = int(self.effective_components_.sum())
         self._warn_degenerate(counts, varies, q, prior, ss)
-        if (self.n_components is None and s['D'] == DEFAULT_MAX_COMPONENTS < min(N, M) - 1
-                and self.n_effective_components_ == s['D']):
-            warn_caller(f"VBPCA: all {s['D']} columns of the default n_components (at most "
-                        f"{DEFAULT_MAX_COMPONENTS}) stay effective; the data may hold more components: pass a "
-                        "larger n_components", UserWarning)
-        if not fit.converged:
+        spare = s['D'] - self.n_effective_components_           # the columns ARD switched off
+        if self.n_components is None and s['D'] == DEFAULT_MAX_COMPONENTS < min(N, M) - 1 and spare <= s['D'] // 10:
+            warn_caller(f"VBPCA: ARD kept {self.n_effective_components_} of the {s['D']} columns of the default "
+                        f"n_components (at most {DEFAULT_MAX_COMPONENTS}), switching off {spare}: with so few spare "
+                        "columns the data may hold more components; pass a larger n_components", UserWarning)
+        if not fit.converged and not stopped:
             warn_caller(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
                           f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
                           ConvergenceWarning)
         return self
 
-    def _check_cost(self, N, M, s, n_obs, dense): # refuse a fit that cannot fit in memory, warn about a long one;
-        D = s['D']                                    # settles s['n_jobs']
-        nbytes, flops = fit_cost(N, M, D, n_obs, dense)
+    def _check_cost(self, N, M, s, n_obs, dense, complete=False): # refuse a fit that cannot fit in memory, warn about
+        D = s['D']                                                      # a long one; settles s['n_jobs']
+        nbytes, flops = fit_cost(N, M, D, n_obs, dense, complete)
         avail = available_memory()
         per_thread = 16.0 * M * D ** 2                      # each further block's sums of second moments
         if s['n_jobs'] is None:                             # the default: no more threads than the memory holds
@@ -1135,8 +1090,7 @@ class VBPCA:
             return X.map_blocks(_chunk_transform, unstored, _dask_model(self), dtype, dtype=dtype,
                                 chunks=(X.chunks[0], (self.n_components_,)), meta=np.empty((0, 0), dtype))
         arr = self._check_new(X, allow_sparse=True)
-        Z = _transform_rows(arr, self.posterior_, self.center_, self.scale_)
-        return self._wrap(Z.astype(output_dtype(X), copy=False), X)
+        return _transform_rows(arr, self.posterior_, self.center_, self.scale_).astype(output_dtype(X), copy=False)
 
     @one_blas_thread
     def predict_entries(self, X, rows, cols, return_std:bool=False):
@@ -1237,18 +1191,6 @@ class VBPCA:
         if not return_std: return out
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
-    def fit_transform(self, X, y=None):
-        """`fit(X)` then `transform(X)`.
-
-        Parameters
-        ----------
-        X
-            The data, NaN for missing entries.
-        y : default None
-            Ignored; kept for scikit-learn pipelines.
-        """
-        return self.fit(X, y).transform(X)
-
     @one_blas_thread
     def inverse_transform(self, Z) -> np.ndarray:
         """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise).
@@ -1314,66 +1256,16 @@ class VBPCA:
         logp = self.score_samples(X)
         return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
 
-    # -- scikit-learn's transformer conventions: output feature names and pandas output
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Names of the output columns of `transform`: 'vbpca0', 'vbpca1', ...
-
-        Parameters
-        ----------
-        input_features : default None
-            Ignored (the output names are 'vbpca0', 'vbpca1', ...); kept for scikit-learn.
-
-        Returns
-        -------
-        ndarray of shape (n_components_,)
-            Object array of str.
-        """
-        self._check_fitted()
-        if input_features is not None:
-            given, fitted = np.asarray(input_features, dtype=object), getattr(self, 'feature_names_in_', None)
-            if len(given) != self.n_features_in_:
-                raise ValueError("input_features should have length equal to number of features "
-                                 f"({self.n_features_in_}), got {len(given)}")
-            if fitted is not None and np.any(given != fitted):
-                raise ValueError("input_features is not equal to feature_names_in_")
-        return np.asarray([f"{type(self).__name__.lower()}{i}" for i in range(self.n_components_)],
-                          dtype=object)
-
-    def set_output(self, *, transform=None):
-        """Choose what `transform` and `fit_transform` return: 'default' (NumPy), 'pandas', 'polars', or None
-        (unchanged).
-
-        Parameters
-        ----------
-        transform : default None
-            'pandas' for DataFrame outputs, 'default' for NumPy arrays, None to leave the setting unchanged.
-
-        Raises
-        ------
-        ValueError
-            Another value of transform.
-        ImportError
-            'pandas' or 'polars' when that library is not installed.
-        """
-        if transform is None: return self
-        check_choice('transform', transform, ('default', 'pandas', 'polars'))
-        if transform != 'default': _output_library(transform)
-        self._sklearn_output_config = {'transform': transform}
-        return self
-
-    def _wrap(self, Z, X, columns=None): # Z in the configured container, with output feature names (and X's index)
+    def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
         kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
         # scikit-learn's global set_config(transform_output=...)
         if kind == 'default' and 'sklearn' in sys.modules:
             kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
         if kind == 'pandas':
             pd = _output_library(kind)
-            return pd.DataFrame(Z, columns=self.get_feature_names_out() if columns is None else columns,
-                                index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
+            return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
         if kind == 'polars':
-            pl = _output_library(kind)
-            names = self.get_feature_names_out() if columns is None else columns
-            return pl.DataFrame(Z, schema=list(names), orient='row')
+            return _output_library(kind).DataFrame(Z, schema=list(columns), orient='row')
         return Z
 
 def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
@@ -1412,10 +1304,11 @@ def _ordered_columns(q:Posterior)->Posterior:
 def _fitted_scale(scale): # (the scale of the fitted units, whether any feature varies); refused beyond float64's reach
     varies = scale > 0
     if not varies: scale = 1.0               # nothing varies: no scale to learn from, the data stay as they are
-    if not 1e-150 < scale < 1e150:
-        raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a "
-                         "variance) float64 cannot hold; rescale X (the answer does not depend on its "
-                         "units)")
+    with np.errstate(over='ignore', under='ignore'): square = scale * scale
+    if not np.finfo(float).tiny <= square < np.inf:    # the variances in X's units would overflow or underflow
+        raise ValueError(f"X: the observed values vary on a scale of {scale:.1e}, whose square (a variance, "
+                         f"{scale:.1e}^2) float64 cannot hold (its range is {np.finfo(float).tiny:.1e} to "
+                         f"{np.finfo(float).max:.1e}); rescale X (the answer does not depend on its units)")
     return scale, varies
 
 def _latent_rows(Xs, q): # q(x_n), and q(b_n) or (None, None), of rows in the fitted units
@@ -1526,6 +1419,7 @@ def _fit_dask(est, X, client):
     from .engine import kernel_set, run_sweeps
     X, unstored = _dask_input(est, X)
     (N, M), s = X.shape, est._settings(*X.shape)
+    validate_data(est, X, reset=True, skip_check_array=True)           # n_features_in_, no feature names
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
     if s['sample_bias']:
         raise ValueError("sample_bias: the per-sample bias is fitted in memory only, not on a dask array; pass "
@@ -1549,15 +1443,12 @@ def _fit_dask(est, X, client):
             q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
             return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter, tol,
                               callback, transform, transform_start, reuse=True)
-        return est._fit_posterior(run, None, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
+        return est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
     finally: runner.close()
 
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
-    est._check_names(X)
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
-    if X.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} "
-                         "features as input")
+    validate_data(est, X, reset=False, skip_check_array=True)          # scikit-learn's feature count
     kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
     if wrapped and kind == 'default' and 'sklearn' in sys.modules:
         kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')

@@ -6,11 +6,16 @@
 __all__ = ['reference_predictive_moments', 'VBPCAImputer']
 
 # %% ../nbs/04b_imputation.ipynb #0a58d13e
-import numpy as np
+from numbers import Real
 
-from .estimator import VBPCA, check_data, feature_names
-from .validation import check_choice, output_dtype
-from .validation import check_random_state, check_real
+import numpy as np
+import scipy.sparse as sparse
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from .estimator import VBPCA, _is_sparse_frame, check_data
+from .validation import check_random_state, output_dtype
 
 # %% ../nbs/04b_imputation.ipynb #08d19194
 def reference_predictive_moments(Y, q):
@@ -42,14 +47,13 @@ def reference_predictive_moments(Y, q):
 
 
 # %% ../nbs/04b_imputation.ipynb #5338b4b3
-class VBPCAImputer:
+class VBPCAImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Fill missing values with VB PCA's posterior predictive mean, with a predictive standard deviation.
 
     A scikit-learn transformer: ``fit`` learns a `VBPCA` model from the observed entries of X, ``transform`` returns
     X with every missing entry (NaN, a masked entry, pandas' NA) replaced by its posterior predictive mean and every
     observed entry unchanged; ``transform(X, return_std=True)`` also returns the predictive standard deviation of
     each filled entry (0 where observed), optionally multiplied by a calibration factor estimated in ``fit``.
-    scikit-learn is not imported: the class implements its parameter, tag and output protocols itself.
 
     Parameters
     ----------
@@ -106,13 +110,26 @@ class VBPCAImputer:
         self.calibrate, self.holdout = calibrate, holdout
         self.max_iter, self.tol, self.random_state = max_iter, tol, random_state
 
-    # scikit-learn's protocols, shared with VBPCA (which implements them without importing scikit-learn)
-    _get_param_names = VBPCA.__dict__['_get_param_names']
-    get_params, set_params, __repr__ = VBPCA.get_params, VBPCA.set_params, VBPCA.__repr__
-    set_output, _wrap, _check_names, _check_new = VBPCA.set_output, VBPCA._wrap, VBPCA._check_names, VBPCA._check_new
-    _check_input = VBPCA._check_input                 # dense input only: the imputer fills an N x M array
-    __sklearn_tags__, _check_fitted = VBPCA.__sklearn_tags__, VBPCA._check_fitted
+    _parameter_constraints = {**{k: VBPCA._parameter_constraints[k] for k in
+                                 ('n_components', 'prior', 'noise', 'max_iter', 'tol', 'random_state')},
+                              'calibrate': [StrOptions({'none', 'holdout'})],
+                              'holdout': [Interval(Real, 0, 0.5, closed='right')]}
+    _check_fitted, _wrap = VBPCA._check_fitted, VBPCA._wrap
+    def __sklearn_tags__(self): # a transformer that allows NaN (missing), refuses sparse input
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
     def __sklearn_is_fitted__(self): return hasattr(self, 'estimator_')
+
+    def _check_dense(self, X, reset): # checked dense data with NaN where missing; sparse input refused
+        if sparse.issparse(X) or _is_sparse_frame(X):
+            raise TypeError(f"X: {type(self).__name__} fills every missing entry of a dense array, so it takes X dense "
+                            "with NaN where missing (X.toarray(), then NaN at the missing entries); for sparse data "
+                            "whose unstored entries are the missing ones, use VBPCA(missing_values='unstored') and "
+                            "its predict_entries for the entries you want")
+        arr = check_data(X)
+        validate_data(self, X, reset=reset, skip_check_array=True)       # scikit-learn's feature names and count
+        return arr
 
     def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
             y=None, # ignored
@@ -137,11 +154,9 @@ class VBPCAImputer:
             out with ``calibrate='holdout'`` (the message says why: a held-out entry needs another observed
             entry in its row and two more in its column).
         """
-        calibrate = check_choice('calibrate', self.calibrate, ('none', 'holdout'))
-        holdout = check_real('holdout', self.holdout)
-        if holdout > 0.5: raise ValueError(f"holdout: expected a fraction in (0, 0.5], got {self.holdout!r}")
-        names, arr = feature_names(X), check_data(X)
-        rng = check_random_state(self.random_state)
+        self._validate_params()
+        calibrate, holdout = self.calibrate, self.holdout
+        arr, rng = self._check_dense(X, reset=True), check_random_state(self.random_state)
         make = lambda: VBPCA(self.n_components, prior=self.prior, noise=self.noise, max_iter=self.max_iter,
                              tol=self.tol, random_state=rng)
         est, factor, n_held = make().fit(arr), 1.0, 0
@@ -156,9 +171,7 @@ class VBPCAImputer:
             mean, std = (np.asarray(v) for v in make().fit(X_cal).impute(X_cal, return_std=True))
             factor = float(np.sqrt(np.mean(((arr - mean)[hide] / std[hide]) ** 2)))
         self.estimator_, self.calibration_factor_, self.n_holdout_ = est, factor, n_held
-        self.n_features_in_, self.n_iter_ = arr.shape[1], est.n_iter_
-        if names is not None: self.feature_names_in_ = names
-        elif hasattr(self, 'feature_names_in_'): del self.feature_names_in_
+        self.n_iter_ = est.n_iter_
         return self
 
     def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
@@ -184,54 +197,11 @@ class VBPCAImputer:
         self._check_fitted()
         if not isinstance(return_std, (bool, np.bool_)):
             raise TypeError(f"return_std: expected True or False, got {return_std!r}")
-        arr, dtype, names = self._check_new(X), output_dtype(X), self.get_feature_names_out()
+        arr, dtype, names = self._check_dense(X, reset=False), output_dtype(X), self.get_feature_names_out()
         filled, std = (np.asarray(v) for v in self.estimator_.impute(arr, return_std=True))
-        out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
+        out = filled.astype(dtype, copy=False)                  # set_output's container: scikit-learn wraps it
         if not return_std: return out
         return out, self._wrap((self.calibration_factor_ * std).astype(dtype, copy=False), X, columns=names)
-
-    def fit_transform(self, X, y=None):
-        """`fit(X)` then `transform(X)`.
-
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            The data, NaN (or a masked entry, or pandas' NA) for missing entries.
-        y : default None
-            Ignored; kept for scikit-learn pipelines.
-
-        Returns
-        -------
-        ndarray or DataFrame of shape (n_samples, n_features)
-            X with its missing entries filled.
-        """
-        return self.fit(X, y).transform(X)
-
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """The output columns are the input columns: `feature_names_in_`, or 'x0', 'x1', ... without names.
-
-        Parameters
-        ----------
-        input_features : array_like of str, default None
-            If given, must equal `feature_names_in_` (when fitted with names) and have `n_features_in_` entries.
-
-        Returns
-        -------
-        ndarray of shape (n_features,)
-            Object array of str.
-        """
-        self._check_fitted()
-        fitted = getattr(self, 'feature_names_in_', None)
-        if input_features is not None:
-            given = np.asarray(input_features, dtype=object)
-            if len(given) != self.n_features_in_:
-                raise ValueError("input_features should have length equal to number of features "
-                                 f"({self.n_features_in_}), got {len(given)}")
-            if fitted is not None and np.any(given != fitted):
-                raise ValueError("input_features is not equal to feature_names_in_")
-            return given
-        if fitted is not None: return np.asarray(fitted, dtype=object)
-        return np.asarray([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
 
 def _too_few_to_hold_out(obs, holdout, n_held): # ValueError: why fewer than 30 entries can be held out
     # an entry can be held out only if its row keeps another observed entry (the prediction comes from the row's
