@@ -659,7 +659,7 @@ def test_09_exercise_5_numpy_mirrors_against_the_sign_of_a11(widgets):
 
 
 def test_09_exercise_6_a_panel_of_ones_own(widgets):
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     class SinePanel(widgets.Panel):
         title = 'a sine wave'
@@ -670,14 +670,13 @@ def test_09_exercise_6_a_panel_of_ones_own(widgets):
             t = np.linspace(0, 1, 200)
             return dict(t=t, y=np.sin(2 * np.pi * params['f'] * t))
         def draw(self, data):
-            fig, ax = plt.subplots(figsize=(5, 2.5))
-            ax.plot(data['t'], data['y'])
+            fig = Figure(figsize=(5, 2.5))
+            fig.add_subplot().plot(data['t'], data['y'])
             return fig
 
     panel = SinePanel()
     panel.controls['f'].value = 3.0
     assert panel.error is None and np.isclose(panel.data['y'].max(), 1, atol=1e-3) and panel.image.value[:4] == b'\x89PNG'
-    plt.close('all')
 
 
 # --- lesson 04d
