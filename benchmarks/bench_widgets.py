@@ -1,6 +1,6 @@
 """The four widget panels of lesson 09 (`vbfa_lit.widgets`): how long an update takes at the default settings, the
 time a reader waits between letting go of a control and seeing the new figure (compute, draw and PNG rendering, as
-`Panel.refresh` runs them; the debounce delay is set to 0). No peer: absolute numbers, and the target of issue 17, an
+`Panel.refresh` runs them). No peer: absolute numbers, and the target of issue 17, an
 update in <= 0.5 s at the default settings. Each panel is built once (its first update loads numba's compiled kernels
 from their disk cache and warms matplotlib; reported apart as first_s), then updated `updates` times with the same
 settings, in both environments (one BLAS thread, and no thread variables as a user's shell gives).
@@ -21,14 +21,13 @@ def updates(p):
     rows = []
     for name in PANELS:
         t0, c0 = time.perf_counter(), time.process_time()
-        panel = getattr(w, name)(debounce=0)              # builds the controls and runs the first update
+        panel = getattr(w, name)()                        # builds the controls and runs the first update
         first_wall, first_cpu = time.perf_counter() - t0, time.process_time() - c0
         assert panel.error is None, f'{name}: {panel.error}'
         cpu = []
         for _ in range(p['updates']):
             c0 = time.process_time()
             panel.refresh()
-            panel.wait()
             cpu.append(time.process_time() - c0)
             assert panel.error is None, f'{name}: {panel.error}'
         wall = panel.timings[1:]                           # the panel's own clock: start of compute to PNG shown

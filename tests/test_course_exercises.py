@@ -594,7 +594,7 @@ def test_04b_exercise_3_jensen_narrowing_closed_form_matches_monte_carlo():
     assert 'closed form 0.6557, Monte Carlo 0.6554 (s.e. 0.0003), mean field 0.5000' in out   # 1 s.e. apart
     assert "{0.01: 1.0002, 0.1: 1.0129, 1: 1.3114, 10: 3.4458}" in out
 
-# ---- 09: the exercises of the widgets page, on the panels themselves (debounce=0: computed at once) ----
+# ---- 09: the exercises of the widgets page, on the panels themselves (a value set from Python: computed at once) ----
 
 @pytest.fixture(scope='module')
 def widgets():
@@ -604,7 +604,7 @@ def widgets():
 
 
 def test_09_exercise_1_the_speed_up_survives_missing_values(widgets):
-    p1 = widgets.VBPCAConvergencePanel(debounce=0)
+    p1 = widgets.VBPCAConvergencePanel()
     s0 = p1.data['sweeps']
     assert s0['plain'] >= 10 * s0['transformed'] and abs(s0['transformed'] - 8) <= 2 and s0['plain'] == 400, s0
     p1.controls['missing'].value = 0.5
@@ -616,7 +616,7 @@ def test_09_exercise_1_the_speed_up_survives_missing_values(widgets):
 
 def test_09_exercise_2_two_equal_directions(widgets):
     from vbfa_lit.rjmcmc import exact_posterior_q
-    p2 = widgets.ARDPruningPanel(debounce=0)
+    p2 = widgets.ARDPruningPanel()
     p2.controls['stds'].value = '3, 3, 1, 1, 1, 1'
     d = p2.data
     assert d['n_kept'] == 2 and d['pq_k'][np.argmax(d['pq_laplace'])] == 2 and d['pq_laplace'].max() > 0.9
@@ -628,7 +628,7 @@ def test_09_exercise_2_two_equal_directions(widgets):
 
 
 def test_09_exercise_3_fewer_samples_more_components(widgets):
-    p3 = widgets.RJMCMCPanel(debounce=0)
+    p3 = widgets.RJMCMCPanel()
     p5_paper = p3.data['exact'][4]
     p3.controls['N'].value = 100
     d = p3.data
@@ -641,7 +641,7 @@ def test_09_exercise_3_fewer_samples_more_components(widgets):
 
 
 def test_09_exercise_4_three_equal_variances(widgets):
-    p3 = widgets.RJMCMCPanel(debounce=0)
+    p3 = widgets.RJMCMCPanel()
     p3.controls['dataset'].value = 'custom'
     p3.controls['spectrum'].value = '5, 5, 5, 1, 1, 1, 1'
     d = p3.data
@@ -650,7 +650,7 @@ def test_09_exercise_4_three_equal_variances(widgets):
 
 
 def test_09_exercise_5_numpy_mirrors_against_the_sign_of_a11(widgets):
-    p4 = widgets.HouseholderPanel(debounce=0)
+    p4 = widgets.HouseholderPanel()
     p4.controls['dim'].value = 2
     for angle in (30.0, 120.0, 200.0, 300.0):
         p4.controls['angle'].value = angle
@@ -659,25 +659,24 @@ def test_09_exercise_5_numpy_mirrors_against_the_sign_of_a11(widgets):
 
 
 def test_09_exercise_6_a_panel_of_ones_own(widgets):
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     class SinePanel(widgets.Panel):
         title = 'a sine wave'
         def make_controls(self, w):
-            return dict(f=w.FloatSlider(value=1.0, min=0.5, max=5.0, description='frequency'))
-        def compute(self, params, progress):
-            progress('computing')
+            return dict(f=w.FloatSlider(value=1.0, min=0.5, max=5.0, description='frequency',
+                                        continuous_update=False))
+        def compute(self, params):
             t = np.linspace(0, 1, 200)
             return dict(t=t, y=np.sin(2 * np.pi * params['f'] * t))
         def draw(self, data):
-            fig, ax = plt.subplots(figsize=(5, 2.5))
-            ax.plot(data['t'], data['y'])
+            fig = Figure(figsize=(5, 2.5))
+            fig.add_subplot().plot(data['t'], data['y'])
             return fig
 
-    panel = SinePanel(debounce=0)
+    panel = SinePanel()
     panel.controls['f'].value = 3.0
     assert panel.error is None and np.isclose(panel.data['y'].max(), 1, atol=1e-3) and panel.image.value[:4] == b'\x89PNG'
-    plt.close('all')
 
 
 # --- lesson 04d

@@ -1,14 +1,17 @@
 """vbfa_lit.widgets without a browser: set the controls' values from Python, read the data and figures they produce."""
+import json
 import subprocess
 import sys
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip('ipywidgets')
 from vbfa_lit.widgets import (ARDPruningPanel, HouseholderPanel, Panel, RJMCMCPanel, StaticSlider, VBPCAConvergencePanel,
-                              householder_steps, parse_spectrum, parse_stds, rjmcmc_chains, rjmcmc_data,
-                              static_slider)
+                              householder_steps, rjmcmc_chains, rjmcmc_data, static_slider)
+from vbfa_lit.widgets import _parse_spectrum as parse_spectrum, _parse_stds as parse_stds
 from vbfa_lit.data import make_bishop_example, make_low_rank
 
 SMALL = dict(N=60, M=6, D=2)
@@ -31,11 +34,11 @@ def test_import_vbfa_lit_does_not_import_ipywidgets():
 def test_missing_ipywidgets_gives_the_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, 'ipywidgets', None)        # makes `import ipywidgets` fail
     with pytest.raises(ImportError, match=r"pip install 'vbfa_lit\[widgets\]'"):
-        VBPCAConvergencePanel(debounce=0)
+        VBPCAConvergencePanel()
 
 
 def test_vbpca_panel_toggles_change_data_and_figure():
-    p = VBPCAConvergencePanel(debounce=0, **SMALL)
+    p = VBPCAConvergencePanel(**SMALL)
     assert p.data['kind'] == 'both' and p.error is None
     png0 = p.image.value
     assert png0[:8] == b'\x89PNG\r\n\x1a\n'
@@ -59,7 +62,7 @@ def test_vbpca_panel_toggles_change_data_and_figure():
 
 
 def test_vbpca_panel_sliders_change_the_data():
-    p = VBPCAConvergencePanel(debounce=0, **SMALL)
+    p = VBPCAConvergencePanel(**SMALL)
     p.controls['N'].value = 100
     assert p.data['W_true'].shape == (6, 2)
     p.controls['D'].value = 3
@@ -68,8 +71,84 @@ def test_vbpca_panel_sliders_change_the_data():
     assert p.error is None and len(p.data['plain']) > 1
 
 
+# ---------------------------------------------------------------- the base class: ipywidgets' own observers
+
+def counting_panel():
+    "A panel whose compute records, for each update, the thread it ran in and the status line shown meanwhile."
+    from matplotlib.figure import Figure
+
+    class Counting(Panel):
+        title = 'counting'
+        def make_controls(self, w):
+            return dict(x=w.IntSlider(value=0, min=0, max=10, continuous_update=False, description='x'),
+                        on=w.ToggleButton(value=False, description='on'))
+        def compute(self, params):
+            self.calls = getattr(self, 'calls', []) + [(threading.current_thread(), self.status.value)]
+            return dict(x=params['x'], on=params['on'], summary=f"x = {params['x']} <b>")
+        def draw(self, data):
+            fig = Figure(figsize=(1, 1))
+            fig.add_subplot().bar([0], [data['x'] + 1])
+            return fig
+    return Counting()
+
+
+def test_a_change_recomputes_once_in_the_callers_thread_and_leaves_no_thread():
+    threads = threading.active_count()
+    p = counting_panel()
+    assert len(p.calls) == 1 and p.data['x'] == 0                                   # built: one update
+    png = p.image.value
+    p.controls['x'].value = 4                                                         # a slider released at 4
+    assert len(p.calls) == 2 and p.data['x'] == 4 and p.image.value != png            # one update, at once
+    assert all(t is threading.current_thread() for t, _ in p.calls)                   # in the caller's thread
+    assert all('computing' in status for _, status in p.calls)                        # what the reader sees meanwhile
+    assert p.status.value.startswith('updated in ') and p.status.value.endswith('; x = 4 &lt;b&gt;')   # escaped
+    p.controls['x'].value = 4                                                         # no change: nothing to do
+    assert len(p.calls) == 2
+    p.controls['on'].value = True                                                     # a toggle, clicked
+    assert len(p.calls) == 3 and p.data['on'] and len(p.timings) == 3
+    assert threading.active_count() == threads                                        # no thread of the panel's own
+
+
+def test_a_toggle_shows_its_state_as_a_tick_or_a_cross():
+    p = counting_panel()
+    on = p.controls['on']
+    assert on.icon == 'times'
+    on.value = True
+    assert on.icon == 'check'
+    assert counting_panel().controls['on'].icon == 'times'                           # each panel its own buttons
+
+
+EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / 'nbs' / 'experiments').glob('*.ipynb'))
+CONTROLS = {   # every control a reader of each app sees, in order
+    '01_vbpca_convergence': ['N', 'M', 'D', 'noise', 'missing', 'seed', 'translation', 'rotation'],
+    '02_ard_pruning': ['stds', 'N', 'seed', 'rotation'],
+    '03_rjmcmc_explorer': ['dataset', 'N', 'spectrum', 'sweeps', 'burn_in', 'chains', 'seed', 'exact'],
+    '04_householder_stiefel': ['angle', 'step', 'dim', 'n', 'seed', 'sign_fix'],
+}
+
+
+@pytest.mark.parametrize('notebook', EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_each_experiment_app_builds_its_panel(notebook):
+    "The code of each Voila app, run as Voila runs it: a panel with every control, observed, and a first figure."
+    import ipywidgets as w
+    cells = [''.join(c['source']) for c in json.loads(notebook.read_text())['cells'] if c['cell_type'] == 'code']
+    ns = {}
+    for code in cells: exec(code, ns)
+    p = ns['panel']
+    assert isinstance(p, Panel) and p.error is None and p.image.value[:8] == b'\x89PNG\r\n\x1a\n'
+    assert list(p.controls) == CONTROLS[notebook.stem] and 'updated in' in p.status.value
+    assert p.status in p.widget.children and p.image in p.widget.children
+    shown = [c for box in p.widget.children if isinstance(box, w.HBox) for c in box.children]
+    assert shown == list(p.controls.values())                                          # every control on the panel
+    for name, c in p.controls.items():
+        assert c.has_trait('continuous_update') is isinstance(c, (w.IntSlider, w.FloatSlider, w.SelectionSlider,
+                                                                   w.Text)), name
+        if c.has_trait('continuous_update'): assert c.continuous_update is False, name       # reports when released
+    assert 'application/vnd.jupyter.widget-view+json' in p._repr_mimebundle_()
+
+
 def test_bad_input_is_reported_not_raised():
-    p = ARDPruningPanel(debounce=0, N=40)
+    p = ARDPruningPanel(N=40)
     png, data = p.image.value, p.data
     p.controls['stds'].value = '5, four, 3'
     assert 'stds' in p.error and 'input error' in p.status.value
@@ -78,18 +157,17 @@ def test_bad_input_is_reported_not_raised():
     assert p.error is None and p.data['W'].shape == (4, 3)
     with pytest.raises(ValueError, match='stds'): parse_stds('1')
     with pytest.raises(ValueError, match='stds'): parse_stds('1, -2')
-    p1 = VBPCAConvergencePanel(debounce=0, N=40, M=4, D=2)
+    p1 = VBPCAConvergencePanel(N=40, M=4, D=2)
     p1.controls['D'].value = 4
     assert p1.error.startswith('D: expected fewer components than features M = 4')
     p1.controls['D'].value, p1.controls['N'].value, p1.controls['missing'].value = 2, 20, 0.8
     p1.controls['M'].value = 3
     assert p1.error.startswith('missing: so many entries missing')      # 20 samples of 3 features, 80% missing
-    with pytest.raises(ValueError, match='unknown control'): VBPCAConvergencePanel(debounce=0, K=3)
-    with pytest.raises(ValueError, match='debounce'): VBPCAConvergencePanel(debounce=-1)
+    with pytest.raises(ValueError, match='unknown control'): VBPCAConvergencePanel(K=3)
 
 
 def test_ard_panel_bishop_default_keeps_four():
-    p = ARDPruningPanel(debounce=0)
+    p = ARDPruningPanel()
     assert p.controls['stds'].value == '5, 4, 3, 2, 1, 1, 1, 1, 1, 1'
     assert p.data['n_kept'] == 4 and p.data['kept'].tolist() == [True] * 4 + [False] * 5
     T, q = p.data['inv_alpha'].shape
@@ -105,47 +183,11 @@ def test_ard_panel_bishop_default_keeps_four():
 
 
 def test_ard_panel_plain_sweeps_take_longer():
-    p = ARDPruningPanel(debounce=0, N=40)
+    p = ARDPruningPanel(N=40)
     fast = len(p.data['elbo'])
     p.controls['rotation'].value = False
     assert len(p.data['elbo']) > 5 * fast
     assert 'plain sweeps' in p.data['summary']
-
-
-def test_debounced_updates_run_in_the_background_and_coalesce():
-    p = VBPCAConvergencePanel(debounce=0.2, **SMALL)
-    n0 = len(p.timings)                                                               # the first draw is synchronous
-    for N in (80, 100, 120):                                                          # three quick changes ...
-        p.controls['N'].value = N
-    assert 'waiting' in p.status.value                                                # ... nothing computed yet
-    p.wait()
-    assert len(p.timings) == n0 + 1                                                   # ... one update, for the last
-    assert p.data['transformed'] is not None and 'updated in' in p.status.value
-    X = p.data  # and that update used N = 120: the plain run's bound is for 120 x 6 entries
-    p2 = VBPCAConvergencePanel(debounce=0, N=120, M=6, D=2)
-    np.testing.assert_allclose(X['plain'], p2.data['plain'])
-
-
-def test_a_newer_change_cancels_the_running_update():
-    class Slow(Panel):
-        title = 'slow'
-        def make_controls(self, w): return dict(x=w.IntSlider(value=0, min=0, max=10))
-        def compute(self, params, progress):
-            import time
-            for i in range(40):
-                time.sleep(0.01)
-                progress(f'step {i}')
-            return dict(x=params['x'])
-        def draw(self, data):
-            from matplotlib.figure import Figure
-            return Figure(figsize=(1, 1))
-    p = Slow(debounce=0.01)
-    p.controls['x'].value = 1
-    import time
-    time.sleep(0.1)                                                                   # the update for x = 1 is running
-    p.controls['x'].value = 2
-    p.wait()
-    assert p.data == {'x': 2} and len(p.timings) == 2                                 # x = 1 never completed
 
 
 def test_static_slider_frames_and_html():
@@ -162,7 +204,7 @@ def test_static_slider_frames_and_html():
 
 
 def test_householder_panel_samplers():
-    p = HouseholderPanel(debounce=0, n=400)
+    p = HouseholderPanel(n=400)
     # numpy's QR without the sign fix: every first column has x_1 <= 0; the Householder sampler is uniform,
     # its mean x_1 within 4 Monte-Carlo standard errors (sd of x_1 on the sphere: 1/sqrt(3)) of 0
     assert np.all(p.data['qr'][:, 0] <= 0) and p.data['neg_x1']['qr'] == 1.0
@@ -215,7 +257,7 @@ def test_householder_steps_are_reflections_that_map_each_column_as_stated(D, pos
 
 
 def test_householder_panel_steps_and_dimension():
-    p = HouseholderPanel(debounce=0, n=100, angle=120.0)
+    p = HouseholderPanel(n=100, angle=120.0)
     A = p.data['A']
     t, e = np.deg2rad(120.0), np.deg2rad(35.0)
     np.testing.assert_allclose(A[:, 0], 1.5 * np.array([np.cos(t) * np.cos(e), np.sin(t) * np.cos(e), np.sin(e)]))
@@ -241,21 +283,19 @@ def test_householder_panel_steps_and_dimension():
 def test_rjmcmc_chains_gives_the_librarys_draws():
     from vbfa_lit.rjmcmc import rjmcmc_pca_from_eigenvalues
     g = np.array([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876])
-    seen = []
-    res, trace = rjmcmc_chains(g, 1000, 350, 50, 3, seed=11, progress=lambda text, partial=None: seen.append(partial),
-                               every=100)
+    res, trace = rjmcmc_chains(g, 1000, 350, 50, 3, seed=11)
     ref = rjmcmc_pca_from_eigenvalues(g, 1000, n_sweeps=350, burn_in=50, n_chains=3, random_state=11)
     np.testing.assert_array_equal(res.q, ref.q)
     np.testing.assert_array_equal(res.l, ref.l)
     np.testing.assert_array_equal(res.tau, ref.tau)
     np.testing.assert_array_equal(trace[:, 50:], ref.q)
-    assert trace.shape == (3, 350) and len(seen) == 3 and seen[-1]['trace'].shape == (3, 300)
+    assert trace.shape == (3, 350) and set(np.unique(trace)) <= set(range(1, 6))        # q = 1..d-1 in every sweep
     with pytest.raises(ValueError, match='burn_in'): rjmcmc_chains(g, 1000, 100, 100, 1, seed=0)
 
 
 def test_rjmcmc_panel_posterior_sums_to_one_and_matches_the_exact_one():
     from vbfa_lit.rjmcmc import exact_posterior_q
-    p = RJMCMCPanel(debounce=0, sweeps=1500, burn_in=300, chains=4, seed=3)
+    p = RJMCMCPanel(sweeps=1500, burn_in=300, chains=4, seed=3)
     d = p.data
     assert p.error is None and d['trace'].shape == (4, 1500)
     np.testing.assert_allclose(d['p'].sum(), 1, rtol=1e-12)
@@ -282,7 +322,7 @@ def test_rjmcmc_panel_posterior_sums_to_one_and_matches_the_exact_one():
 
 
 def test_rjmcmc_panel_data_sets_custom_spectrum_and_bad_input():
-    p = RJMCMCPanel(debounce=0, sweeps=300, burn_in=100, chains=2, dataset="Set 1 (the paper's eigenvalues)")
+    p = RJMCMCPanel(sweeps=300, burn_in=100, chains=2, dataset="Set 1 (the paper's eigenvalues)")
     np.testing.assert_allclose(p.data['g'], [8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876])
     assert p.data['N'] == 1000 and p.data['q'].tolist() == [1, 2, 3, 4, 5]
     p.controls['N'].value = 100                                    # the same spectrum, fewer samples
@@ -307,7 +347,7 @@ def test_rjmcmc_panel_data_sets_custom_spectrum_and_bad_input():
 
 
 def test_rjmcmc_panel_says_when_the_exact_posterior_is_not_computed():
-    p = RJMCMCPanel(debounce=0, sweeps=200, burn_in=100, chains=1, dataset='Set 4', N=1000)
+    p = RJMCMCPanel(sweeps=200, burn_in=100, chains=1, dataset='Set 4', N=1000)
     assert p.data['exact'] is None and 'not computed' in p.data['exact_note'] and 'd = 15' in p.data['exact_note']
     assert 'not computed' in p.data['summary']
     assert any('not computed' in t.get_text() for t in p.figure.axes[1].texts)
@@ -317,7 +357,7 @@ def test_rjmcmc_panel_says_when_the_exact_posterior_is_not_computed():
 
 def test_ard_panel_compares_p_of_q():
     from vbfa_lit.evidence import laplace_evidence
-    p = ARDPruningPanel(debounce=0)
+    p = ARDPruningPanel()
     d = p.data
     np.testing.assert_allclose(d['pq_rjmcmc'].sum(), 1, rtol=1e-12)
     np.testing.assert_allclose(d['pq_laplace'].sum(), 1, rtol=1e-12)
@@ -344,7 +384,7 @@ def test_static_slider_over_the_data_set_and_the_step():
 @pytest.mark.parametrize('text', ['1e200, 1, 1', '1e-200, 1e-200, 1e-200'])
 def test_any_failure_of_an_update_is_shown_and_the_panel_stays_usable(text):
     # issue 20, item 5: a FloatingPointError or ZeroDivisionError from an update left the panel at "computing..."
-    p = ARDPruningPanel(debounce=0, N=40)
+    p = ARDPruningPanel(N=40)
     png = p.image.value
     p.controls['stds'].value = text
     assert 'computing' not in p.status.value
@@ -357,8 +397,8 @@ def test_any_failure_of_an_update_is_shown_and_the_panel_stays_usable(text):
 def test_an_unexpected_exception_is_reported_with_its_type():
     class Boom(Panel):
         def make_controls(self, w): return {}
-        def compute(self, params, progress): raise ZeroDivisionError('float division by zero')
+        def compute(self, params): raise ZeroDivisionError('float division by zero')
         def draw(self, data): raise AssertionError('never drawn')
-    p = Boom(debounce=0)
+    p = Boom()
     p.refresh()
     assert p.error == 'ZeroDivisionError: float division by zero' and 'the update failed' in p.status.value

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted((ROOT / 'nbs' / 'experiments').glob('*.ipynb'))
 VOILA = Path(sys.executable).parent / 'voila'
 START_TIMEOUT_S = 120        # Voila start-up, kernel start and the panel's first fit
-UPDATE_TIMEOUT_MS = 90_000   # one panel update (debounce + fit + PNG) on a loaded machine
+UPDATE_TIMEOUT_MS = 90_000   # one panel update (fit, figure and PNG) on a loaded machine
 ERROR_MARKERS = ('Traceback', 'Kernel error', 'Error:', 'input error', 'Exception')
 
 
