@@ -863,7 +863,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
         a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
         Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. The
-        widgets use it for progress, a trace of q over every sweep, and to stop a superseded run. With a
+        widgets use it for a trace of q over every sweep. With a
         callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
