@@ -2,7 +2,7 @@
 
     sphinx-build -b html -W --keep-going -j 2 -c docs -d _build/doctrees _build/src _build/html   (make site)
 
-`_build/src/` holds links named as nbdev names the pages (`vbpca.ipynb` -> `../../nbs/02_vbpca.ipynb`, `figures`) and
+`_build/src/` holds the notebooks under nbdev's page names (`nbs/02_vbpca.ipynb` -> `vbpca.ipynb`), `figures` and
 the API page, written when the build starts. As Sphinx reads a notebook, docs/proc2sphinx.py turns nbdev's
 directives into cell tags; myst-nb then runs it through jupyter-cache (`_build/.jupyter_cache`): a notebook runs again
 only when its code cells (or the library it imports) changed, and Sphinx re-reads only what changed. Everything the
@@ -58,7 +58,7 @@ nb_execution_cache_path = str(ROOT / '_build' / '.jupyter_cache')
 nb_execution_timeout = 600          # seconds a cell
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-nb_ipywidgets_js = {}               # no widget JavaScript from a CDN: the widget panels have static figures
+nb_ipywidgets_js = {}               # no widget JavaScript from a CDN (see _output_links)
 myst_enable_extensions = ['dollarmath', 'amsmath', 'attrs_inline']
 myst_heading_anchors = 4            # links to a section (`vbpca.ipynb#the-sampler`), checked like the pages
 myst_heading_slug_func = 'docutils'
@@ -178,32 +178,34 @@ def _api_page() -> str:
 
 
 def _write_sources(app):
-    "`_build/src/`: a link per notebook named as its page, `figures`, and the API page (each written only if changed)."
+    """`_build/src/`: each notebook copied under its page's name (myst-nb runs it there; a symlink would send links to
+    `nbs/`), `figures` (a link: the lessons read their saved data), the API page; each written only if it changed."""
     src = Path(app.srcdir)
-    want = {f'{p2s.page(p.stem)}.ipynb': p for p in NBS.glob('*.ipynb')} | {'figures': NBS / 'figures'}
-    for f in src.iterdir():
-        if f.is_symlink() and (f.name not in want or f.resolve() != want[f.name].resolve()): f.unlink()
-    for name, target in want.items():
-        if not (src / name).is_symlink(): (src / name).symlink_to(os.path.relpath(target, src))
-    api, text = src / 'api.md', _api_page()
-    if not api.is_file() or api.read_text(encoding='utf-8') != text: api.write_text(text, encoding='utf-8')
+    want = {f'{p2s.page(p.stem)}.ipynb': p.read_bytes() for p in NBS.glob('*.ipynb')} | {'api.md': _api_page().encode()}
+    for f in src.glob('*.ipynb'):
+        if f.name not in want: f.unlink()
+    for name, data in want.items():
+        if not (src / name).is_file() or (src / name).read_bytes() != data: (src / name).write_bytes(data)
+    if not (src / 'figures').is_symlink(): (src / 'figures').symlink_to(os.path.relpath(NBS / 'figures', src))
 
 
 def _convert(app, docname, source):
     "A notebook as Sphinx reads it -> myst-nb's notebook (docs/proc2sphinx.py); it depends on the library too."
     path = Path(app.env.doc2path(docname))
     if path.suffix != '.ipynb': return
-    nb = p2s.convert_notebook(json.loads(source[0]), path.resolve().stem, _api(), _LIB_KEY)
+    nb = p2s.convert_notebook(json.loads(source[0]), p2s.STEMS[path.stem], _api(), _LIB_KEY)
     source[0] = json.dumps(nb, ensure_ascii=False)
     for f in [*_LIB_FILES, p2s.DOCS / 'proc2sphinx.py', *([p2s.DOCS / 'toc.md'] if docname == 'index' else [])]:
         app.env.note_dependency(str(f))
 
 
 def _output_links(app, doctree):
-    "A clickable figure's `href=\"02_vbpca.ipynb\"` (an HTML output) -> the page."
+    """A clickable figure's `href="02_vbpca.ipynb"` (an HTML output) -> the page; no widget state in the page (its
+    JavaScript would come from a CDN: the widget panels have static figures and sliders instead)."""
     for node in list(doctree.findall(nodes.raw)):
         if 'html' in node.get('format', '') and (new := p2s.rewrite_html_links(node.astext())) != node.astext():
             node.replace_self(nodes.raw('', new, format=node['format']))
+    getattr(app.env, 'nb_metadata', {}).get(app.env.docname, {}).get('js_files', {}).pop('ipywidgets_state', None)
 
 
 def setup(app):
