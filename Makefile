@@ -55,22 +55,21 @@ sync: install
 	$(BIN)/nbdev-clean
 	$(BIN)/nbdev-export
 
-## make site: export the library, execute copies of the notebooks, process them with nbdev, render with Sphinx.
+## make site: export the library, then Sphinx: myst-nb executes each notebook through its cache (_build/.jupyter_cache)
+## and renders the pages into _build/html, which _site links to (myst-nb keeps its image files beside its output).
+SPHINX := $(BIN)/python -m sphinx -b html -W --keep-going -j $(NB_WORKERS) -c docs -d _build/doctrees _build/src _build/html
 site: install
 	$(BIN)/nbdev-export
-	rm -f _site/.sources.sha256
-	$(ONE_THREAD) $(BIN)/python docs/build_site.py
-	$(BIN)/python tools/site_stamp.py write
+	@$(MAKE) --no-print-directory site-build
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
-# Each notebook runs once: the site build executes every lesson (the same cells nbdev-test would run, a failing cell
-# reported with its notebook, cell and traceback), and the browser test runs the four experiments in Voila. make nbtest
-# (nbdev-test) stays for authors. A site that make site (or an earlier make test) built from exactly these sources and
-# installed packages is not built again (tools/site_stamp.py): its lessons already ran with them.
+# Each notebook runs once: the site build executes every lesson (the same cells nbdev-test would run; a failing cell
+# stops the build with its notebook, code and traceback), and the browser test runs the four experiments in Voila. make
+# nbtest (nbdev-test) stays for authors. The site build is Sphinx's own incremental build: it re-reads only the
+# notebooks that changed (or all of them when the library changed), and myst-nb's execution cache runs again only those
+# whose code changed; after make site, with nothing changed, it takes seconds.
 # pytest and the real-browser suite then run side by side: the browser suite keeps about one core busy (Chromium,
-# MathJax, Voila's kernels), so alone they took 350 + 178 s and side by side 444-458 s on this 2-core machine (make
-# test after the build: 7 min 29 s, and 7 min 57 s with a reinstall of the package). Each prints its report when it
-# ends (--output-sync).
+# MathJax, Voila's kernels). Each prints its report when it ends (--output-sync).
 test: install chromium check-sync site-build
 	@echo "make test: pytest and the real-browser suite, side by side (each prints its report when it ends)"
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest browser-test
@@ -86,10 +85,9 @@ pytest: install
 	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS) --dist worksteal
 
 site-build: install
-	@if $(BIN)/python tools/site_stamp.py check; then \
-	  echo "make: _site/ was built from these sources and packages (tools/site_stamp.py): its lessons ran; not rebuilt"; \
-	else rm -f _site/.sources.sha256 && $(ONE_THREAD) $(BIN)/python docs/build_site.py && \
-	  $(BIN)/python tools/site_stamp.py write; fi
+	mkdir -p _build/src
+	$(ONE_THREAD) $(SPHINX)
+	rm -rf _site && ln -s _build/html _site
 
 browser-test: install chromium
 	$(BIN)/python -m pytest tests/browser -m browser -q

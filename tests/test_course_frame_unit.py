@@ -82,22 +82,16 @@ def test_reading_order_opens_with_pca_and_puts_notation_after_the_lessons():
     assert lessons[:-2] == sorted(lessons[:-2], key=lambda s: (s.split('_')[0] != '01c', s)), lessons
 
 
-def test_converted_lesson_has_a_numbered_title_and_links_the_notation(tmp_path):
-    fm = '---\ntitle: Variational Bayesian PCA\ndescription: D\noutput-file: vbpca.html\n---\n'
-    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#Why_ARD">x</a><a href="https://x.org/a.ipynb">y</a></svg>'
+def test_converted_lesson_has_a_numbered_title_and_links_the_notation():
     nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
-        {'cell_type': 'raw', 'id': 'a', 'metadata': {}, 'source': fm},
-        {'cell_type': 'code', 'id': 'b', 'metadata': {}, 'execution_count': 1, 'source': 'HTML(svg)', 'outputs': [
-            {'output_type': 'execute_result', 'execution_count': 1, 'metadata': {},
-             'data': {'text/html': html, 'text/plain': '<HTML>'}}]}]}
-    pages = {'02_vbpca': 'vbpca', 'vbpca': 'vbpca', '03_ard': 'ard', 'ard': 'ard'}
-    out = p2s.convert_notebook(nb, pages, page='vbpca', stem='02_vbpca', notation='notation')
-    title = out['cells'][0]['source']
-    assert title.startswith('# 02 · Variational Bayesian PCA\n\nD\n\n') and '[notation reference](notation.html)' in title
-    assert out['cells'][1]['outputs'][0]['data']['text/html'] == (
+        {'cell_type': 'markdown', 'id': 'a', 'metadata': {}, 'source': '# Variational Bayesian PCA\n\n> D'}]}
+    title = p2s.convert_notebook(nb, '02_vbpca')['cells'][0]['source']
+    assert title.startswith('# 02 · Variational Bayesian PCA\n\nD\n\n') and '[notation reference](notation.ipynb)' in title
+    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>'
+    assert p2s.rewrite_html_links(html) == (       # a clickable figure's links, as docs/conf.py rewrites its outputs
         '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>')
-    plain = p2s.convert_notebook(nb, pages, page='vbpca')          # without a stem: as before
-    assert plain['cells'][0]['source'].startswith('# Variational Bayesian PCA\n\nD') and 'notation' not in plain['cells'][0]['source']
+    plain = p2s.convert_notebook(nb, '98_references')          # a reference chapter: no number, no notation line
+    assert plain['cells'][0]['source'] == '# Variational Bayesian PCA\n\nD'
 
 
 def test_method_map_boxes_are_links_in_the_svg():

@@ -333,7 +333,7 @@ def check_page(browser, url: str) -> PageReport:
 def site_dir() -> Path:
     if not (SITE / 'index.html').is_file():
         pytest.fail(f'{SITE}/index.html not found: run make site first '
-                    '(.venv/bin/python docs/build_site.py)', pytrace=False)
+                    '(Sphinx with myst-nb: docs/conf.py)', pytrace=False)
     return SITE
 
 

@@ -1,38 +1,40 @@
-"""Fast tests of the site build's conversion step (docs/proc2sphinx.py) and its checks.
+"""Fast tests of the site's bridge from nbdev to myst-nb (docs/proc2sphinx.py, docs/conf.py) and of its checks.
 
-The last test builds a throwaway Sphinx page with broken TeX and proves that the browser check
-used on the real site (`check_page` in conftest.py) reports it.
+The conversion must be deterministic (jupyter-cache keys on the converted code cells); a small Sphinx project shows
+that myst-nb's cache runs a notebook once, again only when its code changes, and names a failing cell. The browser
+tests build throwaway pages with broken TeX or overflowing content and prove that the page check used on the real
+site (`check_page` in conftest.py) reports them.
 """
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'docs'))
-import build_site  # noqa: E402
 import proc2sphinx as p2s  # noqa: E402
-
-FM = '---\ndescription: Symbols, shapes and moments\noutput-file: notation.html\ntitle: Notation\n\n---\n\n'
-SHOW_DOC = ('---\n\n[source](https://github.com/o/r/blob/main/pkg/notation.py#L10)'
-            '{target="_blank" style="float:right; font-size:smaller"}\n\n'
-            '### gauss_second_moment\n\n```python\ndef gauss_second_moment(mu, Sigma):\n```\n\n*Second moment.*')
 
 
 def cell(kind, src, **kw): return {'cell_type': kind, 'metadata': {}, 'source': src, **kw}
 
 
-def test_front_matter_becomes_title_and_description():
-    fm = p2s.parse_front_matter(FM)
-    assert fm == {'description': 'Symbols, shapes and moments', 'output-file': 'notation.html', 'title': 'Notation'}
-    assert p2s.title_markdown(fm) == '# Notation\n\nSymbols, shapes and moments'
-    assert p2s.title_markdown({'title': 'T'}) == '# T'
-    assert p2s.parse_front_matter('just text') is None
-    assert p2s.parse_front_matter('---\n- a list\n---') is None
+def code(src, i=0, outputs=(), metadata=None):
+    return {'cell_type': 'code', 'id': f'c{i}', 'metadata': metadata or {}, 'source': src, 'execution_count': None,
+            'outputs': list(outputs)}
+
+
+def test_title_cell_becomes_numbered_title_description_and_notation_line():
+    src = '# Variational Bayesian PCA\n\n> Bishop\'s model\n\nMore text.'
+    assert p2s.title_markdown(src, '02_vbpca') == "# 02 · Variational Bayesian PCA\n\nBishop's model\n\nMore text."
+    md = p2s.title_markdown(src, '02_vbpca', notation=True, contents=True)
+    assert '[notation reference](notation.ipynb)' in md and f'(notation.ipynb#{p2s.PRML_ANCHOR})' in md
+    assert '{contents}' in md and md.endswith('More text.')
+    assert p2s.title_markdown('# Bayesian PCA', 'index') == '# Bayesian PCA'
 
 
 def test_directives_are_split_off_and_mapped_to_tags():
@@ -45,89 +47,119 @@ def test_directives_are_split_off_and_mapped_to_tags():
     assert p2s.directive_tags(dirs) == ['remove-input']
     assert p2s.directive_tags({'include': 'false', 'output': 'false'}) == ['remove-cell', 'remove-output']
     assert p2s.directive_tags({'echo': 'true'}) == []
-    assert p2s.directive_tags({'export': '', 'code-fold': 'true'}) == ['hide-input']
+    assert p2s.directive_tags({'code-fold': 'true'}) == ['hide-input']
+    # run but not shown; shown with their saved outputs but not run (as nbdev-test skips them)
+    assert p2s.directive_tags({'export': 'rjmcmc'}) == p2s.directive_tags({'hide': ''}) == ['remove-cell']
+    assert p2s.directive_tags({'slow': ''}) == p2s.directive_tags({'eval': 'false'}) == ['skip-execution']
 
 
-def test_links_to_notebooks_point_at_renamed_pages_and_api_entries():
-    pages = {'00_notation': 'notation', 'notation': 'notation'}
-    api = {'notation.html#gamma_kl': 'vbfa_lit.notation.gamma_kl', 'linalg.html#_tril_inv': None}
-    md = ('[a](00_notation.ipynb) [b](notation.html#The_Gamma) [c](/notation.html) '
-          '[d](https://x.org/notation.html) [e](other.html) [f](/notation.html#gamma_kl){target="_blank"} '
-          '[g](#The_Gamma) ![img](images/fig.png)')
-    assert p2s.rewrite_links(md, pages, api) == (
-        '[a](notation.html) [b](notation.html#the-gamma) [c](notation.html) '
-        '[d](https://x.org/notation.html) [e](other.html) [f](api.html#vbfa_lit.notation.gamma_kl) '
-        '[g](#the-gamma) ![img](images/fig.png)')
-    # nbdev links private helpers too, but the API page does not document them: they stay code, unlinked
-    md = 'uses [`_tril_inv`](/linalg.html#_tril_inv) and [`gamma_kl`](/notation.html#gamma_kl)'
-    assert p2s.rewrite_links(md, pages, api) == 'uses `_tril_inv` and [`gamma_kl`](api.html#vbfa_lit.notation.gamma_kl)'
-    # a link nbdev put inside a double-backtick span is the link, not literal code
-    md = "scikit-learn's `[`gamma_kl`](/notation.html#gamma_kl)`."
-    assert p2s.rewrite_links(md, pages, api) == "scikit-learn's [`gamma_kl`](api.html#vbfa_lit.notation.gamma_kl)."
+def test_links_point_at_pages_and_api_entries_sphinx_resolves():
+    md = ('[a](02_vbpca.ipynb) [b](06_rjmcmc.ipynb#the-sampler) [c](10_benchmarks.html) [d](https://x.org/a.ipynb) '
+          '[e](api.html#vbfa_lit.ard.ARD) [f](api.html) [g](#local) [h](unknown.ipynb)')
+    assert p2s.rewrite_links(md) == ('[a](vbpca.ipynb) [b](rjmcmc.ipynb#the-sampler) [c](benchmarks.ipynb) '
+                                     '[d](https://x.org/a.ipynb) [e](#vbfa_lit.ard.ARD) [f](api.md) [g](#local) '
+                                     '[h](unknown.ipynb)')
+    api = {'VBPCA': 'vbfa_lit.estimator.VBPCA', 'VBPCA.fit': 'vbfa_lit.estimator.VBPCA.fit'}
+    md = 'Use `VBPCA` and `VBPCA.fit()`, not `other` or ``VBPCA``; [`VBPCA`](#x) is linked.\n```\n`VBPCA`\n```'
+    assert p2s.link_names(md, api) == (
+        'Use [`VBPCA`](#vbfa_lit.estimator.VBPCA) and [`VBPCA.fit()`](#vbfa_lit.estimator.VBPCA.fit), not `other` '
+        'or ``VBPCA``; [`VBPCA`](#x) is linked.\n```\n`VBPCA`\n```')
+    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#why-ard">x</a><a href="a.ipynb">y</a></svg>'
+    assert p2s.rewrite_html_links(html) == (
+        '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="a.ipynb">y</a></svg>')
 
 
-def test_page_names_and_order():
-    assert p2s.page_name('_proc/00_notation.ipynb', {'output-file': 'notation.html'}) == 'notation'
-    assert p2s.page_name('_proc/index.ipynb', None) == 'index'
-    names = ['01a_plots', '10_benchmarks', '01_symbolic', 'index', '06_rjmcmc', '00_notation', '04b_imputing',
-             '12_new', '01c_from_pca', '06b_rjmcmc_fast', '02c_vbpca_fast']
-    lessons, appendix = p2s.page_order(names)
-    # lessons in LESSONS order (a notebook is found by its number: 04b_imputing), absent ones skipped
-    assert lessons == ['index', '01c_from_pca', '01_symbolic', '04b_imputing', '06_rjmcmc', '00_notation']
-    # the engineering notebooks after them, then anything unlisted
-    assert appendix == ['01a_plots', '02c_vbpca_fast', '06b_rjmcmc_fast', '10_benchmarks', '12_new']
-    assert not set(p2s.LESSONS) & set(p2s.APPENDIX)
+def test_page_names_and_order_come_from_nbdev_and_the_toctree():
+    assert p2s.page('00_notation') == 'notation' and p2s.page('04a_estimator') == 'estimator' and p2s.page('index') == 'index'
+    toc = (ROOT / 'docs' / 'toc.md').read_text()
+    listed = [l for l in toc.splitlines() if l and l[0].isalpha()]
+    assert [p2s.page(s) for s in p2s.LESSONS[1:] + p2s.APPENDIX] + ['api'] == listed
+    assert p2s.LESSONS[0] == 'index' and not set(p2s.LESSONS) & set(p2s.APPENDIX)
+    lessons, appendix = p2s.page_order(['12_new', '01a_plots', '00_notation', 'index', '01c_from_pca', '02a_linalg'])
+    assert lessons == ['index', '01c_from_pca', '00_notation'] and appendix == ['01a_plots', '02a_linalg', '12_new']
+    nbs = sorted(p.stem for p in (ROOT / 'nbs').glob('*.ipynb'))
+    assert sorted(p2s.LESSONS + p2s.APPENDIX) == nbs, 'every notebook is listed in docs/toc.md'
 
 
-def show_doc_cell(name, i):
-    return cell('code', f'#| echo: false\n#| output: asis\nshow_doc({name})', id=f'sd{i}', execution_count=i, outputs=[
-        {'output_type': 'execute_result', 'execution_count': i, 'metadata': {},
-         'data': {'text/markdown': SHOW_DOC, 'text/plain': name}}])
+def show_doc_cell(name, i): return code(f'#| echo: false\n#| output: asis\nshow_doc({name})', i)
+
+
+def notebook():
+    return {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {'kernelspec': {'name': 'python3'}}, 'cells': [
+        cell('markdown', '# Notation\n\n> Symbols\n\n## A\n\n## B\n\n## C', id='t'),
+        code('#| default_exp notation', 1),
+        code('#| export\ndef gamma_kl(a, b):\n    "KL."\n    return a\n\ndef _private(): pass', 2),
+        show_doc_cell('Gamma.kl', 3), show_doc_cell('_helper', 4),
+        cell('markdown', 'See [x](02_vbpca.ipynb) and `gamma_kl`.', id='m'),
+        code('#| slow\nbig()', 5, outputs=[{'output_type': 'stream', 'name': 'stdout', 'text': 'saved'}]),
+        code('#| code-fold: true\nx = 1', 6, metadata={'tags': ['mine']})]}
 
 
 def test_convert_notebook():
-    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
-        cell('raw', FM, id='a'),
-        cell('markdown', 'See [x](00_notation.ipynb).', id='b'),
-        show_doc_cell('gauss_second_moment', 1), show_doc_cell('Gamma.kl', 2),
-        cell('code', '#| code-fold: true\nx = 1', id='d', execution_count=3, outputs=[]),
-        show_doc_cell('_private', 4)]}
-    api = {'notation.html#gauss_second_moment': 'vbfa_lit.notation.gauss_second_moment',
-           'notation.html#gamma.kl': 'vbfa_lit.notation.Gamma.kl', 'notation.html#_private': None}
-    out = p2s.convert_notebook(nb, {'00_notation': 'notation', 'notation': 'notation'}, api, page='notation')
-    c0, c1, c2, c3, c4 = out['cells']
-    assert c0['cell_type'] == 'markdown' and c0['source'].startswith('# Notation\n\nSymbols') and c0['id']
-    assert c1['source'] == 'See [x](notation.html).'
-    # the two show_doc blocks are one line of links to the API page: no signature, no numpydoc sections
-    assert c2['cell_type'] == 'markdown' and c2['source'] == (
-        '*API reference:* [`gauss_second_moment`](api.html#vbfa_lit.notation.gauss_second_moment), '
-        '[`Gamma.kl`](api.html#vbfa_lit.notation.Gamma.kl)')
-    assert c3['source'] == 'x = 1' and c3['metadata']['tags'] == ['hide-input']   # folded, a click away
-    assert c4['source'] == '*API reference:* `_private`'
-    assert not any('show_doc' in p2s._src(c) or c.get('outputs') for c in out['cells'])
-    assert nb['cells'][0]['cell_type'] == 'raw', 'the input notebook must not be modified'
-    assert p2s.show_doc_name(cell('code', 'show_doc(VBPCA.fit, title_level=3)')) == 'VBPCA.fit'
-    assert p2s.show_doc_name(cell('code', 'x = show_doc(f)')) is None
+    nb = notebook()
+    api = {'gamma_kl': 'vbfa_lit.notation.gamma_kl', 'Gamma.kl': 'vbfa_lit.notation.Gamma.kl'}
+    out = p2s.convert_notebook(nb, '00_notation', api, key='k1')
+    title, export, apiline, md, slow, fold = out['cells']
+    assert title['source'].startswith('# 00 · Notation\n\nSymbols\n\n```{contents}')   # a reference: no notation line
+    assert export['source'].startswith('def gamma_kl') and export['metadata'] == {'tags': ['remove-cell'], 'vbfa_lit_key': 'k1'}
+    # the exported cell's public names and the show_doc cells: one line of links to the API page, no signatures
+    assert apiline['source'] == ('*API reference:* [`gamma_kl`](#vbfa_lit.notation.gamma_kl), '
+                                 '[`Gamma.kl`](#vbfa_lit.notation.Gamma.kl), `_helper`')
+    assert md['source'] == 'See [x](vbpca.ipynb) and [`gamma_kl`](#vbfa_lit.notation.gamma_kl).'
+    assert slow['metadata']['tags'] == ['skip-execution'] and slow['outputs'][0]['text'] == 'saved'
+    assert fold['source'] == 'x = 1' and fold['metadata']['tags'] == ['mine', 'hide-input']
+    assert nb == notebook(), 'the input notebook must not be modified'
+    lesson = p2s.convert_notebook(nb, '02_vbpca')
+    assert lesson['cells'][0]['source'].startswith('# 02 · Notation\n\nSymbols\n\n*Symbols:*')
+    index = p2s.convert_notebook(nb, 'index')
+    assert '{toctree}' in index['cells'][-1]['source'] and ':caption: Appendix' in index['cells'][-1]['source']
 
 
-def test_broken_local_links_are_found(tmp_path):
-    (tmp_path / 'a.html').write_text('<h2 id="s-1">S</h2><a href="b.html#x-y">ok</a><a href="#s-1">ok</a>'
-                                     '<a href="https://x.org/nope.html">external</a><a href="c.html">no file</a>'
-                                     '<a href="b.html#nope">no id</a>')
-    (tmp_path / 'b.html').write_text('<p class="rubric" id="x-y">x_y</p>')
-    assert build_site.broken_local_links(tmp_path) == [
-        'a.html: c.html (no such file)', "a.html: b.html#nope (no id 'nope')"]
+def test_the_execution_cache_key_depends_on_code_and_library_only():
+    "jupyter-cache hashes the code cells (source, metadata): the conversion must give the same cells every time."
+    from jupyter_cache.cache.main import JupyterCacheBase
+    import nbformat
+    key = lambda nb, lib='k1': JupyterCacheBase.create_hashed_notebook(
+        None, nbformat.from_dict(p2s.convert_notebook(nb, '02_vbpca', {}, key=lib)), cell_metadata=None)[1]
+    nb = notebook()
+    assert key(nb) == key(notebook())
+    nb['cells'][5]['source'] = 'Other prose, [a link](03_ard.ipynb).'          # markdown only: same key
+    assert key(nb) == key(notebook())
+    assert key(nb, 'k2') != key(nb)                                          # the library changed
+    nb['cells'][7]['source'] = '#| code-fold: true\nx = 2'                    # code changed
+    assert key(nb) != key(notebook())
 
 
-def test_external_references_are_found(tmp_path):
-    (tmp_path / 'a.html').write_text(
-        '<script src="_static/x.js"></script><script src="https://cdn.example.org/m.js"></script>'
-        '<link rel="stylesheet" href="//fonts.example.org/f.css"><link rel="next" href="https://x.org/b.html">'
-        '<a href="https://x.org">fine: a link, not a load</a>')
-    (tmp_path / 's.css').write_text('@import url("https://fonts.example.org/x.css"); a {background: url(img.png)}')
-    bad = build_site.external_references(tmp_path)
-    assert bad == ['a.html: <script https://cdn.example.org/m.js>', 'a.html: <link //fonts.example.org/f.css>',
-                   's.css: https://fonts.example.org/x.css']
+def _project(tmp_path, cells):
+    "A Sphinx project of one notebook, converted and executed as docs/conf.py does."
+    src = tmp_path / 'src'
+    src.mkdir(exist_ok=True)
+    (src / 'conf.py').write_text(
+        f"import sys, json; sys.path.insert(0, {str(ROOT / 'docs')!r}); import proc2sphinx\n"
+        "extensions = ['myst_nb']\nroot_doc = 'lesson'\nnb_execution_mode = 'cache'\nnb_execution_raise_on_error = True\n"
+        f"nb_execution_show_tb = True\nnb_execution_cache_path = {str(tmp_path / 'cache')!r}\n"
+        "def setup(app):\n    app.connect('source-read', lambda app, d, s: s.__setitem__(0, json.dumps("
+        "proc2sphinx.convert_notebook(json.loads(s[0]), d))))\n")
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'cells': cells, 'metadata': {
+        'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}}}
+    (src / 'lesson.ipynb').write_text(json.dumps(nb))
+    return subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '--keep-going', '-v', str(src), str(tmp_path / 'html')],
+                          capture_output=True, text=True)
+
+
+def test_myst_nb_cache_runs_a_notebook_once_and_names_a_failing_cell(tmp_path):
+    cells = [cell('markdown', '# T', id='t'), code("#| hide\nprint('ran' + 'X')", 1), code('#| slow\n1/0', 2)]
+    first = _project(tmp_path, cells)
+    assert first.returncode == 0, first.stderr
+    assert 'Executed notebook' in first.stdout and 'ranX' not in (tmp_path / 'html' / 'lesson.html').read_text()
+    cells[0]['source'] = '# T\n\nNew prose.'                                 # prose only: Sphinx re-reads, no run
+    again = _project(tmp_path, cells)
+    assert again.returncode == 0 and 'Using cached notebook' in again.stdout and 'Executed' not in again.stdout
+    cells.append(code("raise ValueError('the fault')", 3))
+    failed = _project(tmp_path, cells)
+    assert failed.returncode != 0
+    out = re.sub(r'\x1b\[[0-9;]*m', '', failed.stdout + failed.stderr)    # IPython's colours
+    assert 'lesson.ipynb' in out and "raise ValueError('the fault')" in out and 'ValueError: the fault' in out
 
 
 @pytest.mark.browser
@@ -235,7 +267,7 @@ def test_shown_library_code_loses_its_docstrings():
         cell('code', '#| code-fold: show\n#| code-summary: "Exported source"\n#| exports\ndef f():\n    "Doc."\n    return 1',
              id='e', execution_count=1, outputs=[]),
         cell('code', 'def h():\n    "Kept: a lesson cell."\n    return 2', id='l', execution_count=2, outputs=[])]}
-    out = p2s.convert_notebook(nb, {}, {}, page='x')
+    out = p2s.convert_notebook(nb, '02c_vbpca_fast')
     assert [c['source'] for c in out['cells']] == ['def f():\n    return 1', nb['cells'][1]['source']]
 
 
