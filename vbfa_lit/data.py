@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .stiefel import haar_orthogonal, sample_stiefel
-from .validation import _unit_of, check_2d, check_int, check_random_state, check_variance_range
+from .validation import _check_2d, _check_variance_range, _unit_of, check_int, check_random_state
 
 # %% ../nbs/01b_data.ipynb #59873cca
 def _check_fraction(name, value): # a float in [0, 1)
@@ -164,13 +164,13 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     """
     if ddof not in (0, 1) or isinstance(ddof, (bool, np.bool_)):
         raise ValueError(f"ddof: expected 0 or 1, got {ddof!r}")
-    X = check_2d(name, X, min_samples=2, min_features=2, needs='the sample covariance needs complete data')
+    X = _check_2d(name, X, min_samples=2, min_features=2, needs='the sample covariance needs complete data')
     N = len(X)
     Xc = X - X.mean(0)
     unit = _unit_of(Xc)                                    # a power of two: Xc / unit is exact and of order one
     Xc = Xc / unit
     g = np.linalg.eigvalsh(Xc.T @ Xc / (N - ddof))[::-1]
-    return check_variance_range(name, g, unit), N
+    return _check_variance_range(name, g, unit), N
 
 # %% ../nbs/01b_data.ipynb #9ca98d9c
 _SIGNAL = (10.0, 8.0, 6.0, 4.0, 2.0)     # the five signal variances Minka and Zhang et al. share

@@ -20,7 +20,8 @@ import numpy as np
 
 from .stiefel import (householder_columns, reference_householder_to_stiefel, reference_singular_value_logpdf,
                               reference_swap_reflection, singular_value_log_kernel)
-from .validation import _unit_of, check_2d, check_int, check_random_state, check_real, check_variance_range
+from .validation import (_check_2d, _check_variance_range, _unit_of, check_int, check_random_state,
+                                 check_real)
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
@@ -58,13 +59,13 @@ def sufficient_statistics(X):
         For data that are not a finite numeric 2-D array with at least 2 rows (NaN or masked entries: use
         ``VBPCA``), or whose variances lie beyond float64's range (rescale them).
     """
-    X = check_2d('X', X, min_samples=2, needs='this model needs complete data')
+    X = _check_2d('X', X, min_samples=2, needs='this model needs complete data')
     mean = X.mean(0)
     R = X - mean
     unit = _unit_of(R)                                   # a power of two: R / unit is exact, and R^T R cannot overflow
     R = R / unit
     cov = R.T @ R / len(X)
-    check_variance_range('X', np.diag(cov), unit)        # the variances are floats, so every covariance is one
+    _check_variance_range('X', np.diag(cov), unit)        # the variances are floats, so every covariance is one
     return SufficientStatistics(len(X), mean, cov * unit * unit)
 
 # %% ../nbs/08_householder_ppca.ipynb #190d4ab6

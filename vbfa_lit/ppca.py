@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .validation import check_2d
+from .validation import _check_2d
 
 # %% ../nbs/01c_from_pca.ipynb #b2477baf
 _NEEDS = "maximum-likelihood PPCA needs complete, finite data"  # why NaN is refused, for the messages
@@ -66,7 +66,7 @@ def check_ppca_arguments(X, n_components, R):
         If `X` is not 2-d, has fewer than 2 rows or a non-finite entry; if `n_components` is not in
         [1, n_features - 1]; if `R` is not (D, D) orthogonal.
     """
-    X = check_2d('X', X, min_samples=2, needs=_NEEDS)
+    X = _check_2d('X', X, min_samples=2, needs=_NEEDS)
     D = check_n_components(n_components, X.shape[1])
     return X, D, check_rotation(R, D)
 
@@ -115,7 +115,7 @@ def check_likelihood_arguments(X, W, sigma2, mean):
     ValueError
         If the shapes do not match, `X` is not finite or `sigma2` is not a finite number > 0.
     """
-    X = check_2d('X', X, needs=_NEEDS)
+    X = _check_2d('X', X, needs=_NEEDS)
     M = X.shape[1]
     W = np.asarray(W, dtype=float)
     if W.ndim != 2 or W.shape[0] != M: raise ValueError(f"W must have shape ({M}, D), got {W.shape}")
@@ -299,7 +299,7 @@ def check_em_arguments(X, n_components, max_iter, tol, random_state):
         If `X` is not numeric or `n_components` is not an integer.
     """
     from vbfa_lit.validation import check_random_state
-    X = check_2d('X', X, min_samples=2, needs=_NEEDS)
+    X = _check_2d('X', X, min_samples=2, needs=_NEEDS)
     n_components = check_n_components(n_components, X.shape[1])
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")

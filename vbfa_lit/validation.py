@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['check_int', 'check_real', 'check_random_state', 'check_choice', 'output_dtype', 'check_bool', 'check_unmasked',
-           'check_2d', 'check_variance_range', 'warn_caller']
+           'warn_caller']
 
 # %% ../nbs/02b_validation.ipynb #2afb8ecf
 import numbers
@@ -254,43 +254,13 @@ def _numbers(name:str, X, allow_nan:bool=False, needs:str='this method needs com
     except (TypeError, ValueError) as e: raise TypeError(f"{name}: expected numbers; {e}") from None
     return arr if hidden is None else np.where(hidden, np.nan, arr)
 
-def check_2d(name:str, X, *, min_samples:int=1, min_features:int=1, allow_nan:bool=False,
-             needs:str='this method needs complete data')->np.ndarray:
-    """`X` as a float64 array of shape (n_samples, n_features), or an error naming `name` and what was expected.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the message.
-    X : array_like of shape (n_samples, n_features)
-        Real numbers (bool and integer arrays are converted); a ``numpy.ma.MaskedArray`` hides no entry, or, with
-        `allow_nan`, its masked entries become NaN.
-    min_samples, min_features : int, default 1
-        The fewest rows and columns the caller can work with.
-    allow_nan : bool, default False
-        Whether NaN (a missing entry) is allowed.
-    needs : str, default 'this method needs complete data'
-        Why NaN or masked entries cannot be used, for the message.
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_features), float64
-        `X` itself when it is one already.
-
-    Raises
-    ------
-    TypeError
-        Strings (also NumPy string, bytes and object arrays of strings, even when they spell numbers), other
-        non-numbers, a sparse matrix.
-    ValueError
-        Complex numbers, not 2-d, fewer rows or columns than asked, infinite values, NaN or masked entries when
-        not allowed.
-
-    Examples
-    --------
-    >>> check_2d('X', [[1, 2], [3, 4]]).dtype
-    dtype('float64')
-    """
+def _check_2d(name:str, # the argument's name, for the messages
+              X, # (n_samples, n_features) real numbers; a masked array hides nothing (with allow_nan: masked = NaN)
+              *, min_samples:int=1, min_features:int=1, # the fewest rows and columns the caller can work with
+              allow_nan:bool=False, # whether NaN (a missing entry) is allowed
+              needs:str='this method needs complete data', # why NaN or masked entries cannot be used
+             )->np.ndarray: # (n_samples, n_features) float64; X itself when it is one already
+    "X as a 2-d float64 array, or a TypeError (strings, even numeric ones; other non-numbers; sparse) or ValueError naming `name`."
     arr = _numbers(name, X, allow_nan, needs)
     if arr.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}")
@@ -309,34 +279,12 @@ def _unit_of(a)->float:
     top = float(np.max(np.abs(a), initial=0.0))
     return float(2.0 ** np.round(np.log2(top))) if top > 0 else 1.0
 
-def check_variance_range(name:str, variances, unit:float=1.0, why:str='the answer does not depend on its units'):
-    """``variances * unit**2``, or a ValueError asking to rescale `name` when one of them is not a normal float64.
-
-    Parameters
-    ----------
-    name : str
-        The data's argument name, for the message.
-    variances : array_like of shape (k,)
-        Variances (>= 0) in units of ``unit**2``.
-    unit : float, default 1.0
-        The power of two (`_unit_of`) the data were divided by.
-    why : str, default 'the answer does not depend on its units'
-        Why rescaling is harmless, for the message.
-
-    Returns
-    -------
-    ndarray of shape (k,)
-
-    Raises
-    ------
-    ValueError
-        If a variance overflows or a positive one underflows (is below float64's smallest normal number).
-
-    Examples
-    --------
-    >>> check_variance_range('X', [4.0, 0.0], unit=2.0).tolist()
-    [16.0, 0.0]
-    """
+def _check_variance_range(name:str, # the data's argument name, for the message
+                          variances, # (k,) variances >= 0, in units of unit**2
+                          unit:float=1.0, # the power of two (`_unit_of`) the data were divided by
+                          why:str='the answer does not depend on its units', # why rescaling is harmless
+                         )->np.ndarray: # (k,) variances * unit**2
+    "The variances in the data's units, or a ValueError asking to rescale `name` when one over- or underflows float64."
     v = np.asarray(variances, dtype=float)
     with np.errstate(over='ignore', under='ignore', divide='ignore'):
         out = v * unit * unit                                      # in this order: unit**2 alone may overflow
