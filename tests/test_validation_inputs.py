@@ -25,17 +25,17 @@ X = np.random.default_rng(0).normal(size=(40, 4)) * [3.0, 2.0, 1.0, 0.5]
     (np.where(np.eye(40, 4) > 0, np.inf, X), ValueError, r'^A: contains 4 infinite value\(s\)'),
     (np.where(np.eye(40, 4) > 0, np.nan, X), ValueError, r'^A: contains NaN.*complete data.*VBPCA'),
     (np.ma.masked_array(X, mask=np.eye(40, 4) > 0), ValueError, r'^A: a masked array with 4 masked entries'),
-    (np.zeros((0, 3)), ValueError, r'^A: expected at least 1 sample \(row\), got 0'),
-    (np.zeros((3, 0)), ValueError, r'^A: expected at least 1 feature \(column\), got 0'),
+    (np.zeros((0, 3)), ValueError, r'^A: expected at least 1 sample \(row\), got n_samples = 0'),
+    (np.zeros((3, 0)), ValueError, r'^A: expected at least 1 feature \(column\), got n_features = 0'),
 ])
 def test_bad_arrays_are_refused_naming_the_argument(bad, error, match):
     with pytest.raises(error, match=match): validation._check_2d('A', bad)
 
 
 def test_minimum_sizes_and_nan_when_the_caller_allows_it():
-    with pytest.raises(ValueError, match=r'^X: expected at least 2 samples \(rows\), got 1'):
+    with pytest.raises(ValueError, match=r'^X: expected at least 2 samples \(rows\), got n_samples = 1'):
         validation._check_2d('X', X[:1], min_samples=2)
-    with pytest.raises(ValueError, match=r'^X: expected at least 2 features \(columns\), got 1'):
+    with pytest.raises(ValueError, match=r'^X: expected at least 2 features \(columns\), got n_features = 1'):
         validation._check_2d('X', X[:, :1], min_features=2)
     with pytest.raises(TypeError, match='^X: a sparse matrix'):
         import scipy.sparse

@@ -266,7 +266,7 @@ def _check_2d(name:str, # the argument's name, for the messages
         raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}")
     for n, low, what, axis in ((arr.shape[0], min_samples, 'sample', 'row'), (arr.shape[1], min_features, 'feature', 'column')):
         s = 's' if low > 1 else ''
-        if n < low: raise ValueError(f"{name}: expected at least {low} {what}{s} ({axis}{s}), got {n}")
+        if n < low: raise ValueError(f"{name}: expected at least {low} {what}{s} ({axis}{s}), got n_{what}s = {n}")
     if not allow_nan and np.isnan(arr).any():
         raise ValueError(f"{name}: contains NaN; {needs}; for missing values use vbfa_lit.VBPCA, which treats NaN "
                          "as missing")
