@@ -1,6 +1,7 @@
 """The data module (`vbfa_lit.data`): generators reproduce the lessons' data and their stated spectra; loaders
-download through a local HTTP server on 127.0.0.1 serving fake archives built here, verify checksums, refuse
-corrupted or cut-off downloads, answer from the cache without a request, and fail clearly when offline."""
+download (through pooch) from a local HTTP server on 127.0.0.1 serving files and fake archives built here, verify
+checksums, refuse corrupted or cut-off downloads, answer from the cache without a request, and fail clearly when
+offline."""
 import gzip
 import hashlib
 import http.server
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.utils import Bunch
 
 import vbfa_lit.data as data
-from vbfa_lit.data import (Bunch, ChecksumError, DownloadError, check_random_state, fetch_file, get_data_home,
+from vbfa_lit.data import (ChecksumError, DownloadError, check_random_state, fetch_file, get_data_home,
                            load_mnist, load_mnist_digit, load_movielens_100k, make_bishop_example,
                            make_gaussian_spectrum, make_householder_example, make_low_rank, make_luttinen_ilin,
                            make_minka_spectrum, make_ppca, make_zhang_set, read_idx)
@@ -387,6 +389,33 @@ def test_offline_without_a_cache_is_a_clear_error(tmp_path, fake_mnist):
         load_mnist(data_home=tmp_path, download=False)
 
 
+def test_fetch_file_downloads_once_then_answers_from_the_cache(server, tmp_path):
+    server.files['/f.txt'] = b'spectrum'
+    first = fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum'), subdir='sub', data_home=tmp_path)
+    assert first == tmp_path / 'sub' / 'f.txt' and first.read_bytes() == b'spectrum'
+    again = fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum'), subdir='sub', data_home=tmp_path)
+    assert again == first and server.requests == {'/f.txt': 1}                      # cache hit: no second request
+    assert fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum'), subdir='sub', data_home=tmp_path,
+                      download=False) == first
+    assert sorted(p.name for p in (tmp_path / 'sub').iterdir()) == ['f.txt']       # no temporary file left
+
+
+def test_fetch_file_refuses_a_wrong_checksum(server, tmp_path):
+    server.files['/f.txt'] = b'changed on the server'
+    with pytest.raises(ChecksumError, match=r'^f\.txt: the download had the wrong checksum and was deleted') as e:
+        fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum'), data_home=tmp_path)
+    assert server.url + '/f.txt' in str(e.value) and 'changed or damaged' in str(e.value)
+    assert list(tmp_path.iterdir()) == []                                             # nothing kept
+
+
+def test_fetch_file_goes_where_the_data_home_says(server, monkeypatch, tmp_path):
+    server.files['/f.txt'] = b'spectrum'
+    monkeypatch.setenv('VBFA_LIT_DATA', str(tmp_path / 'env'))
+    assert fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum')) == tmp_path / 'env' / 'f.txt'
+    assert fetch_file('f.txt', server.url + '/f.txt', _sha(b'spectrum'), data_home=tmp_path / 'arg').exists()
+    assert server.requests == {'/f.txt': 2} and (tmp_path / 'arg' / 'f.txt').read_bytes() == b'spectrum'
+
+
 def test_fetch_file_with_md5_and_bad_checksums(tmp_path):
     src = tmp_path / 'src.txt'; src.write_bytes(b'hello')
     md5 = 'md5:' + hashlib.md5(b'hello').hexdigest()
@@ -408,30 +437,26 @@ def test_read_idx_checks_the_header(tmp_path):
 
 def test_published_checksums_are_well_formed():
     for c in list(data.MNIST_FILES.values()) + list(data.MNIST_MD5.values()) + [data.MOVIELENS_100K_SHA256, data.MOVIELENS_100K_MD5]:
-        data._parse_checksum(c)
+        data._check_checksum(c)
     assert set(data.MNIST_FILES) == set(data.MNIST_MD5)
 
 
 # ---------------------------------------------------------------- the cache directory
 
 def test_cache_directory_rules(monkeypatch, tmp_path):
+    import pooch
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
-    monkeypatch.setattr(sys, 'platform', 'linux')
     monkeypatch.setenv('VBFA_LIT_DATA', str(tmp_path / 'env'))
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'xdg'))
-    assert get_data_home(tmp_path / 'arg') == tmp_path / 'arg'
+    assert get_data_home(tmp_path / 'arg') == tmp_path / 'arg'                      # the argument, then the variable
+    assert get_data_home('~/mine') == tmp_path / 'home' / 'mine'
     assert get_data_home() == tmp_path / 'env'
-    monkeypatch.delenv('VBFA_LIT_DATA')
-    assert get_data_home() == tmp_path / 'xdg' / 'vbfa_lit'
-    monkeypatch.setenv('XDG_CACHE_HOME', 'relative/path')                            # ignored, as the spec says
-    assert get_data_home() == tmp_path / 'home' / '.cache' / 'vbfa_lit'
-    monkeypatch.delenv('XDG_CACHE_HOME')
-    assert get_data_home() == tmp_path / 'home' / '.cache' / 'vbfa_lit'
-    monkeypatch.setattr(sys, 'platform', 'darwin')
-    assert get_data_home() == tmp_path / 'home' / 'Library' / 'Caches' / 'vbfa_lit'
-    monkeypatch.setattr(sys, 'platform', 'win32')
-    monkeypatch.setenv('LOCALAPPDATA', str(tmp_path / 'local'))
-    assert get_data_home() == tmp_path / 'local' / 'vbfa_lit' / 'Cache'
+    monkeypatch.setenv('VBFA_LIT_DATA', '')                                          # empty: not set
+    assert get_data_home() == Path(pooch.os_cache('vbfa_lit'))                      # then the platform's, by pooch
+    if sys.platform.startswith('linux'):
+        assert get_data_home() == tmp_path / 'xdg' / 'vbfa_lit'
+        monkeypatch.delenv('XDG_CACHE_HOME')
+        assert get_data_home() == tmp_path / 'home' / '.cache' / 'vbfa_lit'
 
 
 def test_environment_variable_directs_the_download(server, fake_movielens, monkeypatch, tmp_path):
@@ -450,15 +475,16 @@ def test_sklearn_loaders():
     np.testing.assert_allclose(c.X.mean(0), 0, atol=1e-12); np.testing.assert_allclose(c.X.std(0), 1, rtol=1e-12)
 
 
-def test_sklearn_loaders_without_sklearn(monkeypatch):
-    monkeypatch.setitem(sys.modules, 'sklearn', None)
-    monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
-    with pytest.raises(ImportError, match='pip install scikit-learn'): data.load_digits()
-    with pytest.raises(ImportError, match='pip install scikit-learn'): data.load_breast_cancer()
+def test_downloads_without_pooch_say_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, 'pooch', None)
+    with pytest.raises(ImportError, match='pip install pooch'):
+        fetch_file('f.txt', 'file:///nonexistent', _sha(b'z'), data_home=tmp_path)
+    assert get_data_home(tmp_path) == tmp_path                                      # an explicit home needs no pooch
 
 
 def test_import_is_light():
-    code = ("import sys, vbfa_lit.data; heavy = [m for m in ('sklearn', 'pandas', 'sympy', 'jax', 'numpyro') "
+    # pooch (and requests) load only when a file is fetched; scikit-learn is a dependency (its Bunch; it loads pandas)
+    code = ("import sys, vbfa_lit.data; heavy = [m for m in ('pooch', 'requests', 'sympy', 'jax', 'numpyro') "
             "if m in sys.modules]; print(heavy); assert not heavy")
     subprocess.run([sys.executable, '-c', code], check=True)
 
@@ -480,10 +506,7 @@ def test_one_random_state_rule_across_modules():
         rjmcmc_pca_from_eigenvalues([3.0, 2.0, 1.0], 50, n_sweeps=10, burn_in=5, random_state=-1)
 
 
-# ---------------------------------------------------------------- fetch_file under stress (issue 20, item 7)
-
-def _sha(b): return 'sha256:' + hashlib.sha256(b).hexdigest()
-
+# ---------------------------------------------------------------- fetch_file under stress
 
 def _fetch_in_child(args):
     home, url, checksum = args

@@ -5,22 +5,17 @@
 # %% auto #0
 __all__ = ['SPECTRA', 'LUTTINEN_ILIN_SPECTRA', 'BISHOP_STDS', 'ZHANG_SETS', 'ZHANG_SET1_EIGENVALUES', 'ZHANG_POSTERIOR_Q',
            'MINKA_SPECTRA', 'MNIST_MIRRORS', 'MNIST_FILES', 'MNIST_MD5', 'MOVIELENS_100K_URLS', 'MOVIELENS_100K_SHA256',
-           'MOVIELENS_100K_MD5', 'Bunch', 'make_gaussian_spectrum', 'sample_covariance_eigenvalues',
-           'make_luttinen_ilin', 'make_bishop_example', 'make_zhang_set', 'make_minka_spectrum',
-           'make_householder_example', 'make_low_rank', 'make_ppca', 'get_data_home', 'DownloadError', 'ChecksumError',
-           'fetch_file', 'read_idx', 'load_mnist', 'load_mnist_digit', 'load_movielens_100k', 'load_digits',
-           'load_breast_cancer']
+           'MOVIELENS_100K_MD5', 'make_gaussian_spectrum', 'sample_covariance_eigenvalues', 'make_luttinen_ilin',
+           'make_bishop_example', 'make_zhang_set', 'make_minka_spectrum', 'make_householder_example', 'make_low_rank',
+           'make_ppca', 'get_data_home', 'DownloadError', 'ChecksumError', 'fetch_file', 'read_idx', 'load_mnist',
+           'load_mnist_digit', 'load_movielens_100k', 'load_digits', 'load_breast_cancer']
 
 # %% ../nbs/01b_data.ipynb #04e9bc82
 import gzip
-import hashlib
 import http.client
 import math
 import os
-import sys
-import tempfile
 import time
-import urllib.error
 import urllib.request
 import zipfile
 import zlib
@@ -28,34 +23,10 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from .stiefel import haar_orthogonal, sample_stiefel
-from .validation import check_int, check_random_state, check_unmasked
-
-# %% ../nbs/01b_data.ipynb #09096c03
-class Bunch(dict):
-    """A dictionary whose keys are also attributes, like scikit-learn's ``Bunch``.
-
-    Every generator and loader of this module returns one, so ``data.X`` and ``data['X']`` are the same
-    array and ``list(data)`` shows what a data set carries.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> b = Bunch(X=np.zeros((2, 3)), name='demo')
-    >>> b.X.shape, b['name']
-    ((2, 3), 'demo')
-    """
-    def __getattr__(self, key):
-        try: return self[key]
-        except KeyError: raise AttributeError(key) from None
-    def __setattr__(self, key, value): self[key] = value
-    def __dir__(self): return list(self.keys()) + list(super().__dir__())
-    def __repr__(self):
-        def show(v): return f'array{v.shape} {v.dtype}' if isinstance(v, np.ndarray) else repr(v)
-        return 'Bunch(' + ', '.join(f'{k}={show(v)}' for k, v in self.items()) + ')'
-
-
+from .validation import _check_2d, _check_variance_range, _unit_of, check_int, check_random_state
 
 # %% ../nbs/01b_data.ipynb #59873cca
 def _check_fraction(name, value): # a float in [0, 1)
@@ -180,7 +151,7 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     Raises
     ------
     TypeError
-        If `X` is not numeric.
+        If `X` is not numeric (strings included, even when they spell numbers).
     ValueError
         If `X` is complex, not 2-d, contains NaN or infinities, is a masked array with masked entries, has fewer
         than 2 rows or columns, or its variances lie outside the floating-point range; if `ddof` is not 0 or 1.
@@ -193,31 +164,13 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     """
     if ddof not in (0, 1) or isinstance(ddof, (bool, np.bool_)):
         raise ValueError(f"ddof: expected 0 or 1, got {ddof!r}")
-    X = check_unmasked(name, X)
-    if np.iscomplexobj(X) or (isinstance(X, (list, tuple)) and any(
-            isinstance(v, complex) for v in np.asarray(X, dtype=object).ravel())):
-        raise ValueError(f"{name}: complex data not supported; expected real numbers")
-    try: X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError): raise TypeError(f"{name}: expected a 2-d array of numbers") from None
-    if X.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {X.ndim} dimension(s)")
-    N, d = X.shape
-    if np.isnan(X).any():
-        raise ValueError(f"{name}: contains NaN; the sample covariance needs complete data; for missing values "
-                         "use vbfa_lit.VBPCA")
-    if not np.all(np.isfinite(X)): raise ValueError(f"{name}: contains infinite values")
-    if N < 2: raise ValueError(f"{name}: expected at least 2 samples (rows), got {N}")
-    if d < 2: raise ValueError(f"{name}: expected at least 2 features (columns), got {d}")
+    X = _check_2d(name, X, min_samples=2, min_features=2, needs='the sample covariance needs complete data')
+    N = len(X)
     Xc = X - X.mean(0)
-    spread = float(np.abs(Xc).max())
-    root = 2.0 ** np.round(np.log2(spread)) if spread > 0 else 1.0     # a power of two: Xc / root is exact
-    Xc = Xc / root
+    unit = _unit_of(Xc)                                    # a power of two: Xc / unit is exact and of order one
+    Xc = Xc / unit
     g = np.linalg.eigvalsh(Xc.T @ Xc / (N - ddof))[::-1]
-    with np.errstate(over='ignore', under='ignore'): scaled = g * root * root
-    if not np.all(np.isfinite(scaled)) or np.any((g > 0) & (scaled < np.finfo(float).tiny)):   # over/underflow
-        raise ValueError(f"{name}: its variances (about 2^{np.log2(g[0]) + 2 * np.log2(root):.0f}) lie outside "
-                         "the floating-point range; rescale it")
-    return scaled, N
+    return _check_variance_range(name, g, unit), N
 
 # %% ../nbs/01b_data.ipynb #9ca98d9c
 _SIGNAL = (10.0, 8.0, 6.0, 4.0, 2.0)     # the five signal variances Minka and Zhang et al. share
@@ -668,13 +621,18 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
                  noise_std=noise_std)
 
 # %% ../nbs/01b_data.ipynb #3a48d01c
-def get_data_home(data_home=None):
-    r"""The directory where downloaded data sets are cached.
+def _pooch(): # the pooch module, imported only when something is downloaded
+    try: import pooch
+    except ImportError as e:
+        raise ImportError("downloading data sets needs pooch: pip install pooch (or pip install 'vbfa_lit[data]')") from e
+    return pooch
 
-    The first that applies: the `data_home` argument; the environment variable ``VBFA_LIT_DATA``; the
-    platform's cache location: ``%LOCALAPPDATA%\vbfa_lit\Cache`` on Windows,
-    ``~/Library/Caches/vbfa_lit`` on macOS, ``$XDG_CACHE_HOME/vbfa_lit`` (when set to an absolute path)
-    or ``~/.cache/vbfa_lit`` elsewhere.
+def get_data_home(data_home=None):
+    """The directory where downloaded data sets are cached.
+
+    The first that applies: the `data_home` argument; the environment variable ``VBFA_LIT_DATA``; pooch's
+    ``os_cache('vbfa_lit')``, the platform's cache directory (``~/.cache/vbfa_lit`` or ``$XDG_CACHE_HOME/vbfa_lit``
+    on Linux, ``~/Library/Caches/vbfa_lit`` on macOS, ``%LOCALAPPDATA%\\vbfa_lit\\vbfa_lit\\Cache`` on Windows).
 
     Parameters
     ----------
@@ -685,23 +643,20 @@ def get_data_home(data_home=None):
     pathlib.Path
         The directory (it is created only when something is downloaded into it).
 
+    Raises
+    ------
+    ImportError
+        If `data_home` and ``VBFA_LIT_DATA`` are not given and pooch is not installed.
+
     Examples
     --------
     >>> from pathlib import Path
-    >>> isinstance(get_data_home('/tmp/somewhere'), Path)
+    >>> get_data_home('/tmp/somewhere') == Path('/tmp/somewhere')
     True
     """
     if data_home is not None: return Path(data_home).expanduser()
-    env = os.environ.get('VBFA_LIT_DATA')
-    if env: return Path(env).expanduser()
-    if sys.platform.startswith('win'):
-        base = os.environ.get('LOCALAPPDATA') or os.path.join(os.path.expanduser('~'), 'AppData', 'Local')
-        return Path(base) / 'vbfa_lit' / 'Cache'
-    if sys.platform == 'darwin':
-        return Path(os.path.expanduser('~')) / 'Library' / 'Caches' / 'vbfa_lit'
-    xdg = os.environ.get('XDG_CACHE_HOME')
-    if xdg and os.path.isabs(xdg): return Path(xdg) / 'vbfa_lit'
-    return Path(os.path.expanduser('~')) / '.cache' / 'vbfa_lit'
+    if os.environ.get('VBFA_LIT_DATA'): return Path(os.environ['VBFA_LIT_DATA']).expanduser()
+    return Path(_pooch().os_cache('vbfa_lit'))
 
 # %% ../nbs/01b_data.ipynb #2df6b613
 class DownloadError(OSError):
@@ -709,14 +664,6 @@ class DownloadError(OSError):
 
 class ChecksumError(DownloadError):
     "A downloaded or cached file does not have the published checksum: it was deleted, never used."
-
-def _digest(path, algorithm): # hex digest of a file, read in 1 MiB blocks; None when it is not there
-    h = hashlib.new(algorithm)
-    try:
-        with open(path, 'rb') as f:
-            for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
-    except FileNotFoundError: return None             # another process replaced or removed it meanwhile
-    return h.hexdigest()
 
 def _plain_name(name, value): # a file or folder name that stays inside its parent
     parts = Path(value).parts if value else ()
@@ -726,43 +673,64 @@ def _plain_name(name, value): # a file or folder name that stays inside its pare
         raise ValueError(f"{name}: expected {what} inside the data home, got {value!r}")
     return value
 
-def _parse_checksum(checksum): # (algorithm, lower-case hex)
-    if not isinstance(checksum, str) or ':' not in checksum:
-        raise ValueError(f"checksum: expected 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
-    algorithm, hexdigest = checksum.split(':', 1)
-    sizes = {'sha256': 64, 'md5': 32}
-    if (algorithm not in sizes or len(hexdigest) != sizes[algorithm]
-            or not all(c in '0123456789abcdefABCDEF' for c in hexdigest)):
+def _check_checksum(checksum): # 'sha256:<64 hex>' or 'md5:<32 hex>', as pooch's known_hash
+    algorithm, _, hexdigest = checksum.partition(':') if isinstance(checksum, str) else ('', '', '')
+    if {'sha256': 64, 'md5': 32}.get(algorithm) != len(hexdigest) or not all(c in '0123456789abcdefABCDEF' for c in hexdigest):
         raise ValueError(f"checksum: expected 'sha256:' and 64 hex digits or 'md5:' and 32, got {checksum!r}")
-    return algorithm, hexdigest.lower()
+    return checksum
+
+def _check_urls(urls): # a non-empty list of URL strings
+    try: listed = [urls] if isinstance(urls, str) else None if isinstance(urls, (bytes, bytearray)) else list(urls)
+    except TypeError: listed = None
+    if listed is None or not all(isinstance(u, str) for u in listed):
+        raise TypeError(f"urls: expected a URL string or a sequence of them, got {urls!r}")
+    if not listed or not all(listed): raise ValueError(f"urls: expected a URL or a non-empty list of URLs, got {urls!r}")
+    return listed
+
+def _downloader(timeout, size): # pooch's downloader(url, output_file, pooch): urllib (http, https, file) within limits
+    def download(url, output_file, _):
+        deadline, n = time.monotonic() + timeout, 0
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response, open(output_file, 'wb') as out:
+                announced = response.headers.get('Content-Length')
+                if size is not None and announced is not None and announced.isdigit() and int(announced) != size:
+                    raise OSError(f"the server announces {announced} bytes, the file has {size}")
+                read = getattr(response, 'read1', response.read)   # what has arrived, so the deadline is kept
+                for block in iter(lambda: read(1 << 16), b''):
+                    out.write(block); n += len(block)
+                    if size is not None and n > size: raise OSError(f"more than the file's {size} bytes sent")
+                    if time.monotonic() > deadline: raise OSError(f"download took longer than timeout={timeout} s")
+        except (ValueError, http.client.HTTPException) as e: raise OSError(str(e) or repr(e)) from e  # pooch's ValueError means a wrong hash
+        if announced is not None and announced.isdigit() and n != int(announced):
+            raise OSError(f"transfer cut off after {n} of {announced} bytes")
+    return download
 
 def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=True, timeout=60, size=None):
     """Return the path of a verified local copy of a data file, downloading it into the cache if needed.
 
-    A cached copy is used only if its checksum matches (a corrupt one is replaced by a verified download,
-    or deleted when none succeeds). Several processes may fetch the same file at once. A download is streamed into a temporary file in the cache directory, its checksum
-    computed on the way, and renamed into place only when it matches: an interrupted or corrupted
-    download never leaves a file under the final name. The `urls` (mirrors) are tried in order.
+    ``pooch.retrieve`` does the work: a cached copy is used only if its checksum matches (a corrupt one is
+    downloaded again); a download goes to a temporary file in the cache directory and is moved into place only
+    when its checksum matches, so an interrupted or corrupted download never leaves a file under the final name
+    and several processes may fetch the same file at once. The `urls` (mirrors) are tried in order.
 
     Parameters
     ----------
     filename : str
         Name of the file in the cache directory.
     urls : str or sequence of str
-        Full URLs of the file (``http(s)://`` or ``file://``), tried in order (not bytes).
+        Full URLs of the file (``http(s)://`` or ``file://``), tried in order.
     checksum : str
         ``'sha256:<64 hex digits>'`` or ``'md5:<32 hex digits>'``.
     subdir : str, default ''
         Subdirectory of the cache directory.
     data_home : str, os.PathLike or None
-        Cache directory (made if missing; an existing file there is an error); None: ``get_data_home``.
+        Cache directory (made if missing); None: ``get_data_home()``.
     download : bool, default True
         False: never touch the network; fail if there is no valid cached copy.
     timeout : float, default 60
         Seconds one download (one mirror) may take in all, not only between two packets.
     size : int or None, default None
-        The file's size in bytes, when known: a transfer that announces or reaches another size is
-        stopped at once instead of being written in full before its checksum fails.
+        The file's size in bytes, when known: a transfer that announces or reaches another size is stopped at once.
 
     Returns
     -------
@@ -777,12 +745,15 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
         `subdir` leaves the data home, `data_home` or `subdir` is an existing file, or `timeout` or `size` is
         not positive.
     FileNotFoundError
-        If `download` is False and there is no valid cached copy.
+        If `download` is False and there is no cached copy.
     ChecksumError
-        If every download that succeeded had the wrong checksum (each was deleted).
+        If the cached copy (with `download` False) or every download that succeeded had the wrong checksum (each
+        was deleted).
     DownloadError
-        If every download failed (for example offline) and there is no cached copy; the message names
-        the URLs, the reasons and where to put a copy by hand.
+        If every download failed (for example offline) and there is no cached copy; the message names the URLs,
+        the reasons and where to put a copy by hand.
+    ImportError
+        If pooch is not installed.
 
     Examples
     --------
@@ -793,81 +764,48 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     >>> fetch_file('hello.txt', src.as_uri(), sha, data_home=tempfile.mkdtemp()).read_bytes()
     b'hello'
     """
-    algorithm, expected = _parse_checksum(checksum)
-    given = urls
-    try: urls = [urls] if isinstance(urls, str) else None if isinstance(urls, (bytes, bytearray)) else list(urls)
-    except TypeError: urls = None
-    if urls is None or not all(isinstance(u, str) for u in urls):
-        raise TypeError(f"urls: expected a URL string or a sequence of them, got {given!r}")
-    if not urls or not all(isinstance(u, str) and u for u in urls):
-        raise ValueError(f"urls: expected a URL or a non-empty list of URLs, got {urls!r}")
+    _check_checksum(checksum); urls = _check_urls(urls)
     _plain_name('filename', filename); _plain_name('subdir', subdir)
     if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, Real) or not timeout > 0:
         raise ValueError(f"timeout: expected seconds > 0, got {timeout!r}")
     if size is not None: size = check_int('size', size, 1)
-    home = get_data_home(data_home)
+    pooch, home = _pooch(), get_data_home(data_home)
     folder = home / subdir
     target = folder / filename
     for p in (folder, *folder.parents):                 # the nearest existing folder on the way must be a directory
         if p.exists():
             if not p.is_dir():
-                arg = 'subdir' if home in p.parents else 'data_home'
-                raise ValueError(f"{arg}: {p} is a file, expected a directory for the cache")
+                raise ValueError(f"{'subdir' if home in p.parents else 'data_home'}: {p} is a file, expected a "
+                                 "directory for the cache")
             break
     if target.is_dir(): raise ValueError(f"filename: {target} is a directory, expected a file (or nothing) there")
-    if not download:
-        found = _digest(target, algorithm)
-        if found == expected: return target
-        if found is None:
-            raise FileNotFoundError(f"{filename} is not in the cache {folder} and download=False; "
-                                    f"call with download=True, or put a copy from {urls[0]} there")
-        target.unlink(missing_ok=True)                   # corrupt or stale: never used
-        raise ChecksumError(f"{target} did not have the expected {algorithm} checksum and was deleted; "
-                            f"call again with download=True to fetch a fresh copy")
-    # a corrupt cached copy is not deleted here: a verified download replaces it atomically (os.replace), so
-    # several processes starting from it never see a missing or half-written file
-    if _digest(target, algorithm) == expected: return target
-    folder.mkdir(parents=True, exist_ok=True)
-    failures, corrupted = [], []
-    for url in urls:
-        fd, tmp = tempfile.mkstemp(prefix=f'.{filename}.', suffix='.part', dir=folder)
-        try:
-            h, deadline = hashlib.new(algorithm), time.monotonic() + timeout
-            with os.fdopen(fd, 'wb') as out, urllib.request.urlopen(url, timeout=timeout) as response:
-                announced, n = response.headers.get('Content-Length'), 0
-                if size is not None and announced is not None and announced.isdigit() and int(announced) != size:
-                    raise OSError(f"the server announces {announced} bytes, the file has {size}")
-                read = getattr(response, 'read1', response.read)   # what has arrived, so the deadline is kept
-                for block in iter(lambda: read(1 << 16), b''):
-                    h.update(block); out.write(block); n += len(block)
-                    if size is not None and n > size: raise OSError(f"more than the file's {size} bytes sent")
-                    if time.monotonic() > deadline: raise OSError(f"download took longer than timeout={timeout} s")
-            if announced is not None and announced.isdigit() and n != int(announced):
-                raise OSError(f"transfer cut off after {n} of {announced} bytes")
-            if h.hexdigest() != expected:
-                corrupted.append(f"{url}: {algorithm} {h.hexdigest()}, expected {expected}")
-                continue
-            os.replace(tmp, target)
-            return target
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            # URLError/HTTPError, timeouts, resets, cut-off transfers
-            failures.append(f"{url}: {e}")
-        finally:
-            if os.path.exists(tmp): os.unlink(tmp)
-    found = _digest(target, algorithm)
-    if found == expected: return target                  # another process finished meanwhile
-    if found is not None: target.unlink(missing_ok=True) # a corrupt cached copy is never used
+    if not download and not target.exists():
+        raise FileNotFoundError(f"{filename} is not in the cache {folder} and download=False; call with "
+                                f"download=True, or put a copy from {urls[0]} there")
+    failures, corrupted, log = [], [], pooch.get_logger()
+    level = log.level; log.setLevel('WARNING')                       # without pooch's "Downloading ..." lines
+    try:
+        for url in urls if download else ():
+            try:
+                pooch.retrieve(url, checksum, fname=filename, path=folder, downloader=_downloader(timeout, size))
+                return target
+            except ValueError as e: corrupted.append(f"{url}: {e}")   # pooch: the hash does not match
+            except OSError as e: failures.append(f"{url}: {e}")       # offline, refused, timed out, cut off
+    finally: log.setLevel(level)
+    try:
+        algorithm, expected = checksum.lower().split(':')
+        if pooch.file_hash(str(target), alg=algorithm) == expected: return target   # cached, or another process's
+        target.unlink()                                                # a corrupt cached copy is never used
+        if not download:
+            raise ChecksumError(f"{target} did not have the expected checksum and was deleted; call again with "
+                                "download=True to fetch a fresh copy")
+    except FileNotFoundError: pass
     if corrupted:
-        raise ChecksumError(
-            f"{filename}: the download had the wrong checksum and was deleted ("
-            + '; '.join(corrupted)
-            + ('; other mirrors failed: ' + '; '.join(failures) if failures else '')
-            + "). The server may be serving a changed or damaged file."
-        )
-    raise DownloadError(f"cannot download {filename} and there is no cached copy in {folder} (offline?). "
-                        "Tried: "
-                        + '; '.join(failures) + f". Put a verified copy at {target}, or set VBFA_LIT_DATA "
-                        "to a directory that holds one.")
+        raise ChecksumError(f"{filename}: the download had the wrong checksum and was deleted (" +
+                            '; '.join(corrupted + failures) + "). The server may be serving a changed or damaged file.")
+    raise DownloadError(f"cannot download {filename} and there is no cached copy in {folder} (offline?). Tried: "
+                        + '; '.join(failures) + f". Put a verified copy at {target}, or set VBFA_LIT_DATA to a "
+                        "directory that holds one.")
 
 # %% ../nbs/01b_data.ipynb #c5ed3135
 MNIST_MIRRORS = (  # tried in order; each holds the four gzipped IDX files under these names
@@ -1102,14 +1040,6 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
                  item_titles=titles)
 
 # %% ../nbs/01b_data.ipynb #dce8bed1
-def _sklearn_datasets(): # the sklearn.datasets module, or a clear ImportError
-    try:
-        import sklearn.datasets
-    except ImportError as e:
-        raise ImportError("this loader uses scikit-learn's bundled data: pip install scikit-learn "
-                          "(or pip install 'vbfa_lit[dev]')") from e
-    return sklearn.datasets
-
 def load_digits():
     """scikit-learn's bundled handwritten digits: 1797 images of 8 x 8 pixels, values 0-16, offline.
 
@@ -1120,16 +1050,12 @@ def load_digits():
     Bunch
         ``X`` (1797, 64) float64, ``images`` (1797, 8, 8), ``target`` (1797,) digit labels.
 
-    Raises
-    ------
-    ImportError
-        If scikit-learn is not installed (it is not a dependency of vbfa_lit).
-
     References
     ----------
     Alpaydin, E. and Kaynak, C. (1998). Optical recognition of handwritten digits. UCI repository.
     """
-    d = _sklearn_datasets().load_digits()
+    from sklearn.datasets import load_digits as sklearn_digits
+    d = sklearn_digits()
     return Bunch(X=np.asarray(d.data, dtype=float), images=np.asarray(d.images), target=np.asarray(d.target))
 
 def load_breast_cancer(*, standardize=False):
@@ -1149,17 +1075,13 @@ def load_breast_cancer(*, standardize=False):
         ``X`` (569, 30) float64, ``target`` (569,) (0 malignant, 1 benign), ``feature_names`` (30,),
         ``target_names`` (2,).
 
-    Raises
-    ------
-    ImportError
-        If scikit-learn is not installed.
-
     References
     ----------
     Street, W. N., Wolberg, W. H. and Mangasarian, O. L. (1993). Nuclear feature extraction for breast tumor
     diagnosis. Nirwan, R. S. and Bertschinger, N. (2019), slides, "Breast Cancer Wisconsin Dataset".
     """
-    d = _sklearn_datasets().load_breast_cancer()
+    from sklearn.datasets import load_breast_cancer as sklearn_cancer
+    d = sklearn_cancer()
     X = np.asarray(d.data, dtype=float)
     if standardize: X = (X - X.mean(0)) / X.std(0)
     return Bunch(X=X, target=np.asarray(d.target), feature_names=np.asarray(d.feature_names),

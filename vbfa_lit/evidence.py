@@ -14,7 +14,7 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 
 # %% ../nbs/06a_evidence.ipynb #a7c3e2d1
-from .validation import check_unmasked, warn_caller
+from .validation import _numbers, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
     """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
@@ -26,11 +26,7 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
     The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
     an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
     eigenvalues, which are taken as given."""
-    data = check_unmasked('data', data)
-    if np.iscomplexobj(data):             # NumPy would drop the imaginary part with only a ComplexWarning
-        raise ValueError("data: complex data not supported; expected real numbers")
-    try: a = np.asarray(data, dtype=float)
-    except (TypeError, ValueError): raise TypeError("data: expected an array of numbers") from None
+    a = _numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
     if a.ndim == 2:
         if n_samples is not None:
             raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")
@@ -83,7 +79,6 @@ def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined eviden
                     "evidence would be infinite)," + tail
                     + (" Drop the redundant columns to compare every k." if from_X else ""))
     return n, lam
-
 
 # %% ../nbs/06a_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):

@@ -20,7 +20,8 @@ import numpy as np
 
 from .stiefel import (householder_columns, reference_householder_to_stiefel, reference_singular_value_logpdf,
                               reference_swap_reflection, singular_value_log_kernel)
-from .validation import check_int, check_random_state, check_real, check_unmasked
+from .validation import (_check_2d, _check_variance_range, _unit_of, check_int, check_random_state,
+                                 check_real)
 
 # %% ../nbs/08_householder_ppca.ipynb #ec6f2797
 class SufficientStatistics(NamedTuple):
@@ -39,23 +40,6 @@ class SufficientStatistics(NamedTuple):
     mean: np.ndarray   # (M,) sample mean
     cov: np.ndarray    # (M, M) scatter matrix / N
 
-def _check_data(X, name='X'):
-    "X as a finite 2-D float array with at least 2 rows, or a clear error."
-    X = check_unmasked(name, X)          # np.asarray would drop a mask and use the values under it
-    if np.iscomplexobj(X):               # NumPy would drop the imaginary part with only a ComplexWarning
-        raise ValueError(f"{name}: complex data not supported; expected real numbers")
-    try: X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric, an array of shape (n_samples, n_features)") from None
-    if X.ndim != 2: raise ValueError(f"{name} must be 2-D (n_samples, n_features), got {X.ndim} dimension(s)")
-    if X.shape[0] < 2 or X.shape[1] < 1:
-        raise ValueError(f"{name} must have at least 2 samples and 1 feature, got shape {X.shape}")
-    if np.isnan(X).any():
-        raise ValueError(f"{name} contains NaN: this model needs complete data; "
-                         "for missing values use vbfa_lit.VBPCA, which treats them as a mask")
-    if not np.isfinite(X).all(): raise ValueError(f"{name} contains infinite values")
-    return X
-
 def sufficient_statistics(X):
     """Sample size, mean and biased covariance of `X` (rows are samples).
 
@@ -73,12 +57,16 @@ def sufficient_statistics(X):
     ------
     ValueError, TypeError
         For data that are not a finite numeric 2-D array with at least 2 rows (NaN or masked entries: use
-        ``VBPCA``).
+        ``VBPCA``), or whose variances lie beyond float64's range (rescale them).
     """
-    X = _check_data(X)
+    X = _check_2d('X', X, min_samples=2, needs='this model needs complete data')
     mean = X.mean(0)
     R = X - mean
-    return SufficientStatistics(X.shape[0], mean, R.T @ R / X.shape[0])
+    unit = _unit_of(R)                                   # a power of two: R / unit is exact, and R^T R cannot overflow
+    R = R / unit
+    cov = R.T @ R / len(X)
+    _check_variance_range('X', np.diag(cov), unit)        # the variances are floats, so every covariance is one
+    return SufficientStatistics(len(X), mean, cov * unit * unit)
 
 # %% ../nbs/08_householder_ppca.ipynb #190d4ab6
 def _log_likelihood(W, # (..., M, D) loadings
@@ -603,7 +591,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     ImportError
         If NumPyro or JAX is missing (``pip install 'vbfa_lit[mcmc]'``).
     ValueError, TypeError
-        For bad data (NaN, infinite values, wrong shape) or arguments, naming the argument.
+        For bad data (NaN, infinite values, wrong shape, variances beyond float64's range) or arguments, naming
+        the argument.
 
     Notes
     -----
@@ -626,8 +615,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     R. S. Nirwan and N. Bertschinger (2019), Rotation invariant Householder parameterization for
     Bayesian PCA, ICML; F. Mezzadri (2007), Notices of the AMS 54(5).
     """
-    X = _check_data(X)
-    M = X.shape[1]
+    stats = sufficient_statistics(X)          # the data checked (and their range) before anything is sampled
+    M = stats.mean.size
     D = check_int('n_components', n_components, 1)
     if D > M: raise ValueError(f"n_components must be <= n_features = {M}, got {D}")
     _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, reflection)
@@ -639,7 +628,6 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     if not isinstance(dense_mass, (bool, np.bool_)):
         raise TypeError(f"dense_mass: expected True or False, got {dense_mass!r}")
     rng = check_random_state(random_state)
-    stats = sufficient_statistics(X)
     model = _ppca_model(M, D, stats, parameterisation, reflection, float(noise_prior_scale),
                         radius_concentration=radius_concentration)
     raw, divergent, seconds, steps, timing = _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress,
