@@ -1,27 +1,22 @@
-"""Lesson 05 is a lesson, and Luttinen & Ilin's grids are an appendix page: the grid sweeps (their figures, tables and
-the code that draws them) live on `05a_convergence_experiments`, the lesson keeps the teaching (Figures 5.1-5.4),
-opens with the answer in one computed number, links the appendix page, and says that lesson 04's Figure 4.2 is the
-top left panel of its single-run figure."""
+"""Lesson 05 (convergence) as a reader sees it: it opens with the answer in one computed number, keeps the teaching
+(Figures 5.1-5.4; Luttinen & Ilin's grids are the appendix page 05a, linked where the grids were and from the
+summary), says that lesson 04's Figure 4.2 is the top left panel of its single-run figure, defines what its shown code
+uses, labels the gap to the best bound one way, explains the rising training RMSE by the recorded noise variance, and
+runs its exercises' code where it is shown."""
 import json
 import re
-import sys
-from pathlib import Path
 
+import matplotlib
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-NBS = ROOT / 'nbs'
-sys.path.insert(0, str(ROOT / 'docs'))
-from proc2sphinx import APPENDIX, LESSONS, page_order  # noqa: E402
-from notebook_text import cells, prose, flat
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
 
-LESSON, PAGE = '05_convergence', '05a_convergence_experiments'
+from notebook_text import (NBS, caption, captions, cell_with, cells, flat, is_folded,  # noqa: E402
+                           is_hidden, prose, run, section)
+
+LESSON = '05_convergence'
 LINK = '(05a_convergence_experiments.ipynb)'
-CAPTION = re.compile(r'^\*Figure (\d+[a-z]?)\.(\d+):', re.M)
-
-
-def captions(stem):
-    return [(m.group(1), int(m.group(2)), s) for k, s in cells(stem) if k == 'markdown' for m in CAPTION.finditer(s)]
 
 
 def saved_curves():
@@ -29,53 +24,8 @@ def saved_curves():
     return {(c['dataset'], c['prior'], c['D'], c['transform']): np.array(c['bound']) for c in saved['curves']}
 
 
-# the moved figures, by a phrase of their captions
-MOVED = {1: "The number of sweeps each run of the reduced grid needed to meet the paper's criterion",
-         2: 'with the criterion 1 nat of the best bound found on the same data and model',
-         3: 'for the larger grid: sweeps to 1 nat of the best bound against $D$',
-         4: "As [lesson 05](05_convergence.ipynb)'s Figure 5.3 for the larger grid",
-         5: 'The 200-dimensional problem'}
-
-
-def test_the_appendix_page_is_listed_after_the_transformations_engine_and_linked_from_the_index():
-    assert PAGE in APPENDIX and PAGE not in LESSONS
-    assert APPENDIX.index(PAGE) == APPENDIX.index('04c_transformations_engine') + 1
-    lessons, appendix = page_order(['05_convergence', PAGE, '04c_transformations_engine', 'index'])
-    assert PAGE in appendix and PAGE not in lessons
-    index = prose('index')
-    para = next(p for p in index.split('\n\n') if p.startswith('**Appendix'))
-    assert LINK in para
-
-
-def test_the_appendix_page_has_a_title_and_carries_the_moved_figures_numbered_and_captioned():
-    cs = cells(PAGE)
-    assert cs[0][1].startswith("# Luttinen & Ilin's experiments, re-run\n\n> ")
-    assert '](' not in cs[0][1].split('\n> ', 1)[1]                    # no links in the description line
-    caps = captions(PAGE)
-    assert [(ch, n) for ch, n, _ in caps] == [('5a', n) for n in range(1, 6)]
-    for ch, n, text in caps:
-        assert MOVED[n] in flat(text), n
-        i = next(i for i, (k, s) in enumerate(cs) if k == 'markdown' and f'*Figure 5a.{n}:' in s)
-        prev = next(s for k, s in reversed(cs[:i]) if k == 'code')
-        assert re.search(r'fig2\(|plot_fig3\(', prev), n                 # drawn by the cell right above
-    page = prose(PAGE)
-    assert 'As Figure 5.' not in page and 'Figure 5.5' not in page    # cites its own numbers, or the lesson's by name
-    code = '\n'.join(s for k, s in cs if k == 'code')
-    for moved in ('def speedup_table', 'def check_faster', 'reproduce(full_grid()', 'keys_full'):
-        assert moved in code, moved
-
-
-def test_the_lesson_keeps_four_figures_numbered_without_gaps_and_none_of_the_grids():
-    caps = captions(LESSON)
-    assert [(ch, n) for ch, n, _ in caps] == [('5', n) for n in range(1, 5)]
-    text = flat(prose(LESSON))
-    for n, phrase in MOVED.items():
-        assert phrase not in text, n
-    for gone in ('Figure 5.5', 'Figure 5.6', 'Figure 5.7', 'Figure 5.9', '## Reproducing Luttinen', 'reduced grid'):
-        assert gone not in text, gone
-    code = '\n'.join(s for k, s in cells(LESSON) if k == 'code')
-    for gone in ('def speedup_table', 'run_grid(', 'plot_fig2(', 'rows_full', 'Figure 5.5', 'dataset 1, D'):
-        assert gone not in code, gone
+def test_the_lesson_keeps_four_figures_and_its_why_section():
+    assert [(ch, n) for ch, n, _ in captions(LESSON)] == [('5', n) for n in range(1, 5)]
     assert "## Why 1 nat, and not a relative tolerance" in prose(LESSON)
 
 
@@ -104,8 +54,8 @@ def test_the_lesson_opens_with_the_answer_and_its_number_is_computed_from_the_sa
 
 def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
     from vbfa_lit.convergence import paper_dataset, run_config, make_prior
-    caption = flat(next(s for _, n, s in captions(LESSON) if n == 3))
-    assert "[lesson 04](04_transformations.ipynb)'s Figure 4.2" in caption and 'top left panel' in caption
+    cap = flat(next(s for _, n, s in captions(LESSON) if n == 3))
+    assert "[lesson 04](04_transformations.ipynb)'s Figure 4.2" in cap and 'top left panel' in cap
     fig = next(s for k, s in cells(LESSON) if k == 'code' and 'same_y(plot_fig3(' in s)
     assert "fig.suptitle('Figure 5.3:" in fig                         # numbered in the image, as 5.1, 5.2 and 5.4 are
     # the claim: lesson 04 draws Figure 4.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
@@ -127,3 +77,85 @@ def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
         f = fit_vbfa(observed(Y_tr), 30, Prior(w=ARD()), rng=0, max_iter=6, tol=0, transform=both if tr else None)
         np.testing.assert_allclose(r.bound, np.array(f.elbo), rtol=0, atol=1e-9)
         np.testing.assert_allclose(r.bound, curves['1', 'ARD', 30, tr][:6], rtol=0, atol=1e-6)  # saved rounded to 1e-6
+
+
+
+def test_vb_cost_is_defined_where_first_used():
+    md = [s for k, s in cells(LESSON) if k == 'markdown']
+    first = next(m for m in md if 'VB cost' in m)
+    assert re.search(r'VB cost\*? is the paper.s name for the negative\s+lower bound', first), first
+
+
+
+def test_curves_saved_is_defined_where_the_reader_can_see_it():
+    cs = cells(LESSON)
+    defining = next(i for i, (k, s) in enumerate(cs) if k == 'code' and re.search(r'^curves_saved\s*=', s, re.M))
+    first_use = next(i for i, (k, s) in enumerate(cs) if k == 'code' and 'curves_saved[' in s)
+    assert defining < first_use and not is_hidden(cs[defining][1])
+    assert '`curves_saved' in cs[defining - 1][1] or any('`curves_saved' in s for k, s in cs[:defining]
+                                                         if k == 'markdown')
+
+
+def test_imports_only_the_shown_code_needs_stay_unfolded():
+    shown_imports = [s for k, s in cells(LESSON) if k == 'code' and not is_hidden(s) and not is_folded(s)
+                     and '#| export' not in s and re.search(r'^(from|import) ', s, re.M)]
+    assert not any('exercises' in s or 'init_posterior' in s for s in shown_imports)
+
+
+def test_one_label_for_the_gap_and_the_offset_in_the_caption():
+    from vbfa_lit.convergence import Run, plot_fig3
+    b = np.array([-10.0, -5.0, -4.5])
+    run = Run(b, b * 0 + 1, b * 0 + 1, np.arange(1.0, 4.0), True)
+    fig = plot_fig3({('ARD', True): run, ('ARD', False): run._replace(bound=b - 1)})
+    try:
+        label = fig.axes[0].get_ylabel()
+        assert 'best bound' in label and r'\mathcal{L}(q)' in label
+    finally: plt.close('all')
+    fig51 = cell_with(LESSON, "Figure 5.1: learning curves")
+    assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig51
+    assert '10^{-3}' in caption(LESSON, '5.1')
+    fig54 = cell_with(LESSON, "Figure 5.4:")
+    assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig54
+
+
+def test_run_records_the_noise_variance():
+    from vbfa_lit.convergence import luttinen_ilin_dataset, make_prior, run_config
+    r = run_config(*luttinen_ilin_dataset(np.array([9.0, 4.0, 1.0, 1.0, 1.0, 1.0]), 40, rng=0), 3, make_prior('ARD'),
+                   transform=False, max_iter=4)
+    assert r.noise_var is not None and r.noise_var.shape == r.bound.shape
+    assert np.all(np.isfinite(r.noise_var)) and np.all(r.noise_var > 0)
+
+
+def test_rising_training_rmse_is_explained_by_the_noise_variance():
+    cell = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
+    assert 'r.noise_var[k]' in cell and 'r.noise_var[-1]' in cell
+    text = flat(prose(LESSON))
+    para = section(text, '## The learning curves of one problem', '*Figure 5.3')
+    assert 'noise variance' in para and 'test RMSE falls' in para
+    cap = section(text, '*Figure 5.3:', '*')
+    assert 'training RMSE rises' in cap
+
+
+
+def test_summary_rule_and_figure_title():
+    md = flat(prose(LESSON))
+    assert 'stop below it, on a plateau or at the cap on sweeps' in md
+    rule = cell_with(LESSON, 'curve = [-100.0, -20.0, -10.5, -10.2, -10.0]')
+    assert 'test_eq' not in rule and not is_hidden(rule)
+    from vbfa_lit.convergence import iterations_to, nat_criterion, paper_criterion
+    out = run(rule, dict(iterations_to=iterations_to, paper_criterion=paper_criterion, nat_criterion=nat_criterion))
+    assert 'target  -10.3: first reached at sweep 4' in out and 'target   -9.9: first reached at sweep None' in out
+    assert 'rtol = 0.05: sweep 3' in out and 'with best bound -8.0, None' in out
+    assert max(len(line) for line in out.splitlines()) <= 118
+    fig53 = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
+    assert "fig.suptitle('Figure 5.3:" in fig53
+
+
+def test_exercise_2_is_run_on_the_page_and_exercise_4_counts_the_cost_once():
+    cs = cells(LESSON)
+    md = flat(prose(LESSON))
+    ex2 = [s for k, s in cs if k == 'code' and 'def fit_from(' in s]
+    assert len(ex2) == 1 and not is_hidden(ex2[0]) and 'print(' in ex2[0]
+    assert 'def fit_from(' not in md                                   # shown once, where it runs
+    assert r'D / (0.8N + 11D)' in md and round(50 / (0.8 * 2000 + 11 * 50), 2) == 0.02
+
