@@ -624,6 +624,12 @@ def test_09_exercise_2_two_equal_directions(widgets):
     assert np.all(kept.max(0) > 0.5) and np.sum(kept > 0.3) > 2      # both columns load on several features
 
 
+def test_09_exercise_3_says_the_chains_are_independent():
+    text = prose('09_widgets')
+    ex3 = text[text.index('In panel 3, choose Set 1'):text.index('4. In panel 3')]
+    assert 'independent' in ex3
+
+
 def test_09_exercise_3_fewer_samples_more_components(widgets):
     p3 = widgets.RJMCMCPanel(debounce=0)
     p5_paper = p3.data['exact'][4]
