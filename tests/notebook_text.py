@@ -1,18 +1,41 @@
-"""Reading the lesson notebooks as text, for the course tests: their cells and prose, whitespace folded, which cells
-the page hides or folds, and a cell's code run for what it prints."""
+"""Reading the course's notebooks as text, for the course tests (the one reader every test file imports): their cells
+and prose, whitespace folded, which cells the page hides or folds, the code a reader sees unfolded, sections, captions
+and solutions, a cell's code run for what it prints, and the smallest font of a figure as the page column shows it."""
 import contextlib
 import io
 import json
 import re
+import sys
 import warnings
 from pathlib import Path
 
-NBS = Path(__file__).resolve().parents[1] / 'nbs'
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / 'nbs'
+sys.path.insert(0, str(ROOT / 'docs'))
+from proc2sphinx import APPENDIX, LESSONS  # noqa: E402  (the site's reading order: which pages are lessons)
+
+COLUMN_IN = 956 / 100      # the page column (956 px) in inches of a 100-dpi inline figure
+MIN_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at full size
+CAPTION = re.compile(r'^\*Figure (\d+[a-z]?)\.(\d+):', re.M)
+
+
+def _stem(name):
+    return name[:-len('.ipynb')] if name.endswith('.ipynb') else name
+
+
+def notebook_cells(stem):
+    "The cells of nbs/<stem>.ipynb as stored (dicts, with their ids)."
+    return json.loads((NBS / f'{_stem(stem)}.ipynb').read_text())['cells']
 
 
 def cells(stem):
     "The cells of nbs/<stem>.ipynb as (cell_type, source) pairs."
-    return [(c['cell_type'], ''.join(c['source'])) for c in json.loads((NBS / f'{stem}.ipynb').read_text())['cells']]
+    return [(c['cell_type'], ''.join(c['source'])) for c in notebook_cells(stem)]
+
+
+def cell_by_id(stem, cid):
+    "The source of the cell of nbs/<stem>.ipynb whose id is `cid`."
+    return next(''.join(c['source']) for c in notebook_cells(stem) if c.get('id') == cid)
 
 
 def prose(stem):
@@ -20,9 +43,20 @@ def prose(stem):
     return '\n'.join(s for k, s in cells(stem) if k == 'markdown')
 
 
+def code(stem):
+    "The code cells of nbs/<stem>.ipynb, joined."
+    return '\n'.join(s for k, s in cells(stem) if k == 'code')
+
+
 def flat(text):
     "Whitespace runs folded to one space (sentences that wrap across lines compare as one line)."
     return ' '.join(text.split())
+
+
+def section(text, start, end):
+    "The part of `text` from `start` up to the next `end` after it."
+    i = text.index(start)
+    return text[i:text.index(end, i + len(start))]
 
 
 def is_hidden(src):
@@ -35,11 +69,73 @@ def is_folded(src):
     return bool(re.search(r'^#\|\s*code-fold:\s*true\s*$', src, re.M))
 
 
+def is_exported(src):
+    "Whether a code cell is `#| export` (the site shows its API entry instead of its code)."
+    return bool(re.search(r'^#\|\s*export\s*$', src, re.M))
+
+
+def on_page(stem):
+    "The cells a reader of the built page can see: markdown, and code not hidden nor exported (folded code counts)."
+    return [(k, s) for k, s in cells(stem) if k == 'markdown' or not (is_hidden(s) or is_exported(s))]
+
+
+def shown_code(src):
+    "What the page shows unfolded of a code cell's source: nothing when hidden, folded or exported as an API entry."
+    d = ' '.join(l for l in src.splitlines() if l.startswith('#|'))
+    if any(k in d for k in ('hide', 'echo: false', 'code-fold: true', 'include: false', 'default_exp')): return ''
+    if re.search(r'#\|\s*export(?!s)', d): return ''
+    body = '\n'.join(l for l in src.splitlines() if not l.startswith('#|'))
+    return re.sub(r'"""[\s\S]*?"""', '', body) if 'exports' in d else body
+
+
+def shown_cells(stem):
+    "The unfolded code of each code cell of a page (empty for the cells a reader does not see)."
+    return [shown_code(s) for k, s in cells(stem) if k == 'code']
+
+
+def shown_lines(stem):
+    "The number of non-blank code lines a reader sees unfolded on a page (the course's code budget)."
+    return sum(1 for body in shown_cells(stem) for l in body.splitlines() if l.strip())
+
+
+def listing(stem, function):
+    "The shown lines of the `#| exports` cell that defines `function`."
+    src = next(s for k, s in cells(stem) if k == 'code' and f'def {function}(' in s)
+    shown = shown_code(src)
+    start = shown.index(f'def {function}(')
+    nxt = re.search(r'\n(def |class )', shown[start + 1:])
+    return shown[start:start + 1 + nxt.start()] if nxt else shown[start:]
+
+
 def cell_with(stem, text):
     "The one code cell of nbs/<stem>.ipynb that contains `text` (fails if none or several do)."
     hits = [s for k, s in cells(stem) if k == 'code' and text in s]
     assert len(hits) == 1, (stem, text, len(hits))
     return hits[0]
+
+
+def caption(stem, number):
+    "The markdown cell that opens with the caption '*Figure <number>:'."
+    return next(s for k, s in cells(stem) if k == 'markdown' and s.startswith(f'*Figure {number}:'))
+
+
+def captions(stem):
+    "Every caption of a page as (chapter, number, text of its cell)."
+    return [(m.group(1), int(m.group(2)), s) for k, s in cells(stem) if k == 'markdown' for m in CAPTION.finditer(s)]
+
+
+def solutions(stem):
+    "The folded worked solutions of a page, in order."
+    return re.findall(r'<details><summary>Solution</summary>(.*?)</details>', prose(stem), re.S)
+
+
+def solution_blocks(stem, number):
+    "The prose (whitespace folded) and the python code blocks of exercise `number`'s folded solution."
+    ex = prose(stem)[prose(stem).index('## Exercises'):]
+    start = ex.index(f'\n{number}. ')
+    sol = ex[ex.index('<summary>Solution', start):]
+    sol = sol[:sol.index('</details>')]
+    return flat(re.sub(r'```python\n.*?```', '', sol, flags=re.S)), re.findall(r'```python\n(.*?)```', sol, re.S)
 
 
 def run(code, env):
@@ -49,3 +145,12 @@ def run(code, env):
         warnings.simplefilter('ignore')
         exec(code, env)
     return out.getvalue()
+
+
+def smallest_shown_pt(fig):
+    "The smallest font of `fig` in points as shown in the page column (figures wider than it are scaled down)."
+    import matplotlib
+    fig.canvas.draw()
+    scale = min(1.0, COLUMN_IN / fig.get_size_inches()[0])
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * scale

@@ -1,4 +1,6 @@
-"""The worked solutions of the exercises of lessons 00, 01 and 03 compute what their text says (01c's are in test_ppca.py)."""
+"""The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08) and of the
+widgets page (09) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
+test_lesson_beyond_one_machine.py)."""
 import warnings
 
 import numpy as np
@@ -8,6 +10,8 @@ from vbfa_lit.ard import ARD, effective_components
 from vbfa_lit.data import make_bishop_example
 from vbfa_lit.vbpca import FixedAlpha, Prior
 from vbfa_lit.engine import fit_vbfa, init_posterior, observed, sweep
+
+from notebook_text import prose, run
 
 BISHOP = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))
 
@@ -559,16 +563,13 @@ def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
 
 
 def _04b_solution(number):
-    import json, re
-    from pathlib import Path
-    cells = json.loads((Path(__file__).parents[1] / 'nbs' / '04b_imputation.ipynb').read_text())['cells']
-    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    import re
+    md = prose('04b_imputation')
     block = md[md.index(f'\n{number}. '):]
     return re.search(r'```python\n(.*?)```', block, re.S).group(1)
 
 
 def _run_04b(code):
-    import contextlib, io
     from sklearn.preprocessing import StandardScaler
     from sklearn.datasets import load_wine
     from vbfa_lit.estimator import VBPCA, latent_posterior
@@ -576,11 +577,7 @@ def _run_04b(code):
     env = dict(np=np, VBPCA=VBPCA, latent_posterior=latent_posterior, StandardScaler=StandardScaler,
                reference_predictive_moments=reference_predictive_moments,
                X_wine=StandardScaler().fit_transform(load_wine().data))
-    out = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
-        warnings.simplefilter('ignore')
-        exec(code, env)
-    return out.getvalue()
+    return run(code, env)
 
 
 def test_04b_exercise_1_solution_prints_the_parameter_share_it_states():
@@ -625,6 +622,12 @@ def test_09_exercise_2_two_equal_directions(widgets):
     assert np.allclose(d['eigenvalues'][2:][[-1, 0]], [0.81, 1.28], atol=0.01)     # the noise eigenvalues' spread
     kept = np.abs(d['W'][:, :2])
     assert np.all(kept.max(0) > 0.5) and np.sum(kept > 0.3) > 2      # both columns load on several features
+
+
+def test_09_exercise_3_says_the_chains_are_independent():
+    text = prose('09_widgets')
+    ex3 = text[text.index('In panel 3, choose Set 1'):text.index('4. In panel 3')]
+    assert 'independent' in ex3
 
 
 def test_09_exercise_3_fewer_samples_more_components(widgets):

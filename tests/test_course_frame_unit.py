@@ -1,21 +1,17 @@
 """The frame of the course without a browser: the checks of tests/browser/test_course_frame.py catch what they claim to
 (a synthetic page with a leak and one over the code budget fails them), the sidebar numbering of the site build, and
-the clickable map of methods."""
+the front page: the clickable map of methods, its caption, and a link to every page."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import sys
-from pathlib import Path
 
 import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / 'docs'))
-import proc2sphinx as p2s  # noqa: E402
+from notebook_text import NBS, ROOT, flat, prose  # noqa: E402
+import proc2sphinx as p2s  # noqa: E402  (docs/ is on the path once notebook_text is imported)
 
 _spec = importlib.util.spec_from_file_location('course_frame', ROOT / 'tests' / 'browser' / 'test_course_frame.py')
 frame = importlib.util.module_from_spec(_spec)
@@ -123,28 +119,13 @@ def test_method_map_boxes_are_links_in_the_svg():
 
 
 def test_front_page_table_links_every_page_and_names_no_build_command():
-    cells = json.loads((ROOT / 'nbs' / 'index.ipynb').read_text())['cells']
-    md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
-    stems = [p.stem for p in (ROOT / 'nbs').glob('*.ipynb') if p.stem != 'index' and not p.name.startswith('_')]
+    md = prose('index')
+    stems = [p.stem for p in NBS.glob('*.ipynb') if p.stem != 'index' and not p.name.startswith('_')]
     assert not [s for s in stems if f']({s}.ipynb)' not in md]
     assert not [s for s in frame.FRONT_PAGE_STATUS if s in md]
 
 
-def _directives(source: str) -> str:
-    return ' '.join(line for line in source.splitlines() if line.startswith('#|'))
-
-
-@pytest.mark.parametrize('stem', p2s.LESSONS)
-def test_a_lesson_opens_with_its_idea_not_an_import_block(stem):
-    "The first code a lesson shows (not exported, not hidden) is an import block: it is folded behind a toggle."
-    nb = json.loads(next((ROOT / 'nbs').glob(f'{stem}*.ipynb')).read_text())
-    for cell in nb['cells']:
-        if cell['cell_type'] != 'code': continue
-        src = ''.join(cell['source'])
-        d = _directives(src)
-        if 'default_exp' in d or 'export' in d or 'hide' in d or 'echo: false' in d: continue
-        body = [l.strip() for l in src.splitlines() if l.strip() and not l.startswith('#')]
-        if body and all(l.startswith(('import ', 'from ')) or not l[0].isalpha() or l.endswith((',', ')'))
-                        for l in body):
-            assert 'code-fold: true' in d, (stem, src[:200])
-        return
+def test_front_page_map_arrows_are_the_logical_order_and_the_reference_rows_are_named():
+    text = flat(prose('index'))
+    assert 'the arrows give the logical order' in text
+    assert '| [notation reference](00_notation.ipynb) |' in text and '| [references](98_references.ipynb) |' in text

@@ -1,13 +1,12 @@
 """One symbol, one meaning: lessons 07 and 08 count with the notation table's M (features) and D (components), not
 Nirwan & Bertschinger's D and Q, except in the one sentence of each lesson that names theirs."""
 import io
-import json
 import re
 import tokenize
-from pathlib import Path
 
-NBS = Path(__file__).resolve().parents[1] / 'nbs'
-COUNT_LESSONS = ('07_stiefel.ipynb', '08_householder_ppca.ipynb')
+from notebook_text import cells, prose
+
+COUNT_LESSONS = ('07_stiefel', '08_householder_ppca')
 # the one place where each lesson names Nirwan & Bertschinger's own counts
 NB_COUNTS = (r'(Nirwan & Bertschinger write $V_{Q,D}$ with D features and Q components)',
              r'their $(D, Q)$ are our $(M, D)$')
@@ -42,10 +41,9 @@ def test_lessons_07_08_use_the_tables_counts():
     """07 and 08 write M features (the ambient dimension) and D components, as 00's table does; N&B's D, Q appear
     only in the one notation line that names them."""
     for name in COUNT_LESSONS:
-        cells = json.loads((NBS / name).read_text())['cells']
-        markdown = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+        markdown = prose(name)
         for allowed in NB_COUNTS:
             assert markdown.count(allowed) == 1, f'{name}: the notation line naming N&B counts should appear once'
         assert standalone_q_in_markdown(markdown) == [], f'{name}: Q used as a count in the prose'
-        names = [n for c in cells if c['cell_type'] == 'code' for n in q_names_in_code(''.join(c['source']))]
+        names = [n for k, s in cells(name) if k == 'code' for n in q_names_in_code(s)]
         assert names == [], f'{name}: code cells name a count Q: {names[:3]}'

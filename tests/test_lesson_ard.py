@@ -1,0 +1,28 @@
+"""Lesson 03 (automatic relevance determination) as a reader sees it: Figure 3.1 a precomputed slider, Figure 3.2's
+Hinton panels the same size with a 10 pt key, Figure 3.3's caption naming its line styles, and the determinant lemma
+derived and checked before PRML's re-estimate is set beside VB's update."""
+from notebook_text import caption, cell_with, cells, code, prose
+
+STEM = '03_ard'
+
+
+def test_figure_3_1_is_a_precomputed_slider():
+    assert any('figure_slider(' in s for k, s in cells(STEM) if k == 'code' and 'Figure 3.1:' in s)
+
+
+def test_figure_3_2_hinton_panels_the_same_size_and_a_10_pt_key():
+    src = cell_with(STEM, 'Figure 3.2:')
+    assert 'width_ratios=[1, 1, 1.1]' in src and "layout='constrained'" in src
+    assert 'fontsize=10, title_fontsize=10' in src
+
+
+def test_figure_3_3_caption_says_what_the_lines_look_like():
+    cap = caption(STEM, '3.3')
+    assert 'dashed' in cap and 'solid' in cap
+
+
+def test_derives_the_determinant_lemma_and_links_prml_to_vb():
+    src, md = code(STEM), prose(STEM)
+    assert 'C_s.det()' in src and 'C_inv' in src                 # SymPy checks the two identities
+    assert 'Sherman-Morrison' in md and 'eigenvalue' in md
+    assert "PRML's re-estimate" in md and 'post_var' in src       # type-II vs VB, column by column

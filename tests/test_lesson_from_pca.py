@@ -1,0 +1,72 @@
+"""Lesson 01c (from PCA to probabilistic PCA) as a reader sees it: PRML's symbols translated at the top, its listings
+the method without the argument checks, the scikit-learn comparison run on the page, figures whose legends and
+captions say what is drawn, and exercise solutions that print the numbers their text states."""
+import re
+
+import numpy as np
+import pytest
+
+from notebook_text import caption, cell_with, cells, flat, listing, prose, run, solution_blocks
+
+STEM = '01c_from_pca'
+
+
+def test_the_em_matrix_is_not_called_M():
+    md = prose(STEM)
+    for before in re.findall(r'(.{0,9})\\mathbf\{M\}', md):     # only where PRML's name is given
+        assert before.endswith(("PRML's $", 'call it $')), before
+    assert r'\mathbf{B} = \mathbf{W}^\top\mathbf{W} + \sigma^2\mathbf{I}' in md
+    assert re.search(r"PRML.s \$\\mathbf\{M\}\$", md), "say once that PRML's M is this matrix"
+
+
+def test_opens_with_a_prml_dictionary_linking_the_notation_page():
+    cs = cells(STEM)
+    first_heading = next(i for i, (_, s) in enumerate(cs) if s.startswith('## '))
+    top = '\n'.join(s for k, s in cs[:first_heading] if k == 'markdown')
+    assert 'PRML' in top and '(00_notation.ipynb)' in top
+    for prml, course in ((r'\mathbf{z}_n', r'\mathbf{x}_n'), (r'\mathbf{x}_n', r'\mathbf{y}_n')):
+        assert prml in top and course in top
+
+
+@pytest.mark.parametrize('function', ['ppca_ml', 'ppca_log_likelihood'])
+def test_listings_show_the_method_not_the_argument_checks(function):
+    body = listing(STEM, function)
+    assert 'raise ' not in body and 'isinstance' not in body, body
+    assert len([l for l in body.splitlines() if l.strip()]) <= 10, body
+
+
+def test_shows_the_scikit_learn_comparison():
+    text = '\n'.join(s for _, s in cells(STEM))
+    assert 'noise_variance_' in text and 'PCA(' in text
+
+
+def test_figure_5_one_colour_per_method_in_both_panels():
+    src = next(s for k, s in cells(STEM) if 'Figure 1c.5' in s and k == 'code')
+    vb = re.findall(r"draws_label='VB[^']*'", src)
+    assert vb and 'color=colour(3)' in src.split("draws_label='VB")[0].rsplit('plot_histogram', 1)[1]
+    assert 'set_color(colour(3))' in src or "color=colour(3)" in src.split('plot_grouped_bars')[1]
+    cap = caption(STEM, '1c.5')
+    assert '(blue' in cap and '(orange' in cap and 'both panels' in cap
+
+
+def test_figure_3_legend_is_legible_and_its_caption_says_what_circles_and_colours_are():
+    assert re.search(r'legend\([^)]*fontsize=(9|10)', cell_with(STEM, 'plot_rotation_orbit('))
+    text = flat(prose(STEM))
+    assert 'each grey circle is one row of' in text and 'each colour is one rotation angle' in text
+
+
+def test_exercises_print_the_numbers_their_text_states():
+    from vbfa_lit.data import make_ppca
+    from vbfa_lit.ppca import ppca_log_likelihood, ppca_ml
+    Y6 = make_ppca(200, 6, [2.5, 1.5], noise_std=0.7, random_state=1).X
+    fit = ppca_ml(Y6, 2)
+    ns = dict(np=np, Y6=Y6, fit=fit, best=ppca_log_likelihood(Y6, fit.W, fit.sigma2, fit.mean),
+              ppca_log_likelihood=ppca_log_likelihood)
+    outs = {}
+    for n in (1, 2, 3):
+        text, (code,) = solution_blocks(STEM, n)
+        outs[n] = (text, run(code, ns))
+    assert outs[1][1].count('2.025582') == 3 and 'all three are 2.025582' in outs[1][0]
+    assert 'change of the log-likelihood: 0.0e+00' in outs[2][1] and 'changes by 0.0e+00' in outs[2][0]
+    ratios = re.findall(r'divided by sigma\^2 ([\d.]+)', outs[3][1])
+    assert ratios == ['1.32', '1.88', '1.96', '1.97'] and '(1.32, 1.88, 1.96, 1.97' in outs[3][0]

@@ -1,0 +1,135 @@
+"""Lesson 06 (reversible jump MCMC) as a reader sees it: a boxed table from Zhang et al.'s symbols to the course's,
+repeated near the conditionals; Green (1995) cited for what PRML does not cover; Green's ratio named by Zhang et al.'s
+equation and the general ratio written before its check; the KS table showing both ends of a narrow interval; exercise
+1's solution printing what its text states; Figure 6.1 legible and its caption true to the axis and the band; the
+slider of one reference chain; no sentence saying the factorial favours more components."""
+import math
+import re
+
+import matplotlib
+import numpy as np
+
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+
+from notebook_text import (MIN_PT, NBS, caption, cell_with, cells, flat, is_folded,  # noqa: E402
+                           is_hidden, prose, run, section, smallest_shown_pt, solution_blocks)
+
+STEM = '06_rjmcmc'
+
+
+def test_symbol_table_is_boxed_and_repeated_near_the_conditionals():
+    text = prose(STEM)
+    box = section(text, '<div style="border', '</div>')
+    for row in (r'| $\tau = 1/\sigma^2$, the noise precision | $s = 1/\sigma^2$ |',
+                r'| $M$, the number of features | $d$ |', r'$\alpha$, the shape of the Gamma prior of $\tau$'):
+        assert row in box, row
+    prior = section(text, '## The prior and the log joint', 'SymPy reads off')
+    assert 'not a latent point' in prior and "the course's $\\tau$" in prior
+
+
+def test_points_to_green_and_says_prml_has_no_reversible_jump():
+    text = flat(prose(STEM))
+    assert 'PRML has no section on reversible jump' in text and 'Green (1995)' in text
+    assert 'Green (1995)' in (NBS / '98_references.ipynb').read_text()
+
+
+def test_imports_of_plumbing_are_folded():
+    for k, s in cells(STEM):
+        if k == 'code' and not is_hidden(s) and not is_folded(s) and '#| export' not in s:
+            assert not re.search(r'^import (mpmath|json|warnings)|^from pathlib', s, re.M), s
+
+
+
+def test_no_page_says_the_factorial_favours_more_components():
+    for stem in ('06a_evidence', '06d_zhang_tables', STEM):
+        text = flat(prose(stem))
+        for sentence in re.split(r'(?<=[.:])\s', text):
+            if '(q+1)!' in sentence and re.search(r'favours|adds about', sentence):
+                assert 'not' in sentence, (stem, sentence)
+
+
+def test_ks_table_shows_both_ends_of_a_narrow_interval():
+    code = next(s for k, s in cells(STEM) if k == 'code' and 'KS p-value' in s)
+    lo_spec, hi_spec = re.search(r'\(\{lo_(:[^}]*)\}, \{hi_(:[^}]*)\}\)', code).groups()
+    assert format(50000.0, lo_spec[1:]) != format(50000.001, hi_spec[1:])
+    assert format(1e-200, lo_spec[1:]) == '1e-200' and format(np.inf, hi_spec[1:]) == 'inf'
+
+
+def test_greens_ratio_names_zhangs_equation_and_the_general_ratio_comes_before_its_check():
+    src = cells(STEM)
+    text = flat(prose(STEM))
+    assert "Green's ratio (Zhang et al., eq. 9)" in text
+    general = next(i for i, (k, s) in enumerate(src) if k == 'markdown' and 'R = \\Big(\\frac{v}{s}\\Big)^{N/2}' in s)
+    check = next(i for i, (k, s) in enumerate(src) if k == 'code' and 'def log_R_general' in s)
+    assert general == check - 1
+    assert sum('R = \\Big(\\frac{v}{s}\\Big)^{N/2}' in s for _, s in src) == 1
+
+
+def test_exercise_1_prints_the_values_its_text_states():
+    from vbfa_lit.rjmcmc import exact_posterior_q
+    text, (code,) = solution_blocks(STEM, 1)
+    assert not re.search(r'#\s*(\[|about)', code)                 # no comments standing in for outputs
+    out = run(code, {'np': np, 'math': math, 'exact_posterior_q': exact_posterior_q})
+    assert out.count('[0.2 0.2 0.2 0.2 0.2]') == 1 and out.count('[0.6963 0.2321 0.058  0.0116 0.0019]') == 2
+    assert 'largest difference 2e-06' in out
+    assert 'prints 0.2 for every $q$' in text and '0.6963, 0.2321, 0.058, 0.0116, 0.0019' in text and '2e-06' in text
+
+
+
+def test_slider_steps_through_one_reference_chain():
+    from vbfa_lit.plots import colour, plot_spectrum, plot_trace
+    from vbfa_lit.rjmcmc import reference_sweep
+    from vbfa_lit.widgets import StaticSlider, figure_png
+    chain, drawing = cell_with(STEM, 'rng_w = np.random.default_rng(11)'), cell_with(STEM, 'def draw_sweep(t):')
+    ns = dict(np=np, reference_sweep=reference_sweep, g_ref=np.array([4.0, 2.2, 1.6, 1.2, 1.0, 0.8]), n_ref=40)
+    exec(chain, ns)
+    q_w, moves = ns['q_w'], ns['moves']
+    assert len(q_w) == 41 == len(moves)
+    # what the caption says: up by births to q = 5 in five sweeps, then between 3, 4 and 5 in single steps
+    assert list(q_w[:6]) == [1, 2, 2, 3, 4, 5] and set(q_w[6:]) == {3, 4, 5}
+    assert np.abs(np.diff(q_w)).max() == 1
+    assert 'a birth accepted' in moves and 'a death accepted' in moves
+    # the frames: drawn here for the first three sweeps (the page has all 41)
+    ns.update(plt=plt, plot_trace=plot_trace, plot_spectrum=plot_spectrum, colour=colour, StaticSlider=StaticSlider,
+              figure_png=figure_png, display=lambda *a: None, states=ns['states'][:3], q_w=q_w[:3], moves=moves[:3])
+    try: exec(drawing, ns)
+    finally: plt.close('all')
+    slider = ns['slider']
+    assert len(slider.frames) == 3 == len(set(slider.frames)) and slider.values == [0, 1, 2]
+    assert 'vbfa-static-slider' in slider.html and slider.html.count('<img ') == 3
+    assert slider.summaries[1] == 'sweep 1: q = 2, a birth accepted'
+
+
+def test_figure_1_is_legible_at_the_column_width():
+    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
+    src = cell_with(STEM, 'b6 = [0, 1, 0.5')
+    exec(src, dict(plt=plt, plot_jump_moves=plot_jump_moves, plot_birth_state=plot_birth_state))
+    try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
+    finally: plt.close('all')
+
+
+
+def test_figure_6_1_caption_reads_the_precision_axis_as_variances_and_names_the_band():
+    src = next(s for k, s in cells(STEM) if k == 'code' and 'b6 = [0, 1, 0.5' in s)
+    cap = flat(caption(STEM, '6.1'))
+    assert 'the variances $l_j = 1/x_j$ decrease from left to right' in cap
+    assert 'shaded band, the interval $(x_4, s)$' in cap and '$\\mathcal{G}(r, \\tau)$' in cap
+    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
+    printed = []
+    ns = dict(plt=plt, plot_jump_moves=plot_jump_moves, plot_birth_state=plot_birth_state,
+              print=lambda *a: printed.append(' '.join(map(str, a))))
+    try:
+        exec(src, ns)
+        ax = plt.gcf().axes[1]
+        assert ax.get_xscale() == 'log' and ax.get_xlabel().startswith('precision')
+        band = [p for p in ax.patches if p.get_width() > 0]
+        lo, hi = band[0].get_x(), band[0].get_x() + band[0].get_width()
+        assert (lo, hi) == (ns['x6'][-1], ns['s6'])           # the shaded band is (x_q, s)
+    finally:
+        plt.close('all')
+    variances = [float(v) for v in printed[0].split(':', 1)[1].split(',')]
+    order = sorted([*ns['x6'], ns['v6'], ns['s6']])          # the precisions left to right
+    assert [round(1 / p, 2) for p in order] == sorted(variances, reverse=True)
+    assert '$l_1 = 10$' in cap and f'$l_4 = {1 / ns["x6"][3]:.2f}$' in cap and '1/s = 1$' in cap
+
