@@ -138,7 +138,7 @@ def test_docstrings_have_examples_to_run():
 @pytest.mark.parametrize('module', MODULES)
 def test_docstring_examples_run(module, tmp_path, monkeypatch):
     """Every `>>>` example in the module's docstrings runs and prints what it shows (numbers to the digits shown,
-    `...` for what varies). Each docstring starts from what `from vbfa_lit.<module> import *` gives a reader and
+    `...` for what varies). Each docstring starts from the module's names (public and exported plumbing, not underscored ones) and
     nothing else: an example imports NumPy (or anything else it uses) itself."""
     pytest.importorskip('matplotlib')
     import matplotlib
@@ -153,7 +153,7 @@ def test_docstring_examples_run(module, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         for t in tests:
-            t.globs = {k: getattr(mod, k) for k in getattr(mod, '__all__', [])}
+            t.globs = {k: v for k, v in vars(mod).items() if not k.startswith('_')}   # public and exported plumbing
             runner.run(t, out=out.append)
     res = runner.summarize(verbose=False)
     assert res.failed == 0, ''.join(out)

@@ -1,5 +1,5 @@
-"""Bad data matrices, refused the same way everywhere: the one 2-d array check (`vbfa_lit.validation._check_2d`) and
-the range check of the variances (`_check_variance_range`), directly and through the functions that use them (PPCA,
+"""Bad data matrices, refused the same way everywhere: the one 2-d array check (`vbfa_lit.validation.check_2d`) and
+the range check of the variances (`check_variance_range`), directly and through the functions that use them (PPCA,
 Householder PPCA, the sample covariance's eigenvalues, the RJMCMC over q, Minka's evidence)."""
 import numpy as np
 import pytest
@@ -29,42 +29,42 @@ X = np.random.default_rng(0).normal(size=(40, 4)) * [3.0, 2.0, 1.0, 0.5]
     (np.zeros((3, 0)), ValueError, r'^A: expected at least 1 feature \(column\), got n_features = 0'),
 ])
 def test_bad_arrays_are_refused_naming_the_argument(bad, error, match):
-    with pytest.raises(error, match=match): validation._check_2d('A', bad)
+    with pytest.raises(error, match=match): validation.check_2d('A', bad)
 
 
 def test_minimum_sizes_and_nan_when_the_caller_allows_it():
     with pytest.raises(ValueError, match=r'^X: expected at least 2 samples \(rows\), got n_samples = 1'):
-        validation._check_2d('X', X[:1], min_samples=2)
+        validation.check_2d('X', X[:1], min_samples=2)
     with pytest.raises(ValueError, match=r'^X: expected at least 2 features \(columns\), got n_features = 1'):
-        validation._check_2d('X', X[:, :1], min_features=2)
+        validation.check_2d('X', X[:, :1], min_features=2)
     with pytest.raises(TypeError, match='^X: a sparse matrix'):
         import scipy.sparse
-        validation._check_2d('X', scipy.sparse.csr_matrix(X))
+        validation.check_2d('X', scipy.sparse.csr_matrix(X))
     Xn = np.where(np.eye(40, 4) > 0, np.nan, X)
-    np.testing.assert_array_equal(validation._check_2d('X', Xn, allow_nan=True), Xn)
-    masked = validation._check_2d('X', np.ma.masked_array(X, mask=np.eye(40, 4) > 0), allow_nan=True)
+    np.testing.assert_array_equal(validation.check_2d('X', Xn, allow_nan=True), Xn)
+    masked = validation.check_2d('X', np.ma.masked_array(X, mask=np.eye(40, 4) > 0), allow_nan=True)
     np.testing.assert_array_equal(np.isnan(masked), np.eye(40, 4) > 0)        # masked = missing
     Xn[0, 1] = np.inf
-    with pytest.raises(ValueError, match='^X: contains 1 infinite'): validation._check_2d('X', Xn, allow_nan=True)
+    with pytest.raises(ValueError, match='^X: contains 1 infinite'): validation.check_2d('X', Xn, allow_nan=True)
 
 
 def test_good_arrays_come_back_as_float64():
     for good in (X, X.astype(np.float32), (X > 0), X.astype(int), X.tolist(), X.astype(object),
                  np.ma.masked_array(X, mask=False)):
-        out = validation._check_2d('X', good)
+        out = validation.check_2d('X', good)
         assert out.dtype == np.float64 and out.shape == X.shape
         np.testing.assert_array_equal(out, np.asarray(np.ma.getdata(good), dtype=float))
 
 
 def test_variance_range():
     v = np.array([4.0, 1.0, 0.0])
-    np.testing.assert_array_equal(validation._check_variance_range('X', v, 2.0 ** 10), v * 2.0 ** 20)
+    np.testing.assert_array_equal(validation.check_variance_range('X', v, 2.0 ** 10), v * 2.0 ** 20)
     for unit in (2.0 ** 600, 2.0 ** -600):
         with pytest.raises(ValueError, match=r'^X: its variances \(about 2\^[-0-9]+\) lie outside the floating-point '
                                              r'range; rescale X \(the answer does not depend on its units\)'):
-            validation._check_variance_range('X', v, unit)
+            validation.check_variance_range('X', v, unit)
     with pytest.raises(ValueError, match=r'^data: .* rescale data \(q\)$'):
-        validation._check_variance_range('data', [np.inf], why='q')
+        validation.check_variance_range('data', [np.inf], why='q')
 
 
 # ---------------------------------------------------------------- finding 6: strings taken for numbers

@@ -172,7 +172,7 @@ def available_memory():
         except (AttributeError, ValueError, OSError): pass
     return min(found) if found else None
 
-def _is_sparse_frame(X): # a pandas DataFrame with at least one SparseDtype column
+def is_sparse_frame(X): # a pandas DataFrame with at least one SparseDtype column
     dtypes = getattr(X, 'dtypes', None)
     return hasattr(X, 'columns') and dtypes is not None and any(
         type(dt).__name__ == 'SparseDtype' for dt in (dtypes.values if hasattr(dtypes, 'values') else dtypes))
@@ -697,12 +697,12 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         raise ValueError(f"missing_values: expected nan or 'unstored', got {v!r}")
 
     def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
-        unstored = (sparse.issparse(X) or _is_sparse_frame(X)) and self._unstored()
+        unstored = (sparse.issparse(X) or is_sparse_frame(X)) and self._unstored()
         if unstored and not allow_sparse:
             raise TypeError(f"{name}: sparse input needs predict_entries(X, rows, cols) for the entries you want: "
                             f"{type(self).__name__}.impute would fill every unstored entry, a dense n_samples x "
                             "n_features array (pass one with NaN where missing if that is what you want)")
-        if unstored and _is_sparse_frame(X): X = _sparse_frame_to_coo(X)
+        if unstored and is_sparse_frame(X): X = _sparse_frame_to_coo(X)
         if sparse.issparse(X) and unstored: return check_sparse(X, name)
         return check_data(X, name)
 

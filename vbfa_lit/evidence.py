@@ -14,7 +14,7 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 
 # %% ../nbs/06a_evidence.ipynb #a7c3e2d1
-from .validation import _numbers, warn_caller
+from .validation import check_numbers, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
     """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
@@ -26,7 +26,7 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
     The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
     an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
     eigenvalues, which are taken as given."""
-    a = _numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
+    a = check_numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
     if a.ndim == 2:
         if n_samples is not None:
             raise ValueError("n_samples: give it only with eigenvalues; X has its own number of rows")

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .estimator import VBPCA, _is_sparse_frame, check_data
+from .estimator import VBPCA, is_sparse_frame, check_data
 from .validation import check_random_state, output_dtype
 
 # %% ../nbs/04b_imputation.ipynb #08d19194
@@ -122,7 +122,7 @@ class VBPCAImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def __sklearn_is_fitted__(self): return hasattr(self, 'estimator_')
 
     def _check_dense(self, X, reset): # checked dense data with NaN where missing; sparse input refused
-        if sparse.issparse(X) or _is_sparse_frame(X):
+        if sparse.issparse(X) or is_sparse_frame(X):
             raise TypeError(f"X: {type(self).__name__} fills every missing entry of a dense array, so it takes X dense "
                             "with NaN where missing (X.toarray(), then NaN at the missing entries); for sparse data "
                             "whose unstored entries are the missing ones, use VBPCA(missing_values='unstored') and "
