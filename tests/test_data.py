@@ -602,7 +602,7 @@ def test_sample_covariance_eigenvalues_divisors_and_range():
     for c in (2.0 ** 500, 2.0 ** -500):                                # exact at any power-of-two scale
         np.testing.assert_array_equal(sample_covariance_eigenvalues(X * c)[0], g0 * c * c)
     for bad, match in ((X[:, :1], 'at least 2 features'), (X[:1], 'at least 2 samples'), (X * 1e160, 'floating'),
-                       (np.where(np.eye(50, 4) > 0, np.nan, X), 'NaN'), (X + 1j, 'complex'), (X[0], '2-d')):
+                       (np.where(np.eye(50, 4) > 0, np.nan, X), 'NaN'), (X + 1j, 'Complex'), (X[0], '2-d')):
         with pytest.raises(ValueError, match=match): sample_covariance_eigenvalues(bad)
     with pytest.raises(ValueError, match='ddof'): sample_covariance_eigenvalues(X, ddof=2)
 

@@ -28,6 +28,7 @@ from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread, usable_cores
 from .rjmcmc_fast import check_engine
+from .validation import check_2d as _check_2d
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)
 from .transformations import TRANSFORMATIONS, between_sweeps
@@ -235,48 +236,28 @@ def check_data(X, name: str = 'X') -> np.ndarray:
                         "scikit-learn an unstored entry is an implicit zero, so VBPCA does not guess: with "
                         "the default missing_values=nan pass a dense array with NaN at the missing entries (or "
                         "X.toarray() if the zeros are observed values).")
-    hidden = None
-    # masked = missing, whatever lies beneath
-    if isinstance(X, np.ma.MaskedArray):
-        hidden, X = np.ma.getmaskarray(X), np.ma.getdata(X)
-    elif hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
+    if isinstance(X, np.ma.MaskedArray): return _check_2d(name, X, allow_nan=True)    # masked = missing
+    if hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
         _check_frame_columns(X, name)
         # a DataFrame: pandas' NA means missing
         try: X = X.to_numpy(dtype=float, na_value=np.nan)
         except TypeError: X = X.to_numpy()                                 # a frame without na_value (polars)
-        except ValueError as e: raise TypeError(f"{name}: expected numeric data; {e}") from None
+        except ValueError as e: raise TypeError(f"{name}: expected numbers; {e}") from None
     try: arr = np.asarray(X)
     except ValueError as e: raise ValueError(f"{name}: could not be read as a 2-d array ({e})") from None
-    if arr.dtype.kind == 'O':
+    if arr.dtype.kind == 'O':                       # numbers as objects: strings refused, pandas' NA is missing
         items = arr.ravel()
         if any(isinstance(v, complex) for v in items):
             raise ValueError(f"{name}: Complex data not supported; expected real numbers")
         if any(isinstance(v, (str, bytes)) for v in items):
-            raise TypeError(f"{name}: expected numeric data, found strings")
+            raise TypeError(f"{name}: expected numbers, got strings (an object array)")
         if any(_is_na(v) for v in items):
             arr = np.array([np.nan if _is_na(v) else v for v in items], dtype=object).reshape(arr.shape)
-        try: arr = arr.astype(float)
-        except (TypeError, ValueError) as e: raise TypeError(f"{name}: expected numeric data; {e}") from None
-    if arr.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if arr.dtype.kind not in 'biuf': raise TypeError(f"{name}: expected numeric data, got dtype {arr.dtype}")
-    arr = np.asarray(arr, dtype=float)
-    if hidden is not None:
-        arr = np.where(np.broadcast_to(hidden, arr.shape), np.nan, arr)
-    if arr.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape "
-                         f"{arr.shape}. Reshape your data: X.reshape(1, -1) for a single sample, "
-                         "X.reshape(-1, 1) for a single feature")
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name}: found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
-                         "required.")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name}: found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
-                         "required.")
-    n_inf = int(np.isinf(arr).sum())
-    if n_inf:
-        raise ValueError(f"{name}: contains {n_inf} infinite value(s); NaN marks a missing entry, +-inf is "
-                         "not allowed")
-    return arr
+    if arr.ndim == 2 and 0 in arr.shape:            # scikit-learn's wording, which its estimator checks expect
+        what = 'feature' if arr.shape[1] == 0 else 'sample'
+        raise ValueError(f"{name}: found array with 0 {what}(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    return _check_2d(name, arr, allow_nan=True)
+
 
 # %% ../nbs/04a_estimator.ipynb #2aed8018
 def data_scale(X):

@@ -926,7 +926,7 @@ def _unit(g): # a power of two near the geometric mean of g (> 0): g / _unit(g) 
 def _check_real(name, value): # refuse complex input (NumPy would drop the imaginary part with a warning)
     if np.iscomplexobj(value) or (isinstance(value, (list, tuple)) and any(
             isinstance(v, complex) for v in np.asarray(value, dtype=object).ravel())):
-        raise ValueError(f"{name}: complex data not supported; expected real numbers")
+        raise ValueError(f"{name}: Complex data not supported; expected real numbers")
     return value
 
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant

@@ -122,7 +122,7 @@ def check_numbers(name:str, X, allow_nan:bool=False, needs:str='this method need
     except ValueError as e: raise ValueError(f"{name}: could not be read as an array ({e})") from None
     kind = _kind(arr)
     if kind in 'US': raise TypeError(f"{name}: expected numbers, got strings ({arr.dtype} array)")
-    if kind == 'c': raise ValueError(f"{name}: complex data not supported; expected real numbers")
+    if kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
     if kind not in 'biufO': raise TypeError(f"{name}: expected numbers, got dtype {arr.dtype}")
     try: arr = arr.astype(float, copy=False)
     except (TypeError, ValueError) as e: raise TypeError(f"{name}: expected numbers; {e}") from None
@@ -137,7 +137,8 @@ def check_2d(name:str, # the argument's name, for the messages
     "X as a 2-d float64 array, or a TypeError (strings, even numeric ones; other non-numbers; sparse) or ValueError naming `name`."
     arr = check_numbers(name, X, allow_nan, needs)
     if arr.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}")
+        raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}. "
+                         "Reshape your data: X.reshape(1, -1) for a single sample, X.reshape(-1, 1) for a single feature")
     for n, low, what, axis in ((arr.shape[0], min_samples, 'sample', 'row'), (arr.shape[1], min_features, 'feature', 'column')):
         s = 's' if low > 1 else ''
         if n < low: raise ValueError(f"{name}: expected at least {low} {what}{s} ({axis}{s}), got n_{what}s = {n}")
