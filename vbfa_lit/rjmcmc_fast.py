@@ -8,6 +8,7 @@ __all__ = []
 # %% ../nbs/06b_rjmcmc_fast.ipynb #01e041b7
 import importlib.util
 import sys
+import threading
 
 import numpy as np
 from scipy import special
@@ -32,6 +33,19 @@ def check_engine(engine)->str:
     if engine == 'numba' and not numba_available():
         raise ImportError("engine='numba' needs numba: pip install 'vbfa_lit[fast]' (or use engine='numpy')")
     return engine
+
+_COMPILING = threading.Lock()
+
+def compile_kernels(g:dict, names, prepare=None, **options): # the kernels named in module namespace g replaced by numba
+    "dispatchers once per process (threads wait for the first); `prepare(g)` runs first, under the lock."
+    if g['_COMPILED']: return
+    with _COMPILING:
+        if g['_COMPILED']: return
+        import numba
+        if prepare is not None: prepare(g)
+        jit = numba.njit(cache=True, nogil=True, error_model='numpy', **options)
+        for name in names: g[name] = jit(g[name])
+        g['_COMPILED'].append(True)
 
 # %% ../nbs/06b_rjmcmc_fast.ipynb #8b48ff86
 _TINY = 1e-290  # as in `rjmcmc`: below this a regularised incomplete gamma value counts as underflowed
@@ -269,12 +283,11 @@ _KERNELS = ('_k_nanmax', '_k_nanmin', '_k_trunc_exp', '_k_reject', '_k_trunc_gam
             '_k_log_p_series', '_k_log_q_cf', '_k_log_gamma_mass', '_k_sweeps')
 _COMPILED = []
 
-def _compile(): # replace the kernels (module globals) by numba dispatchers, once per process
-    if _COMPILED: return
+def _link_scipy(g): # scipy's Cython special functions declared to numba under fixed names (so the cache links)
     import llvmlite.binding as llvm
     import numba
     from numba.extending import get_cython_function_address
-    g, t = globals(), numba.types
+    t = numba.types
     for name, sig in (('gammainc', t.double(t.double, t.double, t.intc)),
                       ('gammaincc', t.double(t.double, t.double, t.intc)),
                       ('gammaincinv', t.double(t.double, t.double, t.intc)),
@@ -282,9 +295,8 @@ def _compile(): # replace the kernels (module globals) by numba dispatchers, onc
                       ('gammaln', t.double(t.double, t.intc))):
         llvm.add_symbol(f'vbfa_lit_{name}', get_cython_function_address('scipy.special.cython_special', name))
         g[f'_{name.upper()}'] = t.ExternalFunction(f'vbfa_lit_{name}', sig)
-    for name in _KERNELS:
-        g[name] = numba.njit(cache=True, nogil=True, error_model='numpy')(g[name])
-    _COMPILED.append(True)
+
+def _compile(): compile_kernels(globals(), _KERNELS, prepare=_link_scipy)   # once per process
 
 def run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t0, t1,
                         burn_in, out_q, out_y, out_tau):
