@@ -359,8 +359,9 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     cov = np.ascontiguousarray(cov, dtype=float)
     weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
     buf = lambda key, shape: scratch_buffer(scratch, key, shape)
-    out, out_cov = buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D))
+    results = lambda: (buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D)))
     if _by_csr(op):
+        out, out_cov = results()
         op = sparse.csr_matrix(op)
         if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
@@ -376,6 +377,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         if split: _k_pack(mean[:0], cov, weight, 0, D, pk[:, T:])
         sums = np.matmul(op, pk, out=buf('sums', (R, pk.shape[1])))
         if packed and not split: return sums
+        out, out_cov = results()
         _k_unpack(sums[:, :T], out)
         if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
