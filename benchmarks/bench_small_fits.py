@@ -10,7 +10,10 @@ module, such as 10d21e9, is read through `vbfa_lit.vbpca`). What a child times, 
 - fit: `fit_vbfa(observed(Y), D, prior, max_iter=warmup + iters, tol=0)` (engine 'auto': numba when installed),
   the path the estimator takes; a sweep is the time between two calls of its callback, summed over `iters` sweeps;
 - sweep: `sweep(data, q, prior, shared=False, engine='numba')` called in a loop inside the package's one-BLAS-thread
-  limit, as `bench_vbpca.iteration` times it.
+  limit, as `bench_vbpca.iteration` times it (no runner: each sweep makes its own);
+- estimator: `VBPCA(D, noise='per_feature', transformations='none', tol=0)` fitted to the samples x features
+  matrix, warmup + iters sweeps against warmup sweeps, the difference divided by iters (what a user's fit costs a
+  sweep, its thread choice and one-BLAS-thread limit included).
 Printed: for each case and code the median over rounds of CPU and wall ms a sweep, and each code's ratio to the
 first one (the median of the per-round ratios and their range), with the load average before and after.
 """
@@ -41,7 +44,20 @@ def child(a):
     Yo = np.load(a.data)
     data, prior = eng.observed(Yo), Prior(1e-5, 1e-5, 1e-5, w=ARD(1e-5, 1e-5))
     W0, K = a.warmup, a.iters
-    if a.mode == 'fit':
+    if a.mode == 'estimator':
+        import warnings
+        from vbfa_lit.estimator import VBPCA
+        def est(n):
+            m = VBPCA(a.D, noise='per_feature', transformations='none', max_iter=n, tol=0.0, random_state=a.seed)
+            c, t = time.process_time(), time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                m.fit(Yo.T)
+            return time.process_time() - c, time.perf_counter() - t, m
+        est(W0)
+        (cw, tw, _), (ck, tk, m) = est(W0), est(W0 + K)
+        c0, t0, c1, t1, bound = cw, tw, ck, tk, float(m.elbo_[-1])
+    elif a.mode == 'fit':
         stamps = []
         cb = lambda it, q, bound: stamps.append((time.process_time(), time.perf_counter()))
         fit = eng.fit_vbfa(data, a.D, prior, shared=False, max_iter=W0 + K, tol=0.0, rng=a.seed, callback=cb)
@@ -75,7 +91,7 @@ def main():
     ap.add_argument('--code', action='append', default=[], help='NAME=PATH, in the order of the comparison')
     ap.add_argument('--D', nargs='+', type=int, default=[10, 30])
     ap.add_argument('--env', nargs='+', default=['default', 'one'], choices=['default', 'one'])
-    ap.add_argument('--mode', nargs='+', default=['fit', 'sweep'], choices=['fit', 'sweep'])
+    ap.add_argument('--mode', nargs='+', default=['fit', 'sweep'], choices=['fit', 'sweep', 'estimator'])
     ap.add_argument('--rounds', type=int, default=8)
     ap.add_argument('--warmup', type=int, default=20)
     ap.add_argument('--iters', type=int, default=0, help='timed sweeps a child (0: 400 for D <= 10, else 100)')
@@ -109,14 +125,14 @@ def main():
     load1 = os.getloadavg()
     print(f'load average at end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}')
     base = codes[0][0]
-    print(f"\n{'env':8s}{'mode':6s}{'D':>4s}  {'code':10s}{'CPU ms':>9s}{'wall ms':>9s}  "
+    print(f"\n{'env':8s}{'mode':10s}{'D':>4s}  {'code':10s}{'CPU ms':>9s}{'wall ms':>9s}  "
           f"{'CPU ratio to ' + base:>26s}  {'wall ratio':>20s}  bound")
     for (env_name, mode, D), by in results.items():
         for name, rs in by.items():
             cpu, wall = [x['cpu_ms'] for x in rs], [x['wall_ms'] for x in rs]
             rc = [x / y for x, y in zip(cpu, [x['cpu_ms'] for x in by[base]])]
             rw = [x / y for x, y in zip(wall, [x['wall_ms'] for x in by[base]])]
-            print(f'{env_name:8s}{mode:6s}{D:4d}  {name:10s}{np.median(cpu):9.3f}{np.median(wall):9.3f}  '
+            print(f'{env_name:8s}{mode:10s}{D:4d}  {name:10s}{np.median(cpu):9.3f}{np.median(wall):9.3f}  '
                   f'{np.median(rc):10.3f} ({min(rc):.2f}-{max(rc):.2f})  {np.median(rw):8.3f} ({min(rw):.2f}-{max(rw):.2f})'
                   f'  {rs[0]["bound"]:.12g}')
     if a.json:

@@ -398,7 +398,8 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     Pp = np.empty((0, 0))
     if P.ndim == 2 and D <= _LANES_MAX_D: P, Pp = np.empty((0, D, D)), P      # packed: the lanes kernel reads it
     elif P.ndim == 2: full = np.empty((K, D, D)); _k_unpack(P, full); P = full  # the row-wise kernel: unpacked
-    scale = np.empty(0) if scale is None else np.ascontiguousarray(np.broadcast_to(scale, (K,)), dtype=float)
+    if scale is not None and np.shape(scale) != (K,): scale = np.broadcast_to(scale, (K,))   # (microseconds: only
+    scale = np.empty(0) if scale is None else np.ascontiguousarray(scale, dtype=float)        # where needed)
     diag = np.zeros(D) if diag is None else np.ascontiguousarray(diag, dtype=float)
     one_for_all = K == 1 and len(h) != 1
     mean, S, logdet = np.empty((K, D)), scratch_buffer(scratch, 'S', (K, D, D)), np.empty(K)
