@@ -3,7 +3,7 @@
 N = 200 samples, 20% missing), per-feature noise, ARD, no transformations, in both environments (no BLAS thread
 variables, and every thread variable set to 1), each run in a fresh process and the codes alternated.
 
-    .venv/bin/python benchmarks/bench_small_fits.py --code old=/tmp/old --code new=. --D 10 30 --rounds 8
+    .venv/bin/python benchmarks/compare_small_fits.py --code old=/tmp/old --code new=. --D 10 30 --rounds 8
 
 `--code NAME=PATH` picks the package a child imports (PATH goes first on PYTHONPATH; a checkout before the engine
 module, such as 10d21e9, is read through `vbfa_lit.vbpca`). What a child times, after `--warmup` sweeps:
@@ -91,7 +91,7 @@ def main():
     ap.add_argument('--code', action='append', default=[], help='NAME=PATH, in the order of the comparison')
     ap.add_argument('--D', nargs='+', type=int, default=[10, 30])
     ap.add_argument('--env', nargs='+', default=['default', 'one'], choices=['default', 'one'])
-    ap.add_argument('--mode', nargs='+', default=['fit', 'sweep'], choices=['fit', 'sweep', 'estimator'])
+    ap.add_argument('--mode', nargs='+', default=['fit', 'estimator', 'sweep'], choices=['fit', 'estimator', 'sweep'])
     ap.add_argument('--rounds', type=int, default=8)
     ap.add_argument('--warmup', type=int, default=20)
     ap.add_argument('--iters', type=int, default=0, help='timed sweeps a child (0: 400 for D <= 10, else 100)')
