@@ -10,6 +10,7 @@ __all__ = ['SMALL_D', 'NUMPY_KERNELS', 'weighted_sum', 'diagonal_sum', 'trace_pr
 # %% ../nbs/02a_linalg.ipynb #85faa170
 import contextvars
 import functools
+import math
 import os
 from functools import lru_cache
 from typing import NamedTuple
@@ -358,7 +359,7 @@ def scratch_buffer(scratch, # dict kept by the caller, or None
     ndarray of `shape`, float64, C-contiguous
     """
     if scratch is None: return np.empty(shape)
-    size, buf = int(np.prod(shape)), scratch.get(key)
+    size, buf = math.prod(shape), scratch.get(key)   # math.prod: np.prod costs microseconds a call
     if buf is None or buf.size < size: buf = scratch[key] = np.empty(size)
     return buf[:size].reshape(shape)
 

@@ -359,8 +359,9 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
     cov = np.ascontiguousarray(cov, dtype=float)
     weight = np.ones(K) if weight is None else np.ascontiguousarray(weight, dtype=float)
     buf = lambda key, shape: scratch_buffer(scratch, key, shape)
-    out, out_cov = buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D))
+    results = lambda: (buf('out', (R, D, D)), buf('out_cov', (R if split else 0, D, D)))
     if _by_csr(op):
+        out, out_cov = results()
         op = sparse.csr_matrix(op)
         if not op.has_sorted_indices: op = op.sorted_indices()    # the item chunks need each row's items sorted
         block = int(max(_MIN_BLOCK, min(T, _BLOCK_BYTES // (8 * K))))
@@ -376,6 +377,7 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         if split: _k_pack(mean[:0], cov, weight, 0, D, pk[:, T:])
         sums = np.matmul(op, pk, out=buf('sums', (R, pk.shape[1])))
         if packed and not split: return sums
+        out, out_cov = results()
         _k_unpack(sums[:, :T], out)
         if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
@@ -396,7 +398,8 @@ def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positi
     Pp = np.empty((0, 0))
     if P.ndim == 2 and D <= _LANES_MAX_D: P, Pp = np.empty((0, D, D)), P      # packed: the lanes kernel reads it
     elif P.ndim == 2: full = np.empty((K, D, D)); _k_unpack(P, full); P = full  # the row-wise kernel: unpacked
-    scale = np.empty(0) if scale is None else np.ascontiguousarray(np.broadcast_to(scale, (K,)), dtype=float)
+    if scale is not None and np.shape(scale) != (K,): scale = np.broadcast_to(scale, (K,))   # (microseconds: only
+    scale = np.empty(0) if scale is None else np.ascontiguousarray(scale, dtype=float)        # where needed)
     diag = np.zeros(D) if diag is None else np.ascontiguousarray(diag, dtype=float)
     one_for_all = K == 1 and len(h) != 1
     mean, S, logdet = np.empty((K, D)), scratch_buffer(scratch, 'S', (K, D, D)), np.empty(K)
