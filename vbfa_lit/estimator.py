@@ -27,7 +27,7 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
 from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread, usable_cores
-from .rjmcmc_fast import check_engine
+from .linalg import check_engine
 from .validation import check_2d as _check_2d
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)

@@ -205,7 +205,7 @@ from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real,
                                   check_unmasked, warn_caller)
-from .rjmcmc_fast import check_engine
+from .linalg import check_engine
 
 # %% ../nbs/06c_rjmcmc_engine.ipynb #c28hid01
 def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked

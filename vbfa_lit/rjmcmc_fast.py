@@ -6,46 +6,11 @@
 __all__ = []
 
 # %% ../nbs/06b_rjmcmc_fast.ipynb #01e041b7
-import importlib.util
-import sys
-import threading
-
 import numpy as np
 from scipy import special
 
 # %% ../nbs/06b_rjmcmc_fast.ipynb #2c3d46ba
-def numba_available()->bool:
-    """Whether numba can be imported (the optional ``fast`` extra), without importing it."""
-    # imported already (a compiled kernel has run): no search of the path, which costs ~0.2 ms per call
-    return 'numba' in sys.modules or importlib.util.find_spec('numba') is not None
-
-def check_engine(engine)->str:
-    """Resolve the ``engine`` argument of the RJMCMC samplers to ``'numpy'`` or ``'numba'``.
-
-    Examples
-    --------
-    >>> check_engine('numpy')
-    'numpy'
-    """
-    if not isinstance(engine, str) or engine not in ('auto', 'numpy', 'numba'):
-        raise ValueError(f"engine: expected 'auto', 'numpy' or 'numba', got {engine!r}")
-    if engine == 'auto': return 'numba' if numba_available() else 'numpy'
-    if engine == 'numba' and not numba_available():
-        raise ImportError("engine='numba' needs numba: pip install 'vbfa_lit[fast]' (or use engine='numpy')")
-    return engine
-
-_COMPILING = threading.Lock()
-
-def compile_kernels(g:dict, names, prepare=None, **options): # the kernels named in module namespace g replaced by numba
-    "dispatchers once per process (threads wait for the first); `prepare(g)` runs first, under the lock."
-    if g['_COMPILED']: return
-    with _COMPILING:
-        if g['_COMPILED']: return
-        import numba
-        if prepare is not None: prepare(g)
-        jit = numba.njit(cache=True, nogil=True, error_model='numpy', **options)
-        for name in names: g[name] = jit(g[name])
-        g['_COMPILED'].append(True)
+from .linalg import check_engine, compile_kernels, numba_available   # the engine's choice, shared
 
 # %% ../nbs/06b_rjmcmc_fast.ipynb #8b48ff86
 _TINY = 1e-290  # as in `rjmcmc`: below this a regularised incomplete gamma value counts as underflowed
