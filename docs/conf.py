@@ -125,7 +125,9 @@ def _docstring(app, what, name, obj, options, lines):
 
 
 def _skip_namedtuple_aliases(app, what, name, obj, skip, options):
-    "A NamedTuple field's docstring is 'Alias for field number N': filler; the fields are in the signature."
+    """A NamedTuple field's docstring is 'Alias for field number N': filler; the fields are in the signature. The
+    `set_*_request` methods scikit-learn's metadata routing adds to an estimator are scikit-learn's to document."""
+    if re.fullmatch(r'set_\w+_request', name.rsplit('.', 1)[-1]): return True
     return True if re.fullmatch(r'Alias for field number \d+', (getattr(obj, '__doc__', None) or '').strip()) else skip
 
 

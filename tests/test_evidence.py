@@ -99,5 +99,5 @@ def test_nothing_varies_is_refused():
 
 
 def test_complex_data_refused():
-    with pytest.raises(ValueError, match='^data: complex'):
+    with pytest.raises(ValueError, match='^data: Complex'):
         laplace_evidence(np.random.default_rng(0).normal(size=(20, 3)) + 1j)

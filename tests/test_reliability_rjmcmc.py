@@ -247,7 +247,7 @@ _rng = np.random.default_rng(0)
 BAD_DATA = [
     (np.ones(5), ValueError, 'X'), (np.ones((1, 3)), ValueError, 'X'), (np.ones((10, 1)), ValueError, 'X'),
     (np.where(np.eye(10, 3) > 0, np.nan, 1.0), ValueError, 'X'), (np.full((10, 3), np.inf), ValueError, 'X'),
-    (_rng.normal(size=(10, 3)) + 1j, ValueError, 'complex'), ([['a', 'b'], ['c', 'd']], TypeError, 'X'),
+    (_rng.normal(size=(10, 3)) + 1j, ValueError, 'Complex'), ([['a', 'b'], ['c', 'd']], TypeError, 'X'),
     (np.column_stack([_rng.normal(size=(10, 2)), np.ones(10)]), ValueError, 'constant'),
     (np.column_stack([np.arange(10.0), np.arange(10.0), _rng.normal(size=10)]), ValueError, 'collinear'),
     (_rng.normal(size=(3, 5)), ValueError, 'n_samples = 3 <= n_features = 5'),

@@ -423,7 +423,7 @@ def test_exact_posterior_bad_settings(kwargs, exc, match):
 @pytest.mark.parametrize('make, match', [
     (lambda X: np.column_stack([X, np.full(len(X), 3.0)]), 'constant'),
     (lambda X: np.column_stack([X, X[:, 0]]), 'collinear'),
-    (lambda X: X + 1j, 'complex'),
+    (lambda X: X + 1j, 'Complex'),
 ])
 def test_singular_and_complex_data_named(make, match):
     X = np.random.default_rng(0).normal(size=(50, 3))

@@ -12,6 +12,7 @@ import pytest
 
 numba = pytest.importorskip('numba', reason="numba (the optional 'fast' extra) is not installed")
 
+import vbfa_lit.linalg as linalg
 import vbfa_lit.rjmcmc_fast as fast
 from vbfa_lit.rjmcmc import _run, default_eta, rjmcmc_pca, rjmcmc_pca_from_eigenvalues, sample_eigenvalues
 
@@ -94,7 +95,7 @@ def test_engine_argument():
 
 
 def test_engine_numba_without_numba(monkeypatch):
-    monkeypatch.setattr(fast, 'numba_available', lambda: False)
+    monkeypatch.setattr(linalg, 'numba_available', lambda: False)     # where the engine's choice is made
     assert fast.check_engine('auto') == 'numpy'
     with pytest.raises(ImportError, match=r"vbfa_lit\[fast\]"):
         rjmcmc_pca_from_eigenvalues(SET1, 1000, n_sweeps=20, burn_in=10, engine='numba')
