@@ -187,19 +187,17 @@ def dask_ratings(p, n_blocks):
 
 
 class SweepClock:
-    """Stands in for the estimator's progress bar: records the time of every `update` (the end of each sweep), and how
-    many times the fit had gathered results from the workers by then (`waits`, counted by `counting_gathers`)."""
+    """The fit's per-sweep callback (`VBPCA(callback=SweepClock.stamp)`): records the time of the end of each sweep,
+    and how many times the fit had gathered results from the workers by then (`waits`, counted by `counting_gathers`)."""
     stamps = []
     waits = [0]
 
-    def __init__(self, *args, **kwargs): self.n, self.total = 0, kwargs.get('total')
-    def __enter__(self): return self
-    def __exit__(self, *exc): return False
-    def update(self, k=1):
-        self.n += k
-        SweepClock.stamps.append((time.perf_counter(), time.process_time(), time.time(), SweepClock.waits[0]))
-    def set_postfix(self, *args, **kwargs): pass
-    def set_description(self, *args, **kwargs): pass
+    @classmethod
+    def reset(cls): cls.stamps, cls.waits = [], [0]
+
+    @classmethod
+    def stamp(cls, sweep=None, elbo=None):
+        cls.stamps.append((time.perf_counter(), time.process_time(), time.time(), cls.waits[0]))
 
 
 def per_sweep(stamps, skip=2):
@@ -260,22 +258,18 @@ def on_cluster(p):
     """Fit on a LocalCluster of `workers` single-threaded processes; the data made on the workers."""
     import warnings
     import distributed
-    import vbfa_lit.estimator as est_module
     from vbfa_lit import VBPCA
     X = dask_ratings(p, p['n_blocks'])
     with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
                                   dashboard_address=None, memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
-        real = est_module.tqdm
-        est_module.tqdm, SweepClock.stamps, SweepClock.waits = SweepClock, [], [0]
+        SweepClock.reset()
         counting_gathers(client)
         t0 = time.perf_counter()
-        try:
-            with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
-                warnings.simplefilter('ignore')                     # a few sweeps on purpose: not converged
-                model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0,
-                              random_state=p['seed'], engine=p.get('engine', 'auto')).fit(X, client=client)
-        finally: est_module.tqdm = real
+        with warnings.catch_warnings(), distributed.get_task_stream(client) as stream:
+            warnings.simplefilter('ignore')                         # a few sweeps on purpose: not converged
+            model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0, random_state=p['seed'],
+                          engine=p.get('engine', 'auto'), callback=SweepClock.stamp).fit(X, client=client)
         total = time.perf_counter() - t0
         sweep_s, each = per_sweep(SweepClock.stamps)
         compute, transfer, by_task = worker_busy(stream.data, SweepClock.stamps)
@@ -318,21 +312,17 @@ def in_memory(p):
     "The same ratings in one process (gathered into one CSR), the in-memory sparse fit with `n_jobs` threads."
     import warnings
     import scipy.sparse as sparse
-    import vbfa_lit.estimator as est_module
     from vbfa_lit import VBPCA
     X = dask_ratings(p, p['n_blocks'])
     import dask
     with dask.config.set(scheduler='threads'):
         csr = sparse.vstack(dask.compute(*[b for b in X.to_delayed()[:, 0]]), format='csr')
-    real = est_module.tqdm
-    est_module.tqdm, SweepClock.stamps = SweepClock, []
+    SweepClock.reset()
     t0 = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0, random_state=p['seed'],
-                          n_jobs=p['n_jobs'], engine=p.get('engine', 'auto')).fit(csr)
-    finally: est_module.tqdm = real
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        model = VBPCA(p['D'], missing_values='unstored', max_iter=p['sweeps'], tol=0, random_state=p['seed'],
+                      n_jobs=p['n_jobs'], engine=p.get('engine', 'auto'), callback=SweepClock.stamp).fit(csr)
     sweep_s, each = per_sweep(SweepClock.stamps)
     return dict(sweep_wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=time.perf_counter() - t0,
                 n_ratings=int(csr.nnz), shape=list(csr.shape), D=p['D'], n_jobs=p['n_jobs'],

@@ -166,10 +166,9 @@ def test_the_waits_of_a_sweep_are_the_gathers_between_its_end_and_the_last_one()
     try:
         clock.stamps, clock.waits = [], [0]
         bc.counting_gathers(client)
-        tick = clock()
-        for gathers in (5, 2, 2, 3, 2):                  # the first sweep loads the data: left out with the second
+        for sweep, gathers in enumerate((5, 2, 2, 3, 2)):  # the first sweep loads the data: left out with the second
             for _ in range(gathers): assert client.gather(7) == 7
-            tick.update()
+            clock.stamp(sweep, -1.0)
         assert [s[3] for s in clock.stamps] == [5, 7, 9, 12, 14]
         assert bc.waits_per_sweep(clock.stamps) == 2                              # median of 2, 3, 2
         assert bc.waits_per_sweep(clock.stamps[:2]) is None

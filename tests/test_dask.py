@@ -215,7 +215,7 @@ def test_a_workers_previous_sweep_is_let_go_before_the_next_map():
         tau = gamma_moments(q.a_tau, q.b_tau)[0]
         n = len(data.blocks)
         def run_map():
-            return runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numpy')] * n)
+            return runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set("numpy")] * n, keep=True)
         first = run_map()
         runner.reduce(first, False)
         keys = {f.key for f in first}
@@ -248,7 +248,7 @@ def test_each_blocks_map_runs_on_the_worker_that_holds_the_block():
         tau = gamma_moments(q.a_tau, q.b_tau)[0]
         n = len(data.blocks)
         for _ in range(6):
-            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numpy')] * n)
+            parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numpy')] * n, keep=True)
             distributed.wait(parts)
             held = client.who_has(parts)
             assert all(set(held[p.key]) == home[b.key] for p, b in zip(parts, data.blocks))
@@ -277,7 +277,7 @@ def test_each_block_keeps_its_buffers_on_its_worker_from_sweep_to_sweep():
         seen = []
         for _ in range(2):
             parts = runner.map(map_latent, data.blocks, [q] * n, [tau] * n, [kernel_set('numba')] * n, [None] * n,
-                               [None] * n, *runner.buffers(data.blocks, 3))      # as `engine.sweep` calls it
+                               [None] * n, *runner.buffers(data.blocks, 3), keep=True)   # as `engine.sweep` calls it
             runner.reduce(parts, False)
             seen.append(buffers())
         first, second = seen

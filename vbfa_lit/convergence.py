@@ -11,7 +11,6 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-import matplotlib.pyplot as plt
 
 from .data import LUTTINEN_ILIN_SPECTRA, make_gaussian_spectrum, make_luttinen_ilin
 from .vbpca import Prior, FixedAlpha
@@ -183,6 +182,7 @@ def plot_fig3(curves, title: str = ''):
     """
     get = lambda r, k: np.asarray(r[k] if isinstance(r, dict) else getattr(r, k), dtype=float)
     priors = [p for p in ('ARD', 'broad') if any(k[0] == p for k in curves)]
+    import matplotlib.pyplot as plt                  # pyplot only when a figure is drawn
     fig, axes = plt.subplots(3, len(priors), figsize=(4.2 * len(priors), 7), squeeze=False)
     for j, pr in enumerate(priors):
         best = max(get(r, 'bound').max() for (p, _), r in curves.items() if p == pr)
@@ -279,6 +279,7 @@ def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
     datasets = datasets or sorted({r['dataset'] for r in rows}, key=int)
     priors = ['ARD', 'broad']
     if axes is None:
+        import matplotlib.pyplot as plt                  # pyplot only when a figure is drawn
         _, axes = plt.subplots(len(datasets), 2, figsize=(8, 2.4 * len(datasets) + 0.4), squeeze=False,
                                sharex=True)
     total = 'sweeps' if measure.startswith('it') else 'total_seconds'
@@ -338,6 +339,7 @@ def reproduce(configs, out_dir, workers: int = 2, prefix: str = '05_') -> list:
     dim200 = {(c.prior, c.transform): r for c, r in zip(configs, runs) if c.dataset == '200'}
     if dim200:
         plot_fig3(dim200, 'M = 200, N = 2000, D = 50').savefig(out / f'{prefix}dim200_full.png', dpi=110)
+    import matplotlib.pyplot as plt                  # pyplot only when a figure is drawn
     plt.close('all')
     cols = list(rows[0])
     with open(out / f'{prefix}full_summary.csv', 'w') as f:

@@ -324,7 +324,7 @@ class DaskRunner:
         self.submitted += 1
         return self.client.submit(_hold, obj, key=f'broadcast-{uuid.uuid4().hex}')
 
-    def _futures(self, fn, *iterables):  # fn over the blocks; results stay where they are computed
+    def _futures(self, fn, *iterables, home=False):  # fn over the blocks; results stay where they are computed
         cols = []
         for it in iterables:
             c = list(it)
@@ -335,7 +335,7 @@ class DaskRunner:
         # each task where its block lives: left to itself, the scheduler sends every block's task to the worker that
         # holds the broadcast state when that is larger than a block (MovieLens-1M: all four blocks on one worker)
         where = self.client.who_has([a[0] for a in args]) if args and _is_future(args[0][0]) else {}
-        if fn is map_latent: self._home = [min(where.get(a[0].key, ()), default='') for a in args]
+        if home: self._home = [min(where.get(a[0].key, ()), default='') for a in args]   # where each block's map ran
         return [self._submit(fn, *a, workers=list(where.get(a[0].key, ())) or None) for a in args]
 
     def _gather(self, parts):
@@ -366,13 +366,13 @@ class DaskRunner:
             if f.status == 'error': f.result()                  # a bad input raises here
         return futures
 
-    def map(self, fn, *iterables) -> list:
+    def map(self, fn, *iterables, keep: bool = False) -> list:
         """``[fn(*args) for args in zip(*iterables)]`` on the workers (or Dask's threads).
 
-        An argument that is the same object for every block is sent once. `engine.map_latent`'s results stay on the
-        workers (a list of futures, which the next calls take as arguments); the previous sweep's are let go first,
-        so that a worker never holds two sweeps' q(x_n) and sums at once (and the buffers of `buffers` are free to
-        be written again). Any other function's results are gathered.
+        An argument that is the same object for every block is sent once. With `keep` (the sweep's map of q(x_n)) the
+        results stay on the workers (a list of futures, which the next calls take as arguments); the previous kept
+        results are let go first, so that a worker never holds two sweeps' q(x_n) and sums at once (and the buffers of
+        `buffers` are free to be written again). Without it the results are gathered.
 
         Parameters
         ----------
@@ -383,9 +383,9 @@ class DaskRunner:
         -------
         list
         """
-        if fn is map_latent: self._parts = None     # the last sweep's blocks (nothing else holds them now)
-        out = self._futures(fn, *iterables)
-        return out if fn is map_latent else self._gather(out)
+        if keep: self._parts = None                 # the last sweep's blocks (nothing else holds them now)
+        out = self._futures(fn, *iterables, home=keep)
+        return out if keep else self._gather(out)
 
     def buffers(self, blocks, D: int) -> tuple:
         """The buffers each block's map writes into (`engine.map_latent`'s `scratch` and `latent_scratch`): named per

@@ -443,8 +443,9 @@ class LocalRunner:
         for latent, s, e in zip(self._latent, edges[:-1], edges[1:]): latent['S'] = whole[s:e].reshape(-1)
         return self._scratch[:n], self._latent[:n]
 
-    def map(self, fn, *iterables) -> list:
-        """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1.
+    def map(self, fn, *iterables, keep: bool = False) -> list:
+        """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1 (`keep`: results that a runner
+        whose blocks live elsewhere would keep there; here everything is local).
 
         Parameters
         ----------
@@ -529,7 +530,7 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
         edges = np.cumsum([0] + [blk.mask.shape[1] for blk in blocks])
         bias = ([q.b[s:e] for s, e in zip(edges[:-1], edges[1:])], [(q.a_gamma / q.b_gamma)[0]] * n)
     args = (bias or ([None] * n, [None] * n)) + runner.buffers(blocks, q.W.shape[1])
-    parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *args)                   # map
+    parts = runner.map(map_latent, blocks, [q] * n, [tau] * n, [kernels] * n, *args, keep=True)        # map
     s = runner.reduce(parts, data.complete)                                                         # reduce
     alpha = prior.w.moments(q)[0]                                                                  # update
     if data.complete:                                                                             # one Sigma_w
