@@ -1,6 +1,6 @@
 """nbdev's notebooks as myst-nb pages (docs/conf.py converts each as Sphinx reads it, before myst-nb's cache runs it).
 
-Directives -> cell tags (`hide`, `export` -> remove-cell; `echo: false` -> remove-input; `code-fold` -> hide-input;
+Directives -> cell tags (`hide`, `export`, `exporti` -> remove-cell; `echo: false` -> remove-input; `code-fold` -> hide-input;
 `slow`, `eval: false` -> skip-execution); the title cell -> the numbered title; `show_doc` and exported names -> a line
 of links to the API page; links to notebooks and API names -> links Sphinx resolves and checks. Deterministic: the
 execution cache keys on the converted code cells. The reading order is docs/toc.md's toctree.
@@ -78,7 +78,7 @@ def directive_tags(dirs: dict) -> list[str]:
     "myst-nb cell tags for nbdev's and Quarto's directives."
     no, yes = {'false', 'False'}, {'true', 'True'}
     tags = []
-    if {'hide', 'export'} & dirs.keys() or dirs.get('include') in no: tags.append('remove-cell')
+    if {'hide', 'export', 'exporti'} & dirs.keys() or dirs.get('include') in no: tags.append('remove-cell')
     if dirs.get('echo') in no: tags.append('remove-input')
     if dirs.get('output') in no: tags.append('remove-output')
     if dirs.get('code-fold') in yes: tags.append('hide-input')

@@ -187,7 +187,7 @@ def test_a_lesson_opens_with_its_idea_not_an_import_block(stem):
     for kind, src in cells(stem):
         if kind != 'code': continue
         d = _directives(src)
-        if 'default_exp' in d or 'export' in d or 'hide' in d or 'echo: false' in d: continue
+        if 'default_exp' in d or 'export' in d or 'exporti' in d or 'hide' in d or 'echo: false' in d: continue
         body = [l.strip() for l in src.splitlines() if l.strip() and not l.startswith('#')]
         if body and all(l.startswith(('import ', 'from ')) or not l[0].isalpha() or l.endswith((',', ')'))
                         for l in body):

@@ -276,6 +276,7 @@ def test_browser_check_waits_for_every_image_and_reports_a_missing_one(tmp_path,
     """The page check reads each image of the article once it has finished: a lazy one far below loads, a missing
     one is reported."""
     import matplotlib.pyplot as plt
+    import numpy as np
     plt.imsave(tmp_path / 'a.png', np.arange(12.0).reshape(3, 4))
     (tmp_path / 'index.html').write_text(
         '<html><body><article><p>A figure.</p><img src="a.png">'
@@ -286,3 +287,9 @@ def test_browser_check_waits_for_every_image_and_reports_a_missing_one(tmp_path,
     widths = {src.rsplit('/', 1)[1]: w for src, w in rep.images}
     assert widths == {'a.png': 4, 'a.png?lazy': 4, 'missing.png': 0}, rep.images
     assert any('image not loaded' in p and 'missing.png' in p for p in rep.problems()), rep.problems()
+
+
+def test_internal_exports_are_removed_like_exports():
+    "`#| exporti` cells (plumbing exported outside `__all__`) leave the page as `#| export` cells do."
+    for d in ('export', 'exporti'):
+        assert 'remove-cell' in p2s.directive_tags(p2s.split_directives(f'#| {d}\ndef f(): pass')[0])
