@@ -8,7 +8,7 @@
 - Every lesson's "Symbols" line links the notation page's boxed PRML dictionary; the front page lists the appendix
   in one paragraph, not as table rows; the Hinton diagram's ticks and key are at least 9 pt.
 
-Needs `_site/` (the site build, docs/build_site.py).
+Needs `_site/` (the site build, `make site`).
 """
 from __future__ import annotations
 

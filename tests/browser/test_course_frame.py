@@ -11,7 +11,7 @@
 
 Pages still over the budget or with a leak are listed in `PENDING_BUDGET` and `PENDING_LEAKS` (page -> why), marked
 `xfail(strict=True)`: once a page is fixed its test passes, the strict mark fails, and the entry must go. The
-measured counts are printed (`pytest -s`). Needs `_site/` (the site build, docs/build_site.py).
+measured counts are printed (`pytest -s`). Needs `_site/` (the site build, `make site`).
 """
 from __future__ import annotations
 

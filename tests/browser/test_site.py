@@ -1,6 +1,6 @@
 """The built docs site in a real browser: Debian's Chromium driven by Playwright.
 
-Needs `_site/` (`make site`, i.e. `.venv/bin/python docs/build_site.py`). Every page is found by
+Needs `_site/` (`make site`: Sphinx with myst-nb, docs/conf.py). Every page is found by
 walking the left navigation from index.html and loaded in a fresh browser context, once a session (`site_page` in
 conftest.py: the other modules read the same reports).
 """
