@@ -61,7 +61,7 @@ def test_vbpca_in_two_threads_is_the_one_thread_fit_to_rounding(storage):
     assert a.n_effective_components_ == b.n_effective_components_
 
 
-@pytest.mark.parametrize('bad, error', [(0, ValueError), (-1000, ValueError), (1.5, TypeError), ('2', TypeError)])
+@pytest.mark.parametrize('bad, error', [(0, ValueError), (1.5, TypeError), ('2', TypeError)])
 def test_n_jobs_is_checked_by_name(bad, error):
     X = make_low_rank(30, 6, 2, random_state=0).X
     with pytest.raises(error, match='n_jobs'):

@@ -57,13 +57,12 @@ def default_jobs(flops: float) -> int:
     """
     return 1 if flops < PARALLEL_MIN_FLOPS else usable_cores()
 
-def _resolve_jobs(n_jobs) -> int: # scikit-learn's n_jobs (-1 all cores, -2 all but one) as threads, capped at the cores
+def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but one, at least 1) as threads, at most the cores
+    if n_jobs == 0:
+        raise ValueError("n_jobs: expected a positive number of threads, -1 for every core or -k for all but k - 1, or "
+                         "None; got 0")
     cores = usable_cores()
-    n = cores + 1 + n_jobs if n_jobs < 0 else n_jobs
-    if n_jobs == 0 or n < 1:
-        raise ValueError(f"n_jobs: expected a positive number of threads, -1 for every core or -k for all but k - 1 "
-                         f"(this process may use {cores}), or None; got {n_jobs}")
-    return min(int(n), cores)
+    return min(int(n_jobs), cores) if n_jobs > 0 else max(cores + 1 + int(n_jobs), 1)
 
 # %% ../nbs/04a_estimator.ipynb #cost4a01p1
 def default_components(n_samples:int, n_features:int)->int:
