@@ -53,6 +53,16 @@ def test_a_clean_page_passes():
     assert frame.leaks(html) == [] and frame.private_names(html) == []
 
 
+@pytest.mark.parametrize('record', ['measured 2026-11-27 on this machine', 'at 03:23 UTC', 'load average 0.9',
+                                    'at a machine load of 1.0', 'with load 3.5', 'read from /work/main/x.npz',
+                                    'cached in ~/.cache/vbfa_lit', 'written to benchmarks/results/bench_x.json'])
+def test_an_engineering_record_in_the_prose_fails_a_lesson(record):
+    assert frame.engineering(page(f'<p>{record}</p>')), record
+    clean = page(f'<p>A sweep costs O(N D^2); see the [notation](notation.html).</p>' + code([record])
+                 + f'<div class="cell_output"><pre>{record}</pre></div>')
+    assert frame.engineering(clean) == []          # code and printed output are not prose (other checks cover them)
+
+
 def test_private_names_in_prose_and_shown_code_fail_dunders_do_not():
     assert frame.private_names(page('<p>It calls <code>_run</code> once.</p>'))
     assert frame.private_names(page('<p>It calls _sweep(post) once.</p>'))

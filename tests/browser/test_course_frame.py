@@ -2,6 +2,8 @@
 
 - Every lesson page shows at most `CODE_BUDGET` unfolded code lines: the non-blank lines of its code blocks that are
   not folded inside a `<details>` (the code a reader meets without clicking) and are not printed output.
+- No lesson page's prose carries an engineering record (`ENGINEERING`): a date, a time in UTC, a machine load or a
+  file path; those belong to the appendix.
 - No page of the site carries a listed leak of the project (`LEAKS`: test and results file paths, build commands,
   "hidden cell" or "closing note" talk, issue numbers), and no lesson page names a private function (`_name(` or a
   `_name` code span, dunders allowed) in its prose or its shown code.
@@ -9,7 +11,8 @@
 - The front page's map of methods is a figure whose boxes are links, each to an existing lesson page, and a click on
   one opens it.
 
-Pages still over the budget or with a leak are listed in `PENDING_BUDGET` and `PENDING_LEAKS` (page -> why), marked
+Pages still over the budget, with a leak or with engineering in their prose are listed in `PENDING_BUDGET`,
+`PENDING_LEAKS` and `PENDING_ENGINEERING` (page -> why), marked
 `xfail(strict=True)`: once a page is fixed its test passes, the strict mark fails, and the entry must go. The
 measured counts are printed (`pytest -s`). Needs `_site/` (the site build, `make site`).
 """
@@ -32,7 +35,7 @@ from proc2sphinx import APPENDIX, LESSONS, REFERENCE, lesson_number, page_order 
 
 pytestmark = pytest.mark.browser
 
-CODE_BUDGET = 150
+CODE_BUDGET = 60
 
 # the project, as a reader must never meet it on a page: (pattern, what it is)
 LEAKS = [
@@ -47,6 +50,14 @@ LEAKS = [
     (re.compile(r'\bissues? #?\d+\b|\[issue', re.I), 'an issue number'),
     (re.compile(r'\bthe private\b', re.I), '"the private" (a private helper named in prose)'),
 ]
+# what a lesson's prose must not carry: the record of a run on a machine
+ENGINEERING = [
+    (re.compile(r'\b(?:19|20)\d\d-\d\d-\d\d\b'), 'a date'),
+    (re.compile(r'\b\d\d:\d\d(?::\d\d)? ?UTC\b|\bUTC\b'), 'a time in UTC'),
+    (re.compile(r'\bload average\b|\bloadavg\b|\bmachine load\b|\bload (?:of )?\d', re.I), 'a machine load'),
+    (re.compile(r'(?<![\w:/.])(?:~|/(?:work|home|tmp|usr|root|var))/[\w./-]+|\b[\w-]+/[\w./-]*\.(?:py|json|csv|npz|npy|'
+                r'png|ipynb|txt|parquet)\b'), 'a file path'),
+]
 # a private name: `_name(` (also `obj._name(`) or a code span that is exactly `_name`; dunders (`__init__`) allowed,
 # and so is a one-letter subscript in plain-text maths (`H~_n(v)`)
 PRIVATE_CALL = re.compile(r'(?<!\w)_[A-Za-z][A-Za-z0-9_]+\(')
@@ -58,7 +69,11 @@ FRONT_PAGE_STATUS = ['make site', 'make test', 'Contributing', 'still being poli
 
 # Lesson pages still over the code budget or with a leak, measured on the built site (others are fixing them); each
 # must leave its list when its page is fixed (the strict xfail fails then).
-PENDING_BUDGET = {}   # every lesson page is within the budget
+_OVER = 'over 60 open code lines: being brought under the budget (hand derivations, code folded)'
+PENDING_BUDGET = {p: _OVER for p in ('symbolic.html', 'vbpca.html', 'ard.html', 'transformations.html',
+                                     'estimator.html', 'imputation.html', 'ratings.html', 'rjmcmc.html',
+                                     'stiefel.html', 'householder_ppca.html')}
+PENDING_ENGINEERING = {'beyond_one_machine.html': 'dates and loads of its measurements: moving to the benchmarks page'}
 PENDING_LEAKS = {}    # no page carries a listed leak
 
 
@@ -81,8 +96,8 @@ def _is_output(e) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _analysis(html: str) -> tuple[list, list, list, list]:
-    "(`code_blocks`, `leaks`, `private_names`, `article_links`) of a page from one parse of its HTML (parsing takes seconds)."
+def _analysis(html: str) -> tuple[list, list, list, list, str]:
+    "(`code_blocks`, `leaks`, `private_names`, `article_links`, `prose`) of a page from one parse of its HTML (parsing takes seconds)."
     soup = BeautifulSoup(html, 'html.parser')
     links = [a['href'] for a in soup.select('article a[href]')]   # the whole page's, before anything is removed
     art = _strip(soup)
@@ -99,7 +114,8 @@ def _analysis(html: str) -> tuple[list, list, list, list]:
     for block in shown + [art.get_text(' ')]:
         found += [f'{m.group(0)} in {block[max(0, m.start() - 30):m.end() + 20]!r}'.replace('\n', ' ')
                   for m in PRIVATE_CALL.finditer(block) if m.group(0)[:-1] not in NAMEDTUPLE_API]
-    return blocks, leaked, found, links
+    for e in art.find_all(class_=['cell_output', 'output']): e.decompose()     # prose: no printed output either
+    return blocks, leaked, found, links, art.get_text(' ')
 
 
 def code_blocks(html: str) -> list[tuple[int, bool, str]]:
@@ -120,6 +136,18 @@ def leaks(html: str) -> list[str]:
 def private_names(html: str) -> list[str]:
     "Private names (`_name(`, a `_name` code span) in the page's prose and unfolded code (dunders are fine)."
     return list(_analysis(html)[2])
+
+
+def prose(html: str) -> str:
+    "The article's text without its code blocks, printed output, pictures and TeX."
+    return _analysis(html)[4]
+
+
+def engineering(html: str) -> list[str]:
+    "Every engineering record (`ENGINEERING`) in the page's prose, with its context."
+    text = prose(html)
+    return [f'{what}: {text[max(0, m.start() - 40):m.end() + 40]!r}'.replace('\n', ' ')
+            for pat, what in ENGINEERING for m in pat.finditer(text)]
 
 
 def article_links(html: str) -> list[str]:
@@ -185,6 +213,12 @@ def test_no_page_carries_the_project(page, rendered):
     html = rendered(page)
     found = leaks(html)
     if page in {page_of(s) for s in lesson_stems()}: found += private_names(html)
+    assert not found, f'{page}: ' + '\n  '.join(found)
+
+
+@pytest.mark.parametrize('page', _marked([page_of(s) for s in lesson_stems()], PENDING_ENGINEERING))
+def test_no_lesson_prose_carries_dates_loads_or_file_paths(page, rendered):
+    found = engineering(rendered(page))
     assert not found, f'{page}: ' + '\n  '.join(found)
 
 
