@@ -1,0 +1,79 @@
+"""The fully factorised posterior (lesson 15; `vbfa_lit.factorised_engine.fit_factorised`) at MovieLens-25M's shape,
+beside the full posterior on the same ratings (issue 46, item 3).
+
+What is measured (one fresh child per case): synthetic ratings at uniformly drawn positions (`bench_sparse.ratings`:
+1..5 from a rank-5 structure plus noise), the papers' orientation (items as features, users as samples), ARD, one
+noise precision. Seconds per sweep: the median over the sweeps after the first (which also loads the compiled kernel),
+CPU and wall, the two passes shared by `n_jobs` threads of one process. Peak memory is the child's maximum resident
+set, the data included. The full posterior (`VBPCA(missing_values='unstored')`, its own sweeps with the translation
+and rotation) runs on a quarter of MovieLens-25M for the side-by-side ratio at the same D; a full sweep at the whole
+shape is measured in the cluster benchmark.
+"""
+import time
+
+import numpy as np
+from harness import Case
+from bench_sparse import ML25M, ratings
+
+TARGETS = dict(ml25m_seconds=15.0, worker_gb=4.0)                # issue 46: MovieLens-25M shape, D = 50, 2 workers
+QUARTER = {k: v // 4 for k, v in ML25M.items()}
+
+
+def factorised_sweeps(p):
+    "Per-sweep CPU and wall seconds of `fit_factorised`, from time stamps its callback takes."
+    from vbfa_lit.engine import observed
+    from vbfa_lit.factorised_engine import fit_factorised
+    from vbfa_lit.vbpca import Prior
+    from vbfa_lit.ard import ARD
+    X = ratings(p['seed'], p['n_users'], p['n_items'], p['n_ratings'])
+    data = observed(X.T.tocsr())                                          # items x users
+    stamps = []
+    r = fit_factorised(data, p['D'], Prior(w=ARD()), shared=True, max_iter=1 + p['iters'], tol=0, rng=p['seed'],
+                       n_jobs=p['n_jobs'], callback=lambda it, q, L: stamps.append((time.process_time(), time.perf_counter())))
+    cpu, wall = np.diff([s[0] for s in stamps]), np.diff([s[1] for s in stamps])
+    return dict(posterior='factorised', cpu_s=float(np.median(cpu)), wall_s=float(np.median(wall)), nnz=int(X.nnz),
+                shape=list(X.shape), D=p['D'], n_jobs=p['n_jobs'],
+                bound_never_decreased=bool(np.all(np.diff(r.elbo) >= -1e-9 * abs(r.elbo[-1]))))
+
+
+def full_sweeps(p):
+    "Per-sweep CPU and wall seconds of the estimator's full-posterior fit on the same kind of ratings."
+    import warnings
+    from vbfa_lit import VBPCA
+    X = ratings(p['seed'], p['n_users'], p['n_items'], p['n_ratings'])
+    stamps = []
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                                 # a few sweeps on purpose: not converged
+        VBPCA(p['D'], missing_values='unstored', max_iter=1 + p['iters'], tol=0, random_state=p['seed'],
+              n_jobs=p['n_jobs'], callback=lambda s, e: stamps.append((time.process_time(), time.perf_counter()))).fit(X)
+    cpu, wall = np.diff([s[0] for s in stamps]), np.diff([s[1] for s in stamps])
+    return dict(posterior='full', cpu_s=float(np.median(cpu)), wall_s=float(np.median(wall)), nnz=int(X.nnz),
+                shape=list(X.shape), D=p['D'], n_jobs=p['n_jobs'])
+
+
+QUICK = dict(n_users=1625, n_items=590, n_ratings=25_000, D=5, iters=2)
+CASES = [Case('ml25m_factorised_D50_2threads', factorised_sweeps, dict(ML25M, D=50, iters=3, n_jobs=2, seed=0),
+              quick=QUICK, needs=('numba',)),
+         Case('ml25m_quarter_factorised_D50_2threads', factorised_sweeps, dict(QUARTER, D=50, iters=3, n_jobs=2, seed=0),
+              quick=QUICK, needs=('numba',)),
+         Case('ml25m_quarter_full_D50_2threads', full_sweeps, dict(QUARTER, D=50, iters=2, n_jobs=2, seed=0),
+              quick=QUICK, needs=('numba',))]
+
+
+def summarise(results):
+    rows = []
+    for name, r in results.items():
+        if 'cpu_s' not in r: continue
+        gb = r['child']['max_rss_bytes'] / 2 ** 30
+        rows.append(dict(case=name, posterior=r['posterior'], D=r['D'], ratings=r['nnz'], wall_s=r['wall_s'],
+                         cpu_s=r['cpu_s'], peak_gb=gb))
+    extra = {}
+    fq = results.get('ml25m_quarter_factorised_D50_2threads', {})
+    fu = results.get('ml25m_quarter_full_D50_2threads', {})
+    if 'wall_s' in fq and 'wall_s' in fu:
+        extra['full_over_factorised_wall'] = fu['wall_s'] / fq['wall_s']
+    big = results.get('ml25m_factorised_D50_2threads', {})
+    if 'wall_s' in big:
+        extra['met_ml25m'] = big['wall_s'] <= TARGETS['ml25m_seconds']
+        extra['met_memory'] = big['child']['max_rss_bytes'] / 2 ** 30 <= TARGETS['worker_gb']
+    return dict(rows=rows, **extra)
