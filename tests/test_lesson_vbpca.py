@@ -52,3 +52,15 @@ def test_every_update_is_derived_by_hand_and_checked_by_sympy():
         assert rf'\tag{{2.{eq}}}' in cs[i][1], heading
         check = next(s for k, s in cs[i + 1:] if k == 'code')
         assert 'SymPy agrees with Eq. (2.' in check and f'Eq. (2.{eq})' in check and 'assert' in check, heading
+
+
+def test_exercise_7_the_expanded_rate_agrees_near_zero_and_loses_every_digit_far_from_it():
+    import numpy as np
+    from notebook_text import run, solution_blocks
+    text, blocks = solution_blocks(STEM, 7)
+    printed = run(blocks[0], {'np': np})
+    (r0, e0), (r8, e8) = [tuple(map(float, m)) for m in
+                          re.findall(r'Eq\. \(2\.16\) gives ([\d.e+-]+), the expanded form ([\d.e+-]+)', printed)]
+    assert abs(r0 - e0) < 1e-9 * r0                               # equal in exact arithmetic
+    assert abs(r8 - e8) > 0.1 * r8                                 # far from zero the expanded form fails
+    assert f'({r8:.1f})' in text and f'gives {e8:.0f}' in text    # the prose quotes what the code prints
