@@ -36,7 +36,8 @@ def test_the_sweep_is_lesson_15s_and_the_bound_lesson_02s(seed, engine):
     Y, q, prior, shared = case(seed)
     ref = factorised_sweep(Y, q._replace(Sx=q.Sx.full(), Sw=q.Sw.full()), prior, shared)
     data = observed(Y, sparse_storage=bool(seed % 2))                 # dense, or CSR holding the observed entries
-    new, L = factorised_engine_sweep(BothWays(data), q, prior, shared, engine)
+    new, terms = factorised_engine_sweep(BothWays(data), q, prior, shared, engine)
+    L = terms.total
     scale = lambda a: max(1.0, np.max(np.abs(a)))
     for a, b in [(new.X, ref.X), (new.W, ref.W), (new.Sx.full(), ref.Sx), (new.Sw.full(), ref.Sw), (new.mu, ref.mu),
                  (new.vmu, ref.vmu), (new.a_tau, ref.a_tau), (new.b_tau, ref.b_tau)]:

@@ -14,7 +14,7 @@ import scipy.sparse as sparse
 from .notation import gamma_kl, gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior
 from .linalg import check_engine, compile_kernels, numba_available, one_blas_thread
-from .engine import FitResult, Observed, check_prior, update_tau
+from .engine import ElboTerms, FitResult, Observed, check_prior, update_tau
 from .validation import check_int
 
 # %% ../nbs/35_factorised_engine.ipynb #50d64e15
@@ -119,8 +119,8 @@ class BothWays:
         self.by_feature, self.by_sample = Y, Y.T.tocsr()
         self.n_row, self.shape = np.asarray(data.n_row, dtype=float), Y.shape
 
-def factorised_bound(R: BothWays, q: Posterior, prior: Prior, err) -> float:
-    "L(q) under the factorised posterior, from the squared errors `err` (M,) of the sweep that made q."
+def factorised_bound(R: BothWays, q: Posterior, prior: Prior, err) -> ElboTerms:
+    "L(q) under the factorised posterior, term by term, from the squared errors `err` (M,) of the sweep that made q."
     M, D = R.shape[0], q.W.shape[1]
     tau, logtau = (np.broadcast_to(v, (M,)) for v in gamma_moments(q.a_tau, q.b_tau))
     alpha, logalpha = (np.broadcast_to(v, (D,)) for v in prior.w.moments(q))
@@ -130,10 +130,10 @@ def factorised_bound(R: BothWays, q: Posterior, prior: Prior, err) -> float:
     w_term = 0.5 * np.sum(M * logalpha - alpha * (q.W ** 2 + vW).sum(0)) + 0.5 * np.sum(1 + np.log(vW))
     kl_mu = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))
     kl_tau = np.sum(gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau))
-    return float(loglik + x_term + w_term - kl_mu - kl_tau - prior.w.kl(q))
+    return ElboTerms(float(loglik), float(x_term), float(-kl_mu), float(w_term), -prior.w.kl(q), float(-kl_tau))
 
 def factorised_engine_sweep(R: BothWays, q: Posterior, prior: Prior, shared: bool, engine: str = 'numpy', pool=None):
-    "One sweep X -> W -> mu -> tau -> prior on W (lesson 15) over the observed entries: (new q, its bound)."
+    "One sweep X -> W -> mu -> tau -> prior on W (lesson 15) over the observed entries: (new q, its bound's terms)."
     (M, N), D = R.shape, q.W.shape[1]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,)).astype(float)
     X, vX, W, vW = q.X.copy(), q.Sx.v.copy(), q.W.copy(), q.Sw.v.copy()
@@ -178,7 +178,7 @@ def fit_factorised(data: Observed, D: int, prior: Prior = Prior(), shared: bool 
     Returns
     -------
     FitResult
-        q has `Diagonal` covariances (`.v`: (N, D) and (M, D) variances); `terms` is None.
+        q has `Diagonal` covariances (`.v`: (N, D) and (M, D) variances); `terms` the last bound's terms.
     """
     check_prior(prior)
     D, n_jobs = check_int('D', D, 1), check_int('n_jobs', n_jobs, 1)
@@ -195,11 +195,12 @@ def fit_factorised(data: Observed, D: int, prior: Prior = Prior(), shared: bool 
     pool, history = (ThreadPoolExecutor(n_jobs) if n_jobs > 1 and engine == 'numba' else None), []
     try:
         for it in range(max_iter):
-            q, L = factorised_engine_sweep(R, q, prior, shared, engine, pool)
+            q, terms = factorised_engine_sweep(R, q, prior, shared, engine, pool)
+            L = terms.total
             history.append(L)
             if not np.isfinite(L): raise FloatingPointError(f"the lower bound is {L} after sweep {it + 1}")
             if callback is not None and callback(it, q, L) is True: break
-            if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]): return FitResult(q, history, None, True)
-        return FitResult(q, history, None, False)
+            if it > 0 and abs(history[-1] - history[-2]) < tol * abs(history[-1]): return FitResult(q, history, terms, True)
+        return FitResult(q, history, terms, False)
     finally:
         if pool is not None: pool.shutdown()
