@@ -498,7 +498,7 @@ class ARDPruningPanel(Panel):
                                               n_chains=self.rj_chains, random_state=params['seed'])
         pq, lap = res.posterior_q(), laplace_evidence(T)
         out.update(pq_q=pq.q, pq_rjmcmc=pq.p, pq_se=pq.se, pq_laplace=lap.p, pq_k=lap.k)
-        out['summary'] += (f'; p(q) mode: RJMCMC q = {pq.q[np.argmax(pq.p)]}, Laplace k = {lap.k[np.argmax(lap.p)]}')
+        out['summary'] += (f'; p(q) mode: RJMCMC q = {pq.q[np.argmax(pq.p)]}, Laplace q = {lap.k[np.argmax(lap.p)]}')
         return out
 
     def draw(self, data):
@@ -521,8 +521,8 @@ class ARDPruningPanel(Panel):
             ax_q.bar(k + 0.2, data['pq_laplace'], width=0.4, color=colour(1), label="Laplace evidence (Minka)")
             ax_q.plot([data['n_kept']], [1.04], 'v', color=colour(3), markersize=11,
                       label=f"VB-ARD keeps {data['n_kept']}")
-            ax_q.set(xticks=k, ylim=(0, 1.12), xlabel='number of components q', ylabel='p(q | D)')
-            ax_q.legend(frameon=False, fontsize='small', loc='upper left')
+            ax_q.set(xticks=k, ylim=(0, 1.12), xlabel='number of components q', ylabel='p(q | data)')
+            ax_q.legend(frameon=False, fontsize=10, loc='upper left')
         else:
             ax_q.set_axis_off()
             ax_q.text(0.5, 0.5, data['pq_note'], ha='center', va='center', transform=ax_q.transAxes)
