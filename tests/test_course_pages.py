@@ -129,8 +129,7 @@ def test_the_prose_and_shown_code_name_nothing_of_the_project(stem):
     assert not found, f'{stem}: the page names {found}'
 
 
-@pytest.mark.parametrize('stem', xfail_on({'11_beyond_one_machine'}, 'lesson 11 reads result files in its folded '
-                                          'code; measurements belong to the benchmarks appendix')(PAGES))
+@pytest.mark.parametrize('stem', PAGES)
 def test_folded_code_names_nothing_of_the_project_either(stem):
     found = leaks('\n'.join(s for k, s in on_page(stem) if k == 'code'))
     assert not found, f'{stem}: the folded code names {found}'
@@ -167,8 +166,7 @@ ENGINEERING = re.compile(r"\b(?:19|20)\d\d-\d\d-\d\d\b|\bUTC\b|load average|load
                          r"\bMiB cache\b|last_cache", re.I)
 
 
-@pytest.mark.parametrize('stem', xfail_on({'11_beyond_one_machine'}, 'no dates, machine loads or cache sizes in a '
-                                          'lesson: they go to the benchmarks appendix')(PAGES))
+@pytest.mark.parametrize('stem', PAGES)
 def test_a_lesson_carries_no_dates_machine_loads_or_cache_sizes(stem):
     "Neither in its prose nor in what its code (shown or folded) prints."
     found = [m.group(0) for k, s in on_page(stem) for m in ENGINEERING.finditer(s)]
