@@ -37,8 +37,8 @@ def test_the_predictive_density_is_a_stepped_derivation():
     md = prose(STEM)
     start = md.index('## The predictive density of a row')
     section = md[start:md.index('\n## ', start + 10)]
-    for k in range(1, 5):
-        assert f'(4a.{k})' in section, k
+    for k in range(4, 8):                                                   # numbered displays, Eqs. (4a.4)-(4a.7)
+        assert f'\\tag{{4a.{k}}}' in section, k
     assert 'determinant lemma' in section and 'Woodbury identity' in section
     assert section.count('$$') >= 10                                       # five displayed equations
 

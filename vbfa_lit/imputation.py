@@ -19,7 +19,7 @@ from .validation import check_random_state, output_dtype
 
 # %% ../nbs/04b_imputation.ipynb #08d19194
 def reference_predictive_moments(Y, q):
-    """Posterior predictive mean and variance (4b.1) of every entry y_mn under the fitted q: the lesson's reference.
+    """Posterior predictive mean and variance of every entry y_mn under the fitted q (Eq. (4b.4)): the lesson's reference.
 
     Parameters
     ----------
