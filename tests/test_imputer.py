@@ -209,7 +209,7 @@ def test_04b_exercise_1_half_hidden():
     assert m.n_effective_components_ < m20.n_effective_components_
     cover = np.mean(np.abs(f - X)[hid] <= norm.ppf(0.95) * s[hid])
     assert abs(cover - 0.9) < 3 * np.sqrt(0.09 / hid.sum())
-    # the parameter terms of (4b.1) stay a small share of the predictive variance
+    # the parameter terms of (4b.4) stay a small share of the predictive variance
     q = m.posterior_
     Z, Sx = latent_posterior((Xm - m.center_) / m.scale_, q)
     n, k = np.nonzero(hid)
