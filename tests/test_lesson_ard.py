@@ -26,3 +26,30 @@ def test_derives_the_determinant_lemma_and_links_prml_to_vb():
     assert 'C_s.det()' in src and 'C_inv' in src                 # SymPy checks the two identities
     assert 'Sherman-Morrison' in md and 'eigenvalue' in md
     assert "PRML's re-estimate" in md and 'post_var' in src       # type-II vs VB, column by column
+
+
+def test_equations_numbered_in_order_and_the_updates_derived_by_hand():
+    import re
+    md = prose(STEM)
+    tags = [int(k) for k in re.findall(r'\\tag\{3\.(\d+)\}', md)]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 8, tags
+    flat_md = ' '.join(md.split())
+    assert 'coefficient of $\\log\\alpha_d$' in flat_md and 'Student-t' in flat_md    # Gamma read-off, effective prior
+
+
+def test_no_figure_cell_ends_in_a_bare_expression_that_prints():
+    for k, s in cells(STEM):
+        if k == 'code' and 'Figure 3.' in s:
+            last = [l for l in s.splitlines() if l.strip() and not l.startswith('#')][-1]
+            assert not last.lstrip().startswith(('fig.suptitle(', 'ax.set_title(', 'plt.title(')), last
+
+
+def test_ppca_loading_length_is_called_squared():
+    md = ' '.join(prose(STEM).split())
+    assert 'loading length $\\lambda_d' not in md and 'squared loading length' in md
+
+
+def test_figure_3_1_axis_is_filled_by_the_other_slider_positions():
+    src = cell_with(STEM, 'Figure 3.1:')
+    assert 'for other in ratios' in src and 'ax0.set_ylim(-3, top + 1)' in src
+    assert 'other positions of the slider' in caption(STEM, '3.1')

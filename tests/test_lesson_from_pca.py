@@ -70,3 +70,43 @@ def test_exercises_print_the_numbers_their_text_states():
     assert 'change of the log-likelihood: 0.0e+00' in outs[2][1] and 'changes by 0.0e+00' in outs[2][0]
     ratios = re.findall(r'divided by sigma\^2 ([\d.]+)', outs[3][1])
     assert ratios == ['1.32', '1.88', '1.96', '1.97'] and '(1.32, 1.88, 1.96, 1.97' in outs[3][0]
+
+
+# --- derived by hand, numbered, and what the figures and exercises promise
+
+def test_equations_numbered_in_order_and_cited():
+    md = prose(STEM)
+    tags = [int(k) for k in re.findall(r'\\tag\{1c\.(\d+)\}', md)]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 11, tags
+    cited = re.sub(r'\\tag\{1c\.\d+\}', '', md)
+    for k in (2, 5, 6, 7, 9, 10, 11):                        # the prose cites them as Eq. (1c.k)
+        assert f'(1c.{k})' in cited, k
+
+
+def test_em_is_derived_before_sympy_checks_it():
+    md = flat(prose(STEM))
+    assert 'complete the square' in md and 'complete-data log-likelihood' in md
+    src = cell_with(STEM, 'def em_differences(')
+    assert 'code-fold: true' in src and 'sp.hessian(' in src and 'SymPy agrees with Eqs. (1c.7)' in src
+
+
+def test_saddles_are_shown_by_the_hessian_not_only_by_likelihoods():
+    src = cell_with(STEM, 'def curvature_signs(')
+    assert 'hessian(' in src and "'a saddle'" in src and 'r[3][0] > 0 and r[3][1] > 0' in src
+
+
+def test_figure_1c_1_draws_the_axis_its_title_names():
+    src = cell_with(STEM, 'Figure 1c.1:')
+    assert 'axline(' in src and "PCA's first axis" in src and '(dotted line)' in caption(STEM, '1c.1')
+
+
+def test_figure_1c_4_y_axis_reaches_iteration_0():
+    src = cell_with(STEM, 'Figure 1c.4:')
+    assert re.search(r'ylim=\(ll\[0\]', src), 'the left panel must show the start, iteration 0'
+
+
+def test_exercise_names_are_defined_in_open_cells():
+    from notebook_text import shown_cells
+    shown = '\n'.join(shown_cells(STEM))
+    for name in ('Y6', 'fit', 'best'):                    # the names the solutions use
+        assert re.search(rf'^{name} = ', shown, re.M), name

@@ -43,3 +43,16 @@ def test_exercise_3_states_the_monte_carlo_error_it_measures():
     text = cells(STEM)[-2][1]
     assert f'{diff:.1e}'.replace('e-04', '') in text and f'{se:.1e}'.replace('e-04', '') in text
     assert f'{diff / se:.1f} standard' in text
+
+
+def test_each_machine_read_off_follows_its_hand_derivation():
+    """Every open cell that calls a read-off comes after a markdown cell that derives the same update by hand (a
+    numbered display equation) and before the next one."""
+    cs = cells(STEM)
+    tags = [int(k) for k in re.findall(r'\\tag\{1\.(\d+)\}', prose(STEM))]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 8, tags
+    for i, (kind, src) in enumerate(cs):
+        if kind == 'code' and ('gaussian_readoff(' in src or 'gamma_readoff(' in src) and '#|' not in src \
+                and 'def ' not in src:
+            before = next(s for k, s in reversed(cs[:i]) if k == 'markdown')
+            assert '\\tag{1.' in before, src[:80]
