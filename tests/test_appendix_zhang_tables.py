@@ -98,3 +98,25 @@ def test_recovered_eigenvalues_within_one_samples_scatter_and_table_2_at_one_pre
     code = next(s for k, s in cells(PAGE) if k == 'code' and 'def summary(P, q=5)' in s)
     assert "np.median(P[:, q - 1]):.3f" in code
 
+
+
+def test_two_exercises_with_hints_and_folded_solutions_that_print_what_the_solutions_quote():
+    import numpy as np
+    from vbfa_lit.rjmcmc import exact_posterior_mean
+    from notebook_text import cell_with, is_folded, run
+    text = prose(PAGE)
+    ex = text[text.index('## Exercises'):]
+    assert len(re.findall(r'^\d\. \*\*', ex, re.M)) == 2
+    assert ex.count('<summary>Hint</summary>') == 2 and ex.count('<summary>Solution</summary>') == 2
+    first, second = cell_with(PAGE, "exercise 1's solution"), cell_with(PAGE, "exercise 2's solution")
+    assert is_folded(first) and is_folded(second)
+    g, n = np.array([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876]), 1000
+    ns = dict(np=np, g_set1=g, l3_floor=500 * g[2] / 502,
+              exact_means1={q: exact_posterior_mean(g, n, q) for q in (4, 5)})
+    out = run(second, ns)
+    said = flat(ex)
+    for q, tau in ((4, '7.72'), (5, '6.24')):
+        assert f'q = {q}: exact E[l_3 | q]' in out and f'= {tau}' in out and tau in said
+    # the page defines V before eta = 1.2/V uses it
+    opening = flat(cells(PAGE)[1][1])
+    assert opening.index('where $V$ is a scale of the data') < opening.index('$Z = P(x_q < V < s)$')

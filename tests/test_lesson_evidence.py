@@ -99,3 +99,15 @@ def test_summary_puts_the_excess_on_the_plug_in_and_the_factorial_keeps_p_q_unif
     assert 'no Occam factor for them: with few samples it favours too many components' in summary
     assert 'keeps the prior of $q$ uniform' in summary
 
+
+
+def test_figure_1_is_legible_at_the_column_width():
+    import vbfa_lit.plots as P
+    from vbfa_lit.evidence import laplace_evidence
+    src = cell_with(STEM, 'Figure 6a.1: the spectrum')
+    ns = dict(np=np, plt=plt, laplace_evidence=laplace_evidence,
+              **{k: getattr(P, k) for k in dir(P) if k.startswith('plot_')})
+    exec(src, ns)
+    fig = plt.gcf()
+    try: assert smallest_shown_pt(fig) >= MIN_PT
+    finally: plt.close('all')
