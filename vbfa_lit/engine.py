@@ -165,14 +165,19 @@ def has_learned_mean(q) -> bool:
 
 def mean_prior(q, prior: Prior):
     """The prior of the mu_m as the updates read it, (precision, centre): (beta, None) under the broad prior,
-    (<beta_mu>, <m_0>) under the learned one."""
+    (<beta_mu>, <m_0> - c) under the learned one, c the features' offsets `prior.mu_offset` (0 when None)."""
     if not has_learned_mean(q): return prior.beta, None
-    return float(q.a_beta[0] / q.b_beta[0]), float(q.m0[0])
+    m0 = float(q.m0[0])
+    return float(q.a_beta[0] / q.b_beta[0]), m0 if prior.mu_offset is None else m0 - prior.mu_offset
+
+def offset_means(mu, prior: Prior):
+    """<mu_m> + c_m, the means on the common level of the learned prior (c = `prior.mu_offset`, 0 when None)."""
+    return mu if prior.mu_offset is None else mu + prior.mu_offset
 
 def update_mean_prior(mu, vmu, beta_mu: float, prior: Prior) -> dict:
     """q(m_0) = N(v beta_mu sum_m <mu_m>, v), v = 1/(beta_0 + M beta_mu); then with it q(beta_mu) = G(a_beta + M/2,
-    b_beta + sum_m ((<mu_m> - <m_0>)^2 + vmu_m + v)/2) (lesson 04d)."""
-    M = len(mu)
+    b_beta + sum_m ((<mu_m> - <m_0>)^2 + vmu_m + v)/2) (lesson 04d), with <mu_m> + c_m for <mu_m> (`offset_means`)."""
+    M, mu = len(mu), offset_means(mu, prior)
     vm0 = 1.0 / (prior.beta_0 + M * beta_mu)
     m0 = vm0 * beta_mu * mu.sum()
     b = prior.b_beta + 0.5 * (((mu - m0) ** 2).sum() + vmu.sum() + M * vm0)
@@ -295,7 +300,7 @@ def mean_term(q: Posterior, prior: Prior) -> float:
     if not has_learned_mean(q):
         return float(-0.5 * (prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu)).sum())
     M, (beta, logbeta) = len(q.mu), gamma_moments(q.a_beta, q.b_beta, check=False)
-    spread = ((q.mu - q.m0[0]) ** 2).sum() + q.vmu.sum() + M * q.vm0[0]       # sum_m <(mu_m - m_0)^2>
+    spread = ((offset_means(q.mu, prior) - q.m0[0]) ** 2).sum() + q.vmu.sum() + M * q.vm0[0]  # sum <(mu_m + c_m - m_0)^2>
     terms = 0.5 * (M * logbeta[0] - beta[0] * spread + M + np.log(q.vmu).sum())
     kl_m0 = 0.5 * (prior.beta_0 * (q.m0[0] ** 2 + q.vm0[0]) - 1 - np.log(prior.beta_0 * q.vm0[0]))
     return float(terms - kl_m0 - gamma_kl(q.a_beta, q.b_beta, prior.a_beta, prior.b_beta, check=False).sum())
@@ -611,11 +616,11 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
                   Sw=np.eye(D)[None], mu=row_mean, vmu=np.ones(M),
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
     if prior.learned_mean:      # q(m_0) at the mean of the seen features' means, q(beta_mu) at their spread
-        seen = data.n_row > 0
-        m0 = row_mean[seen].mean() if seen.any() else 0.0
-        spread = np.mean((row_mean[seen] - m0) ** 2) if seen.any() else 0.0
+        seen, level = data.n_row > 0, offset_means(row_mean, prior)
+        m0 = level[seen].mean() if seen.any() else 0.0
+        spread = np.mean((level[seen] - m0) ** 2) if seen.any() else 0.0
         a_beta = np.array([prior.a_beta + M / 2])
-        q = q._replace(mu=np.where(seen, row_mean, m0), m0=np.array([m0]), vm0=np.array([1.0 / M]), a_beta=a_beta,
+        q = q._replace(mu=np.where(seen, row_mean, row_mean - level + m0), m0=np.array([m0]), vm0=np.array([1.0 / M]), a_beta=a_beta,
                        b_beta=a_beta * (spread if spread > 0 else var))
     if sample_bias:
         a_gamma = np.array([prior.a_gamma + N / 2])
@@ -624,7 +629,7 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
 
 def check_prior(prior:Prior):
     """A clear error naming the first hyperparameter that is not finite and > 0 (the sweep itself does not check them)."""
-    values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k not in ('w', 'learned_mean')]
+    values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k not in ('w', 'learned_mean', 'mu_offset')]
     # FixedAlpha, ARD
     values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]
     for name, v in values:

@@ -555,11 +555,11 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
         `impute` and `score_samples` then infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
-        The prior of the feature means mu_m. 'broad': mu_m ~ N(0, 1/beta), every feature centred on its own observed
-        mean. 'learned' (lesson 04d): mu_m ~ N(m_0, 1/beta_mu) with a Gaussian on m_0 and a Gamma on beta_mu, all
-        features centred on one level (`center_` is then the mean of all observed values): a feature with no
-        observation is predicted at the learned level m_0 (plus the row's bias with ``sample_bias``), a rarely seen
-        one is shrunk towards it. The model then no longer gives the same answer after a shift of one feature.
+        The prior of the feature means mu_m, in X's units. 'broad': mu_m ~ N(center_m, 1/beta), each feature's own
+        level. 'learned' (lesson 04d): mu_m ~ N(m_0, 1/beta_mu), one level m_0 (a Gaussian) and spread (a Gamma on
+        beta_mu) for all features, both learned: a feature with no observation is predicted at m_0 (plus the row's
+        bias with ``sample_bias``), a rarely seen one is shrunk towards it. The answer then changes with a shift of
+        one feature (the others no longer agree with it).
     callback : callable or None, default None
         Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
         bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
@@ -600,8 +600,8 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     feature_names_in_ : ndarray of str, shape (M,)
         The column names, when X was a DataFrame with string column names.
     center_ : ndarray of shape (M,)
-        Each feature's mean over its observed values (with ``mean_prior='learned'``: the mean of all observed values,
-        for every feature): the centring of the fitted units.
+        Each feature's mean over its observed values (with ``mean_prior='learned'``, the mean of all observed values
+        for a feature with none): the centring of the fitted units.
     scale_ : float
         The scale of the fitted units: the model was fitted to (X - center) / scale.
     posterior_ : Posterior
@@ -765,7 +765,6 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
         self._check_cost(N, M, s, n_obs, dense_storage, complete=n_obs == N * M and not s['sample_bias'])
         center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
-        center = _common_center(center, counts[1], s['mean_prior'])
         scale, varies = _fitted_scale(scale)
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
@@ -779,8 +778,13 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         sum of squares in the fitted units."""
         (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
+        offset = None
+        if s['mean_prior'] == 'learned':    # each feature keeps its own centre; the prior holds their offsets from the
+            level = np.dot(counts[1], center) / max(n_obs, 1)        # level of all observed values (lesson 04d)
+            center = np.where(counts[1] > 0, center, level)          # a feature never observed: centred on the level
+            offset = (center - level) / scale
         prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior,
-                      learned_mean=s['mean_prior'] == 'learned')
+                      learned_mean=offset is not None, mu_offset=offset)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
                   disable=not self.progress) as bar:
             stopped = []
@@ -1149,10 +1153,6 @@ def _ordered_columns(q:Posterior)->Posterior:
     return q._replace(W=q.W @ P, Sw=P.T @ q.Sw @ P, X=q.X @ P, Sx=P.T @ q.Sx @ P,
                       a_alpha=pick(q.a_alpha), b_alpha=pick(q.b_alpha))
 
-def _common_center(center, per_col, mean_prior): # the features' centres, or (mean_prior='learned') one for all
-    if mean_prior != 'learned': return center
-    return np.full(len(center), np.dot(per_col, center) / max(per_col.sum(), 1))   # the mean of all observed values
-
 def _fitted_scale(scale): # (the scale of the fitted units, whether any feature varies); refused beyond float64's reach
     varies = scale > 0
     if not varies: scale = 1.0               # nothing varies: no scale to learn from, the data stay as they are
@@ -1282,8 +1282,6 @@ def _fit_dask(est, X, client):
         raw = runner.load(DelayedBlocks(tuple(dask.delayed(_dask_chunk, pure=True)(c, unstored, int(b))
                                               for c, b in zip(X.to_delayed()[:, 0], starts[:-1])), starts, M))
         counts, center, scale, ss, s2 = _dask_data_scale(runner, raw, M)
-        shift, center = center, _common_center(center, counts[1], s['mean_prior'])
-        ss = ss + counts[1] * ((shift - center) / s2) ** 2     # about the common centre (ss is in units of s2)
         n_obs = int(counts[0].sum())
         if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
         est._warn_missing(*counts)

@@ -130,6 +130,9 @@ class Prior(NamedTuple):
         Shape of p(beta_mu) (used only with `learned_mean`).
     b_beta : float, default 1e-5
         Rate of p(beta_mu).
+    mu_offset : ndarray of shape (M,) or None, default None
+        Offsets c_m of the features from the common level: mu_m ~ N(m_0 - c_m, 1/beta_mu) (used only with
+        `learned_mean`; None is 0). `VBPCA` centres each feature on its own mean and puts the centres here.
     """
     beta: float = 1e-5 # precision of p(mu_m) = N(0, 1/beta)
     a_tau: float = 1e-5 # shape of p(tau_m) = G(a_tau, b_tau)
@@ -141,6 +144,7 @@ class Prior(NamedTuple):
     beta_0: float = 1e-5 # precision of p(m_0) = N(0, 1/beta_0)
     a_beta: float = 1e-5 # shape of p(beta_mu) = G(a_beta, b_beta)
     b_beta: float = 1e-5 # rate of p(beta_mu)
+    mu_offset: object = None # (M,) c_m: mu_m ~ N(m_0 - c_m, 1/beta_mu); None is 0
 
 # %% ../nbs/02_vbpca.ipynb #94810b0c
 def reference_q_x(Y, q:Posterior) -> Posterior:
