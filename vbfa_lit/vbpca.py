@@ -42,10 +42,14 @@ class Posterior(NamedTuple):
         Shapes of q(alpha_d); None when alpha is fixed.
     b_alpha : ndarray of shape (D,) or None
         Rates of q(alpha_d); None when alpha is fixed.
-    m0, vm0 : ndarray of shape (1,) or None
-        Mean and variance of q(m_0), the learned centre of the mu_m (lesson 04d); None under the broad prior on mu.
-    a_beta, b_beta : ndarray of shape (1,) or None
-        Shape and rate of q(beta_mu), the learned precision of the mu_m (lesson 04d); None under the broad prior.
+    m0 : ndarray of shape (1,) or None
+        Mean of q(m_0), the learned centre of the mu_m (lesson 04d); None under the broad prior on mu.
+    vm0 : ndarray of shape (1,) or None
+        Variance of q(m_0).
+    a_beta : ndarray of shape (1,) or None
+        Shape of q(beta_mu), the learned precision of the mu_m (lesson 04d); None under the broad prior.
+    b_beta : ndarray of shape (1,) or None
+        Rate of q(beta_mu).
     """
     X: np.ndarray            # (N, D)     rows xbar_n^T: the means of q(x_n)
     Sx: np.ndarray           # (N, D, D)  Sigma_x_n: their covariances; (1, D, D) when all are equal
