@@ -62,10 +62,11 @@ def random_problem(seed: int):
     return X, params
 
 
-def check_fit(seed: int, engine: str = 'auto'):
-    "Fit one random problem with the sweeps of `engine`; return a list of what went wrong (empty when nothing did)."
+def check_fit(seed: int, engine: str = 'auto', **extra):
+    """Fit one random problem with the sweeps of `engine` (and the hyperparameters `extra`); return a list of what went
+    wrong (empty when nothing did)."""
     X, params = random_problem(seed)
-    params['engine'] = engine
+    params.update(engine=engine, **extra)
     X0 = X.copy()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -92,6 +93,17 @@ def test_random_problem(seed, engine):
     if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     problems = check_fit(seed, engine)
     assert not problems, f"problem {seed} {random_problem(seed)[1]} ({engine}): " + '; '.join(problems)
+
+
+@pytest.mark.parametrize('engine', ['numpy', 'numba'])
+@pytest.mark.parametrize('seed', range(0, N_PROBLEMS, 4))
+def test_random_problem_learned_mean(seed, engine):
+    """A quarter of the problems again with the learned prior of the feature means (lesson 04d), every other one with a
+    bias per sample as well."""
+    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    extra = dict(mean_prior='learned', sample_bias=seed % 8 == 0)
+    problems = check_fit(seed, engine, **extra)
+    assert not problems, f"problem {seed} {random_problem(seed)[1]} {extra} ({engine}): " + '; '.join(problems)
 
 
 # ---- Larger, nastier problems fitted for 300 sweeps: the bound must rise (up to its rounding)

@@ -267,7 +267,7 @@ def test_one_sweep_equals_from_a_random_posterior():
     q = random_posterior(rng, 12, 30, 5, ard=True)
     a, b = sweep(data, q, prior, False, 'numpy'), sweep(data, q, prior, False, 'numba')
     assert rel(a[1], b[1]) < 1e-12
-    for x, y in zip(a[0], b[0]): assert rel(x, y) < 1e-12
+    for x, y in zip(a[0], b[0]): assert (x is None and y is None) or rel(x, y) < 1e-12
 
 
 @needs_numba

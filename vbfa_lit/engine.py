@@ -81,6 +81,10 @@ class BiasedPosterior(NamedTuple):
     vb: np.ndarray = None
     a_gamma: np.ndarray = None
     b_gamma: np.ndarray = None
+    m0: np.ndarray = None
+    vm0: np.ndarray = None
+    a_beta: np.ndarray = None
+    b_beta: np.ndarray = None
 
 def has_sample_bias(q) -> bool:
     """Whether a posterior carries per-sample biases (a `BiasedPosterior`)."""
@@ -145,12 +149,39 @@ def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=
     """q(w_m) from the per-feature sums over the observed entries (what the sweep's reduce step delivers)."""
     return kernels.gaussians(XX, tau[:, None] * (YX - mu[:, None] * mX), scale=tau, diag=alpha, scratch=scratch)
 
-def update_mu(data: Observed, W, X, tau, beta: float, mX=None, mb=None):
-    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>)."""
+def update_mu(data: Observed, W, X, tau, beta: float, mX=None, mb=None, centre=None):
+    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>); with a
+    prior centre (the learned prior's <m_0>, lesson 04d) the mean is variance * (beta centre + that sum).
+    """
     mX = data.mask @ X if mX is None else mX
     v = 1.0 / (beta + data.n_row * tau)
     y_row = data.y_row if mb is None else data.y_row - mb
-    return v * tau * (y_row - np.sum(W * mX, 1)), v
+    if centre is None: return v * tau * (y_row - np.sum(W * mX, 1)), v
+    return v * (beta * centre + tau * (y_row - np.sum(W * mX, 1))), v
+
+def has_learned_mean(q) -> bool:
+    """Whether a posterior carries the learned prior of the mu_m, q(m_0) q(beta_mu) (lesson 04d)."""
+    return getattr(q, 'a_beta', None) is not None
+
+def mean_prior(q, prior: Prior):
+    """The prior of the mu_m as the updates read it, (precision, centre): (beta, None) under the broad prior,
+    (<beta_mu>, <m_0> - c) under the learned one, c the features' offsets `prior.mu_offset` (0 when None)."""
+    if not has_learned_mean(q): return prior.beta, None
+    m0 = float(q.m0[0])
+    return float(q.a_beta[0] / q.b_beta[0]), m0 if prior.mu_offset is None else m0 - prior.mu_offset
+
+def offset_means(mu, prior: Prior):
+    """<mu_m> + c_m, the means on the common level of the learned prior (c = `prior.mu_offset`, 0 when None)."""
+    return mu if prior.mu_offset is None else mu + prior.mu_offset
+
+def update_mean_prior(mu, vmu, beta_mu: float, prior: Prior) -> dict:
+    """q(m_0) = N(v beta_mu sum_m <mu_m>, v), v = 1/(beta_0 + M beta_mu); then with it q(beta_mu) = G(a_beta + M/2,
+    b_beta + sum_m ((<mu_m> - <m_0>)^2 + vmu_m + v)/2) (lesson 04d), with <mu_m> + c_m for <mu_m> (`offset_means`)."""
+    M, mu = len(mu), offset_means(mu, prior)
+    vm0 = 1.0 / (prior.beta_0 + M * beta_mu)
+    m0 = vm0 * beta_mu * mu.sum()
+    b = prior.b_beta + 0.5 * (((mu - m0) ** 2).sum() + vmu.sum() + M * vm0)
+    return dict(m0=np.array([m0]), vm0=np.array([vm0]), a_beta=np.array([prior.a_beta + M / 2]), b_beta=np.array([b]))
 
 def update_b(data: Observed, W, X, mu, tau, gamma):
     """q(b_n), the per-sample bias: variance 1/(<gamma> + sum_{m in O_n} <tau_m>), mean
@@ -257,11 +288,22 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
     # up a dozen short arrays a sweep)
     loglik = 0.5 * (data.n_row * (logtau - LOG2PI) - tau * err).sum()
     x = latent_term(q.X, q.Sx, logdet_Sx) if x_term is None else x_term
-    kl_mu = 0.5 * (prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu)).sum()
+    kl_mu = -mean_term(q, prior)
     w = expected_log_prior_W(q, prior) + _entropy_sum(q.Sw, logdet_Sw, M)
     kl_tau = gamma_kl(q.a_tau, q.b_tau, prior.a_tau, prior.b_tau, check=False).sum()
     terms = ElboTerms(float(loglik), float(x), float(-kl_mu), float(w), float(-prior.w.kl(q)), float(-kl_tau))
     return BiasedElboTerms(*terms, bias_term(q, prior)) if has_sample_bias(q) else terms
+
+def mean_term(q: Posterior, prior: Prior) -> float:
+    """The mean's share of the bound. Broad prior: -KL(q(mu) || p(mu)). Learned prior (lesson 04d): sum_m
+    [<log p(mu_m | m_0, beta_mu)> + H[q(mu_m)]] - KL(q(m_0) || p(m_0)) - KL(q(beta_mu) || p(beta_mu))."""
+    if not has_learned_mean(q):
+        return float(-0.5 * (prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu)).sum())
+    M, (beta, logbeta) = len(q.mu), gamma_moments(q.a_beta, q.b_beta, check=False)
+    spread = ((offset_means(q.mu, prior) - q.m0[0]) ** 2).sum() + q.vmu.sum() + M * q.vm0[0]  # sum <(mu_m + c_m - m_0)^2>
+    terms = 0.5 * (M * logbeta[0] - beta[0] * spread + M + np.log(q.vmu).sum())
+    kl_m0 = 0.5 * (prior.beta_0 * (q.m0[0] ** 2 + q.vm0[0]) - 1 - np.log(prior.beta_0 * q.vm0[0]))
+    return float(terms - kl_m0 - gamma_kl(q.a_beta, q.b_beta, prior.a_beta, prior.b_beta, check=False).sum())
 
 def bias_term(q: BiasedPosterior, prior: Prior) -> float:
     """The per-sample biases' share of the bound: sum_n [<log p(b_n | gamma)> + H[q(b_n)]] - KL(q(gamma) || p(gamma))
@@ -538,13 +580,15 @@ def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', 
         trSXX = trace_product(Sw, s.XX)
     else: W, Sw, logdet_Sw, trSXX = map_features(runner, w_factor_traced, (s.YX, s.mX, s.XX, q.mu, tau),
                                                  (alpha, kernels), into={'S': q.W.shape[1:] * 2})
-    mu, vmu = update_mu(data, W, None, tau, prior.beta, mX=s.mX, mb=s.mb)
+    beta_mu, m0 = mean_prior(q, prior)                     # beta and no centre, or the learned <beta_mu>, <m_0>
+    mu, vmu = update_mu(data, W, None, tau, beta_mu, mX=s.mX, mb=s.mb, centre=m0)
     # the squared errors: a second map, with the new W and mu, and its reduce
     err = functools.reduce(np.add, runner.map(block_errors, blocks, parts, [W] * n, [mu] * n, [kernels] * n))
     err = err + trSXX + data.n_row * vmu
     a_tau, b_tau = update_tau(err, data.n_row, prior.a_tau, prior.b_tau, shared)
     q = q._replace(X=s.X, Sx=s.Sx, W=W, Sw=Sw, mu=mu, vmu=vmu, a_tau=a_tau, b_tau=b_tau)
     if bias: q = q._replace(b=s.b, vb=s.vb, **update_gamma(s.b, s.vb, prior))
+    if m0 is not None: q = q._replace(**update_mean_prior(mu, vmu, beta_mu, prior))   # q(m_0), then q(beta_mu)
     q = prior.w.update(q)
     return q, elbo(data, q, prior, err=err, logdet_Sx=s.logdet_Sx, logdet_Sw=logdet_Sw, x_term=s.x_term)
 
@@ -571,6 +615,13 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
                   W=rng.standard_normal((M, D)) * np.sqrt(var / D),
                   Sw=np.eye(D)[None], mu=row_mean, vmu=np.ones(M),
                   a_tau=a_tau, b_tau=a_tau * var / tau_scale)
+    if prior.learned_mean:      # q(m_0) at the mean of the seen features' means, q(beta_mu) at their spread
+        seen, level = data.n_row > 0, offset_means(row_mean, prior)
+        m0 = level[seen].mean() if seen.any() else 0.0
+        spread = np.mean((level[seen] - m0) ** 2) if seen.any() else 0.0
+        a_beta = np.array([prior.a_beta + M / 2])
+        q = q._replace(mu=np.where(seen, row_mean, row_mean - level + m0), m0=np.array([m0]), vm0=np.array([1.0 / M]), a_beta=a_beta,
+                       b_beta=a_beta * (spread if spread > 0 else var))
     if sample_bias:
         a_gamma = np.array([prior.a_gamma + N / 2])
         q = BiasedPosterior(**q._asdict(), b=np.zeros(N), vb=np.full(N, var), a_gamma=a_gamma, b_gamma=a_gamma * var)
@@ -578,7 +629,7 @@ def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.r
 
 def check_prior(prior:Prior):
     """A clear error naming the first hyperparameter that is not finite and > 0 (the sweep itself does not check them)."""
-    values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k != 'w']
+    values = [(f'prior.{k}', v) for k, v in prior._asdict().items() if k not in ('w', 'learned_mean', 'mu_offset')]
     # FixedAlpha, ARD
     values += [(f'prior.w.{k}', v) for k, v in getattr(prior.w, '_asdict', dict)().items()]
     for name, v in values:

@@ -554,6 +554,12 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 04d). On a user x item ratings
         matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
         `impute` and `score_samples` then infer each row's bias with its latent variables.
+    mean_prior : {'broad', 'learned'}, default 'broad'
+        The prior of the feature means mu_m, in X's units. 'broad': mu_m ~ N(center_m, 1/beta), each feature's own
+        level. 'learned' (lesson 04d): mu_m ~ N(m_0, 1/beta_mu), one level m_0 (a Gaussian) and spread (a Gamma on
+        beta_mu) for all features, both learned: a feature with no observation is predicted at m_0 (plus the row's
+        bias with ``sample_bias``), a rarely seen one is shrunk towards it. The answer then changes with a shift of
+        one feature (the others no longer agree with it).
     callback : callable or None, default None
         Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
         bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
@@ -594,7 +600,8 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     feature_names_in_ : ndarray of str, shape (M,)
         The column names, when X was a DataFrame with string column names.
     center_ : ndarray of shape (M,)
-        Each feature's mean over its observed values: the centring of the fitted units.
+        Each feature's mean over its observed values (with ``mean_prior='learned'``, the mean of all observed values
+        for a feature with none): the centring of the fitted units.
     scale_ : float
         The scale of the fitted units: the model was fitted to (X - center) / scale.
     posterior_ : Posterior
@@ -635,6 +642,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         'tol': [Interval(Real, 0, None, closed='left')], 'effective_tol': [Interval(Real, 0, None, closed='left')],
         'random_state': ['random_state', np.random.Generator, np.random.SeedSequence],
         'progress': ['boolean'], 'sample_bias': ['boolean'],
+        'mean_prior': [StrOptions({'broad', 'learned'})],
         **{k: [Interval(Real, 0, None, closed='neither')] for k in
            ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')},
         'storage': [StrOptions({'auto', 'dense', 'sparse'})],
@@ -647,7 +655,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
                  storage='auto', missing_values=np.nan, engine='auto', n_jobs=None, sample_bias=False,
-                 callback=None):
+                 callback=None, mean_prior='broad'):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
@@ -655,7 +663,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.beta, self.a_alpha, self.b_alpha, self.a_tau, self.b_tau = beta, a_alpha, b_alpha, a_tau, b_tau
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
         self.missing_values, self.engine, self.n_jobs = missing_values, engine, n_jobs
-        self.sample_bias, self.callback = sample_bias, callback
+        self.sample_bias, self.callback, self.mean_prior = sample_bias, callback, mean_prior
 
     def __sklearn_tags__(self): # a transformer that allows NaN (missing) and, by default, refuses sparse input
         tags = super().__sklearn_tags__()
@@ -770,7 +778,13 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         sum of squares in the fitted units."""
         (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
         w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
-        prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior)
+        offset = None
+        if s['mean_prior'] == 'learned':    # each feature keeps its own centre; the prior holds their offsets from the
+            level = np.dot(counts[1], center) / max(n_obs, 1)        # level of all observed values (lesson 04d)
+            center = np.where(counts[1] > 0, center, level)          # a feature never observed: centred on the level
+            offset = (center - level) / scale
+        prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior,
+                      learned_mean=offset is not None, mu_offset=offset)
         with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
                   disable=not self.progress) as bar:
             stopped = []

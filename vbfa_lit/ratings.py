@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['make_ratings', 'reference_q_b', 'reference_q_gamma', 'reference_q_tau_biased', 'reference_biased_sweep',
-           'reference_biased_bound']
+           'reference_biased_bound', 'reference_q_mu_learned', 'reference_q_m0', 'reference_q_beta',
+           'reference_learned_sweep', 'reference_learned_bound']
 
 # %% ../nbs/04d_ratings.ipynb #rt000003
 from types import SimpleNamespace
@@ -239,3 +240,124 @@ def random_biased_posterior(rng: np.random.Generator, M: int, N: int, D: int, sh
     q = random_posterior(rng, M, N, D, shared, ard)
     return BiasedPosterior(**q._asdict(), b=rng.normal(size=N), vb=rng.uniform(0.2, 2, N),
                            a_gamma=rng.uniform(1, 5, 1), b_gamma=rng.uniform(1, 5, 1))
+
+# %% ../nbs/04d_ratings.ipynb #rt000072
+def reference_q_mu_learned(Y, q):
+    """The update of every q(mu_m) under the learned prior (4d.7), in plain NumPy: the data's pull and <beta_mu> <m_0>'s.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing (less the biases <b_n>, when there are any).
+    q : Posterior or BiasedPosterior
+        With q(m_0) and q(beta_mu); left unchanged.
+
+    Returns
+    -------
+    Posterior or BiasedPosterior
+        q with mu and vmu (M,) updated.
+    """
+    O, M = ~np.isnan(Y), Y.shape[0]
+    tau, beta = np.broadcast_to(q.a_tau / q.b_tau, (M,)), q.a_beta[0] / q.b_beta[0]       # <tau_m>, <beta_mu>
+    vmu = 1 / (beta + tau * O.sum(1))
+    return q._replace(mu=vmu * (beta * q.m0[0] + tau * (O * (np.where(O, Y, 0.0) - q.W @ q.X.T)).sum(1)), vmu=vmu)
+
+def reference_q_m0(q, prior: Prior):
+    """The update of q(m_0) (4d.8), in plain NumPy: the mean of the <mu_m>, shrunk towards 0 by beta_0.
+
+    Parameters
+    ----------
+    q : Posterior or BiasedPosterior
+        With q(m_0) and q(beta_mu).
+    prior : Prior
+        Its beta_0 is read.
+
+    Returns
+    -------
+    Posterior or BiasedPosterior
+        q with m0 and vm0 (1,) updated.
+    """
+    beta, M = q.a_beta[0] / q.b_beta[0], len(q.mu)
+    vm0 = 1 / (prior.beta_0 + M * beta)
+    return q._replace(m0=np.array([vm0 * beta * q.mu.sum()]), vm0=np.array([vm0]))
+
+def reference_q_beta(q, prior: Prior):
+    """The update of q(beta_mu) (4d.9), in plain NumPy: the spread of the mu_m about m_0.
+
+    Parameters
+    ----------
+    q : Posterior or BiasedPosterior
+        With q(m_0) and q(beta_mu).
+    prior : Prior
+        Its a_beta and b_beta are read.
+
+    Returns
+    -------
+    Posterior or BiasedPosterior
+        q with a_beta and b_beta (1,) updated.
+    """
+    spread = np.sum((q.mu - q.m0[0]) ** 2 + q.vmu + q.vm0[0])                    # sum_m <(mu_m - m_0)^2>
+    return q._replace(a_beta=np.array([prior.a_beta + len(q.mu) / 2]), b_beta=np.array([prior.b_beta + spread / 2]))
+
+# %% ../nbs/04d_ratings.ipynb #rt000073
+from .vbpca import reference_q_tau
+
+# %% ../nbs/04d_ratings.ipynb #rt000074
+def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
+    """One sweep with the learned prior of the mu_m, with or without per-sample biases, in plain NumPy: the lesson's
+    reference (X -> b -> W -> mu -> m_0 -> beta_mu -> tau -> gamma -> prior on W), which the engine equals to rounding.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing.
+    q : Posterior or BiasedPosterior
+        With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
+    prior : Prior
+    shared : bool, default False
+
+    Returns
+    -------
+    Posterior or BiasedPosterior
+    """
+    biased = getattr(q, 'b', None) is not None
+    q = reference_q_x(Y - q.b if biased else Y, q)
+    if biased: q = reference_q_b(Y, q)
+    Yb = Y - q.b if biased else Y                      # y_mn - <b_n>
+    q = reference_q_mu_learned(Yb, reference_q_w(Yb, q, prior))
+    q = reference_q_beta(reference_q_m0(q, prior), prior)
+    if not biased: return prior.w.update(reference_q_tau(Y, q, prior, shared))
+    return prior.w.update(reference_q_gamma(reference_q_tau_biased(Y, q, prior, shared), prior))
+
+def reference_learned_bound(Y, q, prior: Prior) -> float:
+    """The lower bound with the learned prior of the mu_m: lesson 02's bound (or this lesson's with biases) with its
+    -KL(q(mu) || p(mu)) replaced by the terms (4d.10).
+
+    Parameters
+    ----------
+    Y : ndarray of shape (M, N)
+        The data, features x samples; NaN where missing.
+    q : Posterior or BiasedPosterior
+        With q(m_0) and q(beta_mu).
+    prior : Prior
+
+    Returns
+    -------
+    float
+    """
+    biased = getattr(q, 'b', None) is not None
+    base = reference_biased_bound(Y, q, prior) if biased else reference_bound(Y, q, prior)
+    kl_broad = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))    # what base took off
+    beta, log_beta = gamma_moments(q.a_beta, q.b_beta)
+    spread = (q.mu - q.m0[0]) ** 2 + q.vmu + q.vm0[0]                          # <(mu_m - m_0)^2>
+    terms = 0.5 * np.sum(log_beta[0] - beta[0] * spread + 1 + np.log(q.vmu))                      # (4d.10)
+    kl_m0 = 0.5 * (prior.beta_0 * (q.m0[0] ** 2 + q.vm0[0]) - 1 - np.log(prior.beta_0 * q.vm0[0]))
+    kl_beta = np.sum(gamma_kl(q.a_beta, q.b_beta, prior.a_beta, prior.b_beta))
+    return float(base + kl_broad + terms - kl_m0 - kl_beta)
+
+# %% ../nbs/04d_ratings.ipynb #rt000074p1
+def random_learned_posterior(rng: np.random.Generator, M: int, N: int, D: int, biased: bool = True, shared: bool = False):
+    """A random, deliberately non-optimal posterior with q(m_0) and q(beta_mu) (and biases): the input of checks."""
+    q = random_biased_posterior(rng, M, N, D, shared) if biased else random_posterior(rng, M, N, D, shared)
+    return q._replace(m0=rng.normal(size=1), vm0=rng.uniform(0.2, 2, 1), a_beta=rng.uniform(1, 5, 1),
+                      b_beta=rng.uniform(1, 5, 1))

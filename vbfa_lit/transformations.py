@@ -12,7 +12,8 @@ import numpy as np
 
 from .notation import gamma_moments
 from .vbpca import Posterior, Prior, FixedAlpha
-from .engine import Observed, elbo, expected_log_prior_W, congruence, map_chunks, PendingRotation
+from .engine import (Observed, elbo, expected_log_prior_W, congruence, map_chunks, PendingRotation,
+                             mean_prior)
 from .linalg import weighted_sum
 from .ard import ARD
 
@@ -313,7 +314,9 @@ def transform_posterior(
     (N, D), M = q.X.shape, q.W.shape[0]
     total, Sw_sum = 0.0, None               # the translation leaves the Sigma_w_m: their sum serves the rotation
     if kind in ('translate', 'both'):
-        Omega, g, Sw_sum = translation_statistics(data, q, prior.beta, with_sum=True)
+        beta, m0 = mean_prior(q, prior)        # a learned prior (lesson 04d): <beta_mu>, the mu_m about <m_0>
+        Omega, g, Sw_sum = translation_statistics(data, q if m0 is None else q._replace(mu=q.mu - m0), beta,
+                                                  with_sum=True)
         with np.errstate(all='ignore'):
             t = np.linalg.lstsq(Omega, g, rcond=None)[0]
             gain = g @ t - t @ Omega @ t / 2

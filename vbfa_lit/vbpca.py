@@ -42,6 +42,14 @@ class Posterior(NamedTuple):
         Shapes of q(alpha_d); None when alpha is fixed.
     b_alpha : ndarray of shape (D,) or None
         Rates of q(alpha_d); None when alpha is fixed.
+    m0 : ndarray of shape (1,) or None
+        Mean of q(m_0), the learned centre of the mu_m (lesson 04d); None under the broad prior on mu.
+    vm0 : ndarray of shape (1,) or None
+        Variance of q(m_0).
+    a_beta : ndarray of shape (1,) or None
+        Shape of q(beta_mu), the learned precision of the mu_m (lesson 04d); None under the broad prior.
+    b_beta : ndarray of shape (1,) or None
+        Rate of q(beta_mu).
     """
     X: np.ndarray            # (N, D)     rows xbar_n^T: the means of q(x_n)
     Sx: np.ndarray           # (N, D, D)  Sigma_x_n: their covariances; (1, D, D) when all are equal
@@ -53,6 +61,10 @@ class Posterior(NamedTuple):
     b_tau: np.ndarray        # (M,)       check b_tau_m: rates of q(tau_m); (1,) for one shared tau
     a_alpha: object = None   # (D,)       shapes of q(alpha_d) under ARD (lesson 03); None for a fixed alpha
     b_alpha: object = None   # (D,)       rates of q(alpha_d); None for a fixed alpha
+    m0: object = None        # (1,)       mean of q(m_0), the learned centre of the mu_m (lesson 04d); None: broad prior
+    vm0: object = None       # (1,)       variance of q(m_0)
+    a_beta: object = None    # (1,)       shape of q(beta_mu), the learned precision of the mu_m
+    b_beta: object = None    # (1,)       rate of q(beta_mu)
 
 
 # %% ../nbs/02_vbpca.ipynb #81c33a31
@@ -113,6 +125,18 @@ class Prior(NamedTuple):
         posterior has them).
     b_gamma : float, default 1e-5
         Rate of p(gamma).
+    learned_mean : bool, default False
+        Replace p(mu_m) = N(0, 1/beta) by the hierarchical prior of lesson 04d, mu_m ~ N(m_0, 1/beta_mu) with
+        m_0 ~ N(0, 1/beta_0) and beta_mu ~ G(a_beta, b_beta), whose centre and precision are learned.
+    beta_0 : float, default 1e-5
+        Precision of p(m_0) (used only with `learned_mean`).
+    a_beta : float, default 1e-5
+        Shape of p(beta_mu) (used only with `learned_mean`).
+    b_beta : float, default 1e-5
+        Rate of p(beta_mu).
+    mu_offset : ndarray of shape (M,) or None, default None
+        Offsets c_m of the features from the common level: mu_m ~ N(m_0 - c_m, 1/beta_mu) (used only with
+        `learned_mean`; None is 0). `VBPCA` centres each feature on its own mean and puts the centres here.
     """
     beta: float = 1e-5 # precision of p(mu_m) = N(0, 1/beta)
     a_tau: float = 1e-5 # shape of p(tau_m) = G(a_tau, b_tau)
@@ -120,6 +144,11 @@ class Prior(NamedTuple):
     w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
     a_gamma: float = 1e-5 # shape of p(gamma), the precision of the per-sample biases b_n
     b_gamma: float = 1e-5 # rate of p(gamma)
+    learned_mean: bool = False # True: mu_m ~ N(m_0, 1/beta_mu), centre and precision learned (lesson 04d)
+    beta_0: float = 1e-5 # precision of p(m_0) = N(0, 1/beta_0)
+    a_beta: float = 1e-5 # shape of p(beta_mu) = G(a_beta, b_beta)
+    b_beta: float = 1e-5 # rate of p(beta_mu)
+    mu_offset: object = None # (M,) c_m: mu_m ~ N(m_0 - c_m, 1/beta_mu); None is 0
 
 # %% ../nbs/02_vbpca.ipynb #94810b0c
 def reference_q_x(Y, q:Posterior) -> Posterior:
