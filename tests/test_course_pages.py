@@ -101,7 +101,7 @@ def test_a_page_shows_at_most_150_code_lines(stem):
     assert shown_lines(stem) <= 150, f'{stem}: {shown_lines(stem)} unfolded code lines on the page'
 
 
-OVER_60 = {'04d_ratings', '06_rjmcmc', '07_stiefel', '08_householder_ppca'}
+OVER_60 = {'06_rjmcmc', '07_stiefel', '08_householder_ppca'}
 
 
 @pytest.mark.parametrize('stem', xfail_on(OVER_60, 'at most 60 open code lines on a lesson page')(PAGES))

@@ -243,7 +243,7 @@ def random_biased_posterior(rng: np.random.Generator, M: int, N: int, D: int, sh
 
 # %% ../nbs/04d_ratings.ipynb #rt000072
 def reference_q_mu_learned(Y, q):
-    """The update of every q(mu_m) under the learned prior (4d.7), in plain NumPy: the data's pull and <beta_mu> <m_0>'s.
+    """The update of every q(mu_m) under the learned prior (4d.11), in plain NumPy: the data's pull and <beta_mu> <m_0>'s.
 
     Parameters
     ----------
@@ -263,7 +263,7 @@ def reference_q_mu_learned(Y, q):
     return q._replace(mu=vmu * (beta * q.m0[0] + tau * (O * (np.where(O, Y, 0.0) - q.W @ q.X.T)).sum(1)), vmu=vmu)
 
 def reference_q_m0(q, prior: Prior):
-    """The update of q(m_0) (4d.8), in plain NumPy: the mean of the <mu_m>, shrunk towards 0 by beta_0.
+    """The update of q(m_0) (4d.12), in plain NumPy: the mean of the <mu_m>, shrunk towards 0 by beta_0.
 
     Parameters
     ----------
@@ -282,7 +282,7 @@ def reference_q_m0(q, prior: Prior):
     return q._replace(m0=np.array([vm0 * beta * q.mu.sum()]), vm0=np.array([vm0]))
 
 def reference_q_beta(q, prior: Prior):
-    """The update of q(beta_mu) (4d.9), in plain NumPy: the spread of the mu_m about m_0.
+    """The update of q(beta_mu) (4d.13), in plain NumPy: the spread of the mu_m about m_0.
 
     Parameters
     ----------
@@ -331,7 +331,7 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
 
 def reference_learned_bound(Y, q, prior: Prior) -> float:
     """The lower bound with the learned prior of the mu_m: lesson 02's bound (or this lesson's with biases) with its
-    -KL(q(mu) || p(mu)) replaced by the terms (4d.10).
+    -KL(q(mu) || p(mu)) replaced by the terms (4d.14).
 
     Parameters
     ----------
@@ -350,7 +350,7 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
     kl_broad = 0.5 * np.sum(prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu))    # what base took off
     beta, log_beta = gamma_moments(q.a_beta, q.b_beta)
     spread = (q.mu - q.m0[0]) ** 2 + q.vmu + q.vm0[0]                          # <(mu_m - m_0)^2>
-    terms = 0.5 * np.sum(log_beta[0] - beta[0] * spread + 1 + np.log(q.vmu))                      # (4d.10)
+    terms = 0.5 * np.sum(log_beta[0] - beta[0] * spread + 1 + np.log(q.vmu))                      # (4d.14)
     kl_m0 = 0.5 * (prior.beta_0 * (q.m0[0] ** 2 + q.vm0[0]) - 1 - np.log(prior.beta_0 * q.vm0[0]))
     kl_beta = np.sum(gamma_kl(q.a_beta, q.b_beta, prior.a_beta, prior.b_beta))
     return float(base + kl_broad + terms - kl_m0 - kl_beta)
