@@ -57,3 +57,60 @@ def test_says_why_r_hat_is_near_1_for_the_wandering_chains():
     src = cell_with(STEM, "fig.suptitle('Figure 8.3:")
     assert 'visited' in src and 'off_centre' in src
 
+
+
+def test_the_slides_are_introduced_with_a_citation_before_they_are_named():
+    text = flat(prose(STEM))
+    first = text.index('the slides')
+    intro = text[:first + 300]
+    assert 'Nirwan & Bertschinger (2019)' in intro and 'ICML 2019' in intro and '(98_references.ipynb)' in intro
+
+
+def test_the_densities_are_derived_by_hand_and_checked_by_sympy():
+    text = prose(STEM)
+    tags = [int(m) for m in re.findall(r'\\tag\{8\.(\d+)\}', text)]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 7, tags
+    hand = section(text, '### The densities, by hand', 'SymPy computes the Jacobians')
+    for piece in (r'd\mathbf{v} = r^{i-1}\,dr\,d\boldsymbol{\omega}', r'- (i-1)\log\lVert\mathbf{v}_i\rVert',
+                  r'\operatorname{vol}\mathcal{V}_{M,D}', r"\prod_{q<q'}(\sigma_q^2 - \sigma_{q'}^2)",
+                  r'\mathbf{W}\mathbf{R} \overset{d}{=} \mathbf{G}'):
+        assert piece in hand, piece
+    import sympy as sp
+    out = io_run(cell_with(STEM, 'def jacobian_det('), {'sp': sp, 'np': np})
+    assert out.startswith('SymPy agrees with Eq. (8.2)') and 'to ' in out
+
+
+def test_p_sigma_is_restated_where_it_is_used():
+    text = flat(prose(STEM))
+    restated = r'\log p(\boldsymbol{\sigma}) = -\frac12\sum_q\sigma_q^2 + (M-D)\sum_q\log\sigma_q'
+    assert text.count(restated) >= 2
+    nuts = section(text, '## Posterior sampling with NUTS', 'The model\'s log density')
+    assert restated in nuts
+
+
+def test_the_prior_check_is_folded_and_says_its_threshold_and_why():
+    from notebook_text import is_folded
+    src = cell_with(STEM, 'def sample_sigma_grid(')
+    assert is_folded(src) and "print(f'derived density: smallest of its five p-values" in src
+    text = flat(prose(STEM))
+    check = section(text, '### Prior-predictive check', '*Figure 8.2:')
+    assert 'below $10^{-3}$' in check and '1 - (1 - 10^{-3})^5' in check
+    assert 'passes all five tests at the threshold $10^{-3}$' in text
+
+
+def test_the_ring_paragraph_quotes_no_number_the_printout_does_not_give():
+    text = flat(prose(STEM))
+    para = section(text, '*Figure 8.3:', '## ')
+    src = cell_with(STEM, "fig.suptitle('Figure 8.3:")
+    for number in re.findall(r'(?<![\w.])0\.\d+', para):
+        assert False, f'the paragraph quotes {number}, which depends on the run'
+    assert 'of the radius' in src
+
+
+def io_run(code, ns):
+    "What `code` prints, run in namespace `ns`."
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf): exec(code, ns)
+    return buf.getvalue()

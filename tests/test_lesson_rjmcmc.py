@@ -133,3 +133,59 @@ def test_figure_6_1_caption_reads_the_precision_axis_as_variances_and_names_the_
     assert [round(1 / p, 2) for p in order] == sorted(variances, reverse=True)
     assert '$l_1 = 10$' in cap and f'$l_4 = {1 / ns["x6"][3]:.2f}$' in cap and '1/s = 1$' in cap
 
+
+
+def test_the_birth_ratio_is_derived_by_hand_in_numbered_steps_before_its_sympy_check():
+    src = cells(STEM)
+    birth = next(s for k, s in src if k == 'markdown' and s.startswith('## Birth and death'))
+    for tag, what in (('6.7', 'Z = '), ('6.8', '= 1.'), ('6.9', 'g_{q+1}(s - v)'), ('6.10', '(q+2)\\,\\mathcal{G}(v'),
+                      ('6.11', '(q+2)\\ Z\\')):
+        eq = birth[:birth.index(f'\\tag{{{tag}}}')]
+        assert what in eq[eq.rindex('$$'):], (tag, what)
+    check = next(s for k, s in src if k == 'code' and 'def log_R_general' in s)
+    assert is_folded(check) and 'SymPy agrees with Eq. (6.11)' in check
+    tags = [int(m) for m in re.findall(r'\\tag\{6\.(\d+)\}', prose(STEM))]
+    assert tags == list(range(1, len(tags) + 1)), tags
+
+
+def test_leaving_z_out_is_measured_on_the_appendix_page_and_the_summary_keeps_its_numbers_there():
+    text = flat(prose(STEM))
+    assert 'We measure below' not in text
+    note = section(text, "Beside the paper's eq. (10)", 'Where a Jacobian')
+    assert '(06d_zhang_tables.ipynb) measures what' in note
+    summary = section(text, '## Summary', '## Exercises')
+    assert not re.search(r'0\.883|0\.586|0\.209|0\.683', summary)
+
+
+def test_the_missing_occam_factor_is_stated_and_measured_on_pure_noise():
+    from vbfa_lit.rjmcmc import exact_posterior_q, sample_eigenvalues
+    text = flat(prose(STEM))
+    assert 'Fixing the directions at the sample eigenvectors removes that factor' in text
+    assert '8 to 9 components' in text
+    out = run(cell_with(STEM, 'noise_q = []'), {'np': np, 'exact_posterior_q': exact_posterior_q,
+                                                 'sample_eigenvalues': sample_eigenvalues})
+    modes, means = out.split('posterior mode of q ')[1].split('; posterior mean ')
+    assert {int(m) for m in modes.split(', ')} <= {8, 9}
+    assert all(7.5 <= float(e) <= 9 for e in means.split(', '))
+
+
+def test_figure_6_2_starts_at_sweep_0_on_one_vertical_scale():
+    from vbfa_lit.plots import colour, plot_spectrum, plot_trace
+    from vbfa_lit.rjmcmc import reference_sweep
+    from vbfa_lit.widgets import StaticSlider, figure_png
+    ns = dict(np=np, reference_sweep=reference_sweep, g_ref=np.array([4.0, 2.2, 1.6, 1.2, 1.0, 0.8]), n_ref=40)
+    exec(cell_with(STEM, 'rng_w = np.random.default_rng(11)'), ns)
+    ns.update(plt=plt, plot_trace=plot_trace, plot_spectrum=plot_spectrum, colour=colour, StaticSlider=StaticSlider,
+              figure_png=figure_png, display=lambda *a: None)
+    exec(cell_with(STEM, 'def draw_sweep(t):'), ns)
+    try:
+        tops = set()
+        for t in (0, 3, 20):
+            fig = ns['draw_sweep'](t)
+            line = fig.axes[0].lines[0]
+            assert list(line.get_xdata()) == list(range(t + 1)) and line.get_ydata()[0] == ns['q_w'][0]
+            tops.add(fig.axes[1].get_ylim()[1])
+            plt.close(fig)
+        assert len(tops) == 1
+    finally:
+        plt.close('all')

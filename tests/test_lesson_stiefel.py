@@ -27,3 +27,23 @@ def test_figure_2_has_three_ticks_per_axis():
     code = cell_with(STEM, 'Figure 7.2:')
     assert 'xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1]' in code
 
+
+
+def test_the_slides_are_introduced_with_a_citation_before_they_are_named():
+    import re
+    from notebook_text import flat
+    text = flat(prose(STEM))
+    first = text.index('the slides')
+    intro = text[:first + 300]
+    assert 'Nirwan & Bertschinger (2019)' in intro and 'ICML 2019' in intro and '(98_references.ipynb)' in intro
+    assert re.search(r'"the slides" below', intro)
+
+
+def test_the_reflection_and_mezzadris_step_are_derived_by_hand_and_tagged_in_order():
+    import re
+    text = prose(STEM)
+    tags = [int(m) for m in re.findall(r'\\tag\{7\.(\d+)\}', text)]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 6, tags
+    assert r'= \mathbf{v} - \mathbf{w}' in text                            # P v = v - w, Eq. (7.3)
+    step = section(text, '**The key step, by hand.**', 'Two remarks')
+    assert r"\operatorname{diag}(1, \mathbf{K}\mathbf{O}')" in step and 'Eq. (7.4)' in step
