@@ -2,10 +2,7 @@
 numbered in order and captioned right under them, every figure the prose names captioned, a code budget, nothing of
 the project (test files, result files, build commands, issue numbers, private names) and no engineering record (dates,
 machine loads, cache sizes) on the page, and the first shown import block folded. Read from the notebooks, which the
-site renders cell by cell; which notebooks are lessons is the site's own list (docs/proc2sphinx.py's LESSONS).
-
-A check that today's pages do not all meet is marked xfail(strict=True) on the pages that fail it, citing issue 44
-(the course issue), which makes them meet it: when a page is mended, its mark must go."""
+site renders cell by cell; which notebooks are lessons is the site's own list (docs/proc2sphinx.py's LESSONS). Every lesson page meets every check."""
 import functools
 import io
 import re
@@ -21,13 +18,6 @@ NUMBER = r'(\d+[a-z]?)\.(\d+)'
 TITLE = re.compile(r'Figure ' + NUMBER)
 CAPTION = re.compile(r'^\*Figure ' + NUMBER + r':', re.M)
 DRAWING = re.compile(r'plot_\w+\(|\.subplots\(|plt\.figure\(|Figure\(|^fig\w* *=', re.M)  # draws, or keeps a figure
-COURSE_ISSUE = 'issue 44 (the course): '
-
-
-def xfail_on(pages, reason):
-    "The pages as pytest params, those in `pages` marked xfail(strict=True) with `reason`."
-    return lambda stems: [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=COURSE_ISSUE + reason))
-                          if s in pages else s for s in stems]
 
 
 # ---------------------------------------------------------------- figures
@@ -101,10 +91,7 @@ def test_a_page_shows_at_most_150_code_lines(stem):
     assert shown_lines(stem) <= 150, f'{stem}: {shown_lines(stem)} unfolded code lines on the page'
 
 
-OVER_60 = {'06_rjmcmc', '07_stiefel', '08_householder_ppca'}
-
-
-@pytest.mark.parametrize('stem', xfail_on(OVER_60, 'at most 60 open code lines on a lesson page')(PAGES))
+@pytest.mark.parametrize('stem', PAGES)
 def test_a_lesson_shows_at_most_60_code_lines(stem):
     assert shown_lines(stem) <= 60, f'{stem}: {shown_lines(stem)} unfolded code lines on the page'
 
