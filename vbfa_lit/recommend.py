@@ -29,7 +29,7 @@ def _triples(X, y, columns, need_rating): # (users, items, ratings or None) from
     if hasattr(X, 'columns') and hasattr(X, 'dtypes'):               # pandas, or Dask (computed: its 3 columns)
         if hasattr(X, 'compute') and hasattr(X, 'npartitions'):
             X = X[[c for c in (user_col, item_col, rating_col) if c in X.columns]].compute()
-        users, items = _column('X', X, user_col), _column('X', X, item_col)
+        users, items = _ids(_column('X', X, user_col)), _ids(_column('X', X, item_col))
         if y is None and need_rating: y = _column('X', X, rating_col)
     else:
         a = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
@@ -83,9 +83,9 @@ class VBPCARecommender(BaseEstimator):
 
     A front door to `VBPCA` with the defaults that suit ratings: the triples become a sparse matrix whose unstored
     entries are the unrated pairs (``missing_values='unstored'``, never densified); the more numerous of the two
-    sides is put on the rows (the samples, whose latent variables have a proper prior that shrinks a rarely seen
-    one), the other on the columns; a bias per row (``sample_bias=True``) beside the bias per column (the feature
-    mean); the number of components chosen by ARD below `n_components`. A pair whose user or item was never seen
+    sides is put on the rows (the samples: a row never seen is an empty row of the model, while a column never seen
+    has no mean but its prior's), the other on the columns; a bias per row (``sample_bias=True``) beside the bias per
+    column (the feature mean); the number of components chosen by ARD below `n_components`. A pair whose user or item was never seen
     in `fit` is predicted from what the fit learned of the other side (see `predict`).
 
     Parameters
