@@ -948,6 +948,9 @@ MOVIELENS_100K_SHA256 = 'sha256:50d2a982c66986937beb9ffb3aa76efe955bf3d5c6b761f4
 # from tensorflow-datasets' url_checksums/movielens.txt (4,924,029 bytes); GroupLens publishes the MD5
 # 0e33842e24a9c977be4e0107933c0723 beside the file (ml-100k.zip.md5)
 MOVIELENS_100K_MD5 = 'md5:0e33842e24a9c977be4e0107933c0723'
+# the archive's ml-100k/u.data alone (1,979,173 bytes, 100,000 lines): the hash on which the copies of the archive's
+# file kept in public repositories agree (among them one unpacked with the archive's own date, 2000-07-19)
+MOVIELENS_100K_UDATA_SHA256 = 'sha256:06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490'
 
 # %% ../nbs/01b_data.ipynb #70a8fa01p1
 def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_URLS):
@@ -956,7 +959,9 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     Parameters
     ----------
     data_home : str, os.PathLike or None
-        Cache directory (see ``get_data_home``); the zip goes to its ``movielens/`` subdirectory.
+        Cache directory (see ``get_data_home``); the zip goes to its ``movielens/`` subdirectory. A ratings file
+        ``movielens/ml-100k/u.data`` there (the archive's own, unpacked or copied from a mirror, checked against
+        ``MOVIELENS_100K_UDATA_SHA256``) is read instead of the archive, with ``u.item`` beside it if present.
     download : bool, default True
         False: use the cache only.
     urls : sequence of str
@@ -978,7 +983,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     ValueError
         If ``ml-100k/u.data`` is missing from the archive, malformed, or rates a (user, movie) pair twice.
     FileNotFoundError, DownloadError, ChecksumError
-        As ``fetch_file``.
+        As ``fetch_file``; ChecksumError also for a ``movielens/ml-100k/u.data`` that is not the archive's.
 
     Notes
     -----
@@ -990,16 +995,23 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     Harper, F. M. and Konstan, J. A. (2015). The MovieLens datasets: history and context. ACM TiiS 5(4).
     """
     urls = [urls] if isinstance(urls, str) else list(urls)
-    path = fetch_file('ml-100k.zip', urls, MOVIELENS_100K_SHA256, subdir='movielens', data_home=data_home,
-                      download=download)
-    with zipfile.ZipFile(path) as z:
-        names = set(z.namelist())
-        if 'ml-100k/u.data' not in names: raise ValueError(f"{path}: no ml-100k/u.data in the archive")
-        text = z.read('ml-100k/u.data').decode('ascii')
-        titles = None
-        if 'ml-100k/u.item' in names:
-            items = z.read('ml-100k/u.item').decode('latin-1')
-            titles = [line.split('|')[1] for line in items.splitlines() if line]
+    loose = get_data_home(data_home) / 'movielens' / 'ml-100k' / 'u.data'
+    if loose.is_file():                             # the ratings file alone, verified as the archive is
+        algorithm, expected = MOVIELENS_100K_UDATA_SHA256.split(':')
+        if _pooch().file_hash(str(loose), alg=algorithm) != expected:
+            raise ChecksumError(f"{loose} is not the archive's ml-100k/u.data (its checksum differs); delete it, and "
+                                "the archive is used, or replace it with the archive's file")
+        path, text, items = loose, loose.read_text('ascii'), loose.with_name('u.item')
+        items = items.read_text('latin-1') if items.is_file() else None
+    else:
+        path = fetch_file('ml-100k.zip', urls, MOVIELENS_100K_SHA256, subdir='movielens', data_home=data_home,
+                          download=download)
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            if 'ml-100k/u.data' not in names: raise ValueError(f"{path}: no ml-100k/u.data in the archive")
+            text = z.read('ml-100k/u.data').decode('ascii')
+            items = z.read('ml-100k/u.item').decode('latin-1') if 'ml-100k/u.item' in names else None
+    titles = None if items is None else [line.split('|')[1] for line in items.splitlines() if line]
     try: t = np.array([line.split('\t') for line in text.splitlines() if line], dtype=np.int64)
     except ValueError:
         raise ValueError(f"{path}: ml-100k/u.data is not four tab-separated integers per line") from None

@@ -728,8 +728,9 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
             block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
             Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
-            n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D), and the memory
-            check of `n_components` is skipped (the blocks' memory is the workers').
+            n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D). Without a client
+            `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
+            is the workers').
         y : default None
             Ignored.
         client : distributed.Client, optional
@@ -1044,18 +1045,29 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
     @one_blas_thread
-    def inverse_transform(self, Z) -> np.ndarray:
-        """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise).
+    def inverse_transform(self, Z, sample_bias=None) -> np.ndarray:
+        """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise), plus each row's bias
+        when the model has one.
 
         Parameters
         ----------
         Z : ndarray of shape (n_samples, n_components_)
             Latent values.
+        sample_bias : array_like of shape (n_samples,), or None
+            Required with ``sample_bias=True`` (and refused without it): each row's bias b_n, which Z does not hold;
+            ``transform_bias(X)`` gives those of the rows ``transform(X)`` mapped (``sample_bias_`` those of the
+            training fit).
 
         Returns
         -------
         ndarray of shape (n_samples, n_features)
-            Z <W>^T + <mu>, in the units of X.
+            Z <W>^T + <mu> (+ b_n), in the units of X.
+
+        Raises
+        ------
+        ValueError
+            Z of the wrong width or with NaN; `sample_bias` missing for a model with a bias per sample, given for one
+            without, or not of length n_samples.
         """
         self._check_fitted()
         arr = check_data(Z, 'Z')
@@ -1063,7 +1075,48 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = "
                              f"{self.n_components_}")
         if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
-        return (arr @ self.components_ + self.mean_).astype(output_dtype(Z), copy=False)
+        out = arr @ self.components_ + self.mean_
+        biased = getattr(self.posterior_, 'b', None) is not None
+        if biased and sample_bias is None:
+            raise ValueError("sample_bias: this model has a bias per sample (sample_bias=True), which Z does not hold; "
+                             "pass inverse_transform(Z, sample_bias=model.transform_bias(X)) for Z = transform(X), "
+                             "or use impute(X) / predict_entries(X, rows, cols), which include it")
+        if sample_bias is not None:
+            if not biased:
+                raise ValueError("sample_bias: this model has no bias per sample (fitted with sample_bias=False); "
+                                 "pass sample_bias=None")
+            b = np.asarray(sample_bias, dtype=float)
+            if b.shape != (len(arr),) or not np.all(np.isfinite(b)):
+                raise ValueError(f"sample_bias: expected {len(arr)} finite numbers (one per row of Z), got "
+                                 f"shape {b.shape}")
+            out = out + b[:, None]
+        return out.astype(output_dtype(Z), copy=False)
+
+    @one_blas_thread
+    def transform_bias(self, X) -> np.ndarray:
+        """Posterior means of each row's bias b_n (a model fitted with ``sample_bias=True``), inferred with the
+        row's latent variables as `transform` infers them.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), or scipy.sparse matrix
+            NaN, a masked entry or pandas' NA where missing (unstored, with ``missing_values='unstored'``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            <b_n>, in the units of X.
+
+        Raises
+        ------
+        ValueError
+            A model fitted without a bias per sample; X as in `transform`.
+        """
+        self._check_fitted()
+        if getattr(self.posterior_, 'b', None) is None:
+            raise ValueError("sample_bias: this model has no bias per sample; fit with sample_bias=True")
+        arr = self._check_new(X, allow_sparse=True)
+        return self.scale_ * _latent_rows(standardise(arr, self.center_, self.scale_), self.posterior_)[2]
 
     @one_blas_thread
     def score_samples(self, X) -> np.ndarray:
@@ -1287,6 +1340,8 @@ def _fit_dask(est, X, client):
         est._warn_missing(*counts)
         scale, varies = _fitted_scale(scale)
         sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
+        if runner.client is None:                                     # this process holds the blocks: as in memory
+            est._check_cost(N, M, dict(s), n_obs, not sparse_storage, complete=n_obs == N * M)
         k = len(raw)
         loaded = runner._futures(_chunk_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k)
         del raw                                                       # the standardised blocks replace them
@@ -1295,8 +1350,13 @@ def _fit_dask(est, X, client):
             q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
             return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter, tol,
                               callback, transform, transform_start, reuse=True)
-        return est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
-    finally: runner.close()
+        fitted = est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
+    except BaseException:
+        try: runner.close()
+        except Exception: pass           # a closed client cannot clean up: the error that stopped the fit is the one
+        raise
+    runner.close()
+    return fitted
 
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
