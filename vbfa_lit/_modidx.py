@@ -261,6 +261,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'vbfa_lit.estimator._dask_predict_entries': ( 'estimator.html#_dask_predict_entries',
                                                                                   'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._entry_moments': ('estimator.html#_entry_moments', 'vbfa_lit/estimator.py'),
+                                    'vbfa_lit.estimator._factorised_run': ('estimator.html#_factorised_run', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._feature_ss': ('estimator.html#_feature_ss', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._fit_dask': ('estimator.html#_fit_dask', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._fitted_scale': ('estimator.html#_fitted_scale', 'vbfa_lit/estimator.py'),
