@@ -546,8 +546,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                       'vbfa_lit/recommend.py'),
                                     'vbfa_lit.recommend.VBPCARecommender._columns': ( 'ratings_front_door.html#vbpcarecommender._columns',
                                                                                       'vbfa_lit/recommend.py'),
-                                    'vbfa_lit.recommend.VBPCARecommender._learned_prior': ( 'ratings_front_door.html#vbpcarecommender._learned_prior',
-                                                                                            'vbfa_lit/recommend.py'),
                                     'vbfa_lit.recommend.VBPCARecommender.fit': ( 'ratings_front_door.html#vbpcarecommender.fit',
                                                                                  'vbfa_lit/recommend.py'),
                                     'vbfa_lit.recommend.VBPCARecommender.predict': ( 'ratings_front_door.html#vbpcarecommender.predict',
