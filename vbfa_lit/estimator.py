@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
 from .engine import observed, sum_tau_ww, update_X, fit_vbfa
+from .factorised_engine import fit_factorised
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread, usable_cores
 from .linalg import check_engine
@@ -560,6 +561,13 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         beta_mu) for all features, both learned: a feature with no observation is predicted at m_0 (plus the row's
         bias with ``sample_bias``), a rarely seen one is shrunk towards it. The answer then changes with a shift of
         one feature (the others no longer agree with it).
+    posterior : {'full', 'factorised'}, default 'full'
+        The family of q(X) q(W). 'full': a D x D covariance for every x_n and every w_m (lesson 02). 'factorised'
+        (lesson 15; Raiko, Ilin & Karhunen, 2007): every x_nd and w_md an independent Gaussian, O(D) work a
+        rating and sweep instead of O(D^2), for many ratings and a large D; its bound is lower and its error bars
+        narrower. The transformations do not apply to it (the rotation would leave the family) and are not run;
+        ``sample_bias``, ``mean_prior='learned'`` and dask input need the full posterior. `posterior_` then
+        holds the diagonal covariances as (N, D, D) and (M, D, D) arrays.
     callback : callable or None, default None
         Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
         bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
@@ -642,7 +650,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         'tol': [Interval(Real, 0, None, closed='left')], 'effective_tol': [Interval(Real, 0, None, closed='left')],
         'random_state': ['random_state', np.random.Generator, np.random.SeedSequence],
         'progress': ['boolean'], 'sample_bias': ['boolean'],
-        'mean_prior': [StrOptions({'broad', 'learned'})],
+        'mean_prior': [StrOptions({'broad', 'learned'})], 'posterior': [StrOptions({'full', 'factorised'})],
         **{k: [Interval(Real, 0, None, closed='neither')] for k in
            ('beta', 'a_alpha', 'b_alpha', 'a_tau', 'b_tau', 'alpha_broad')},
         'storage': [StrOptions({'auto', 'dense', 'sparse'})],
@@ -655,7 +663,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  warmup_sweeps=1, max_iter=5000, tol=1e-6, random_state=None, progress=False, beta=1e-5,
                  a_alpha=1e-5, b_alpha=1e-5, a_tau=1e-5, b_tau=1e-5, alpha_broad=1e-3, effective_tol=1e-2,
                  storage='auto', missing_values=np.nan, engine='auto', n_jobs=None, sample_bias=False,
-                 callback=None, mean_prior='broad'):
+                 callback=None, mean_prior='broad', posterior='full'):
         self.n_components, self.prior, self.noise = n_components, prior, noise
         self.transformations = transformations
         self.warmup_sweeps = warmup_sweeps
@@ -664,6 +672,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.alpha_broad, self.effective_tol, self.storage = alpha_broad, effective_tol, storage
         self.missing_values, self.engine, self.n_jobs = missing_values, engine, n_jobs
         self.sample_bias, self.callback, self.mean_prior = sample_bias, callback, mean_prior
+        self.posterior = posterior
 
     def __sklearn_tags__(self): # a transformer that allows NaN (missing) and, by default, refuses sparse input
         tags = super().__sklearn_tags__()
@@ -714,6 +723,11 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components: expected at most n_features = {n_features}, got {self.n_components}")
         else: s['D'] = int(self.n_components)
         s['rng'] = check_random_state(self.random_state)
+        if s['posterior'] == 'factorised':
+            for k, bad in (('sample_bias', True), ('mean_prior', 'learned')):
+                if s[k] == bad:
+                    raise ValueError(f"posterior='factorised': {k}={bad!r} needs the full posterior "
+                                     "(posterior='full')")
         return s
 
     @one_blas_thread
@@ -750,7 +764,11 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
             with the chunk of rows that holds it.
         """
-        if _is_dask_array(X): return _fit_dask(self, X, client)
+        if _is_dask_array(X):
+            if self.posterior == 'factorised':
+                raise ValueError("posterior='factorised': dask input needs the full posterior (posterior='full'), "
+                                 "or compute the array into memory first")
+            return _fit_dask(self, X, client)
         if client is not None:
             raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
                             "process); pass client=None")
@@ -770,7 +788,8 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Y = standardise(X, center, scale).T
         if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
         else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
-        run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
+        if s['posterior'] == 'factorised': run = _factorised_run(data, s['n_jobs'])
+        else: run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
         return self._fit_posterior(run, s, counts, center, scale, varies, _feature_ss(Y))
 
     def _fit_posterior(self, run, s, counts, center, scale, varies, ss):
@@ -1194,6 +1213,12 @@ def _feature_ss(Y): # each feature's sum of squares of the observed values, Y (M
         Y = Y.tocsr()
         return np.bincount(np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr)), Y.data ** 2, minlength=Y.shape[0])
     return np.nansum(Y ** 2, 1)
+
+def _factorised_run(data, n_jobs): # fit_vbfa's signature over fit_factorised (no transformations), arrays for Sx, Sw
+    def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
+        fit = fit_factorised(data, D, prior, shared, max_iter, tol, rng, callback, engine, n_jobs or 1)
+        return fit._replace(q=fit.q._replace(Sx=fit.q.Sx.full(), Sw=fit.q.Sw.full()))
+    return run
 
 def _ordered_columns(q:Posterior)->Posterior:
     """The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its

@@ -181,6 +181,8 @@ def fit_factorised(data: Observed, D: int, prior: Prior = Prior(), shared: bool 
         q has `Diagonal` covariances (`.v`: (N, D) and (M, D) variances); `terms` the last bound's terms.
     """
     check_prior(prior)
+    if getattr(prior, 'learned_mean', False):
+        raise ValueError("prior.learned_mean: the learned prior of the means needs the full posterior (fit_vbfa)")
     D, n_jobs = check_int('D', D, 1), check_int('n_jobs', n_jobs, 1)
     engine = check_engine(engine)                      # 'auto': numba when installed
     R, rng = BothWays(data), np.random.default_rng(rng)

@@ -108,8 +108,8 @@ class VBPCARecommender(BaseEstimator):
         The fitted estimator.
     matrix_ : scipy.sparse.csr_matrix of shape (n_rows, n_columns)
         The training ratings as `model_` saw them: users by items or items by users (`orientation_`), rows and
-        columns in the order of `users_` and `items_`; with VBPCA's learned prior of the feature means, one more
-        column with no rating, the slot of a column never seen.
+        columns in the order of `users_` and `items_`, and one more column with no rating: the slot of a column
+        never seen, which VBPCA's learned prior of the feature means predicts.
     orientation_ : str
         The orientation used.
     users_, items_ : ndarray of shape (n_users,), (n_items,)
@@ -190,12 +190,11 @@ class VBPCARecommender(BaseEstimator):
             self.orientation_ = 'items-by-users' if len(self.items_) > len(self.users_) else 'users-by-items'
         rows, cols = (u, i) if self.orientation_ == 'users-by-items' else (i, u)
         shape = (len(self.users_), len(self.items_))[::1 if self.orientation_ == 'users-by-items' else -1]
-        learned = self._learned_prior()
-        self._unseen_col = shape[1] if learned else None     # a column with no rating: what the prior learned
-        self.matrix_ = sparse.csr_matrix((r, (rows, cols)), shape=(shape[0], shape[1] + bool(learned)))
+        self._unseen_col = shape[1]                      # a column with no rating: what the learned prior predicts
+        self.matrix_ = sparse.csr_matrix((r, (rows, cols)), shape=(shape[0], shape[1] + 1))
         self.model_ = VBPCA(min(self.n_components, shape[1] - 1), missing_values='unstored',
                             sample_bias=self.sample_bias, max_iter=self.max_iter, tol=self.tol,
-                            random_state=self.random_state, **learned)
+                            random_state=self.random_state, mean_prior='learned')
         with warnings.catch_warnings():       # rarely seen items are the rule in ratings, not a defect of the data
             warnings.filterwarnings('ignore', message='X: the fit rests on a handful')
             warnings.filterwarnings('ignore', message=r'X: 1 of \d+ features \(columns\) have no observed value')
@@ -203,22 +202,16 @@ class VBPCARecommender(BaseEstimator):
         self._seen_cols = np.diff(self.matrix_.tocsc().indptr) > 0
         self.global_mean_ = float(np.mean(self.model_.mean_[self._seen_cols]))
         self.n_effective_components_ = self.model_.n_effective_components_
-        self._row_bias = self.model_.sample_bias_ if self.sample_bias else np.zeros(shape[0])
         return self
-
-    @staticmethod
-    def _learned_prior(): # VBPCA's learned prior of the feature means, where this version of VBPCA has one
-        return {'mean_prior': 'learned'} if 'mean_prior' in VBPCA._parameter_constraints else {}
 
     def predict(self, X, return_std=False):
         """Posterior predictive mean (and standard deviation) of the rating of each (user, item) pair.
 
         A pair of a seen user and a seen item is `VBPCA.predict_entries` of the fitted matrix. A user or item never
         seen in `fit` has no observed entry: on the rows' side it is an empty row (its latent variables and bias
-        keep their priors: the column's mean, the other side's bias); on the columns' side it is the learned level
-        of a column with no rating plus the row's bias when VBPCA learns that level (its ``mean_prior='learned'``),
-        else `global_mean_` plus the row's bias, with a standard deviation from the spread of the column means and
-        the noise. A pair of two unseen ids gets `global_mean_`.
+        keep their priors: the column's mean, the other side's bias); on the columns' side it is the level VBPCA's
+        learned prior of the feature means (``mean_prior='learned'``) gives a column with no rating, plus the row's
+        bias; a pair of two unseen ids is an empty row at that column: the learned level.
 
         Parameters
         ----------
@@ -248,26 +241,10 @@ class VBPCARecommender(BaseEstimator):
         users, items, _ = _triples(X, None, self._columns(), need_rating=False)
         u, i = _lookup(self.users_, users), _lookup(self.items_, items)
         rows, cols = (u, i) if self.orientation_ == 'users-by-items' else (i, u)
-        m = self.model_
-        mean, std = np.full(len(rows), self.global_mean_), np.empty(len(rows))
         M = self.matrix_
-        spread = float(np.std(m.mean_[self._seen_cols]))
-        noise = np.broadcast_to(m.noise_variance_, (M.shape[1],))
-        if self._unseen_col is not None: cols = np.where(cols < 0, self._unseen_col, cols)
-        std[:] = np.sqrt(spread ** 2 + np.mean(noise) + getattr(m, 'sample_bias_variance_', 0.0))
-        known_col = cols >= 0
-        if known_col.any():                     # a row never seen is an empty row appended to the fitted matrix
-            k = np.flatnonzero(known_col)
-            r = rows[k]
-            new = r < 0
-            Xp = M
-            if new.any():
-                Xp = sparse.vstack([M, sparse.csr_matrix((1, M.shape[1]))], format='csr')
-                r = np.where(new, M.shape[0], r)
-            mean[k], std[k] = m.predict_entries(Xp, r, cols[k], return_std=True)
-        row_only = (rows >= 0) & ~known_col     # an unseen column, no learned level: a column's level + the row's bias
-        if row_only.any():
-            k = np.flatnonzero(row_only)
-            mean[k] = self.global_mean_ + self._row_bias[rows[k]]
-            std[k] = np.sqrt(spread ** 2 + np.mean(noise))
+        cols = np.where(cols < 0, self._unseen_col, cols)          # an unseen column: the learned prior's level
+        if (rows < 0).any():                                        # an unseen row: an empty row appended
+            M = sparse.vstack([M, sparse.csr_matrix((1, M.shape[1]))], format='csr')
+            rows = np.where(rows < 0, M.shape[0] - 1, rows)
+        mean, std = self.model_.predict_entries(M, rows, cols, return_std=True)
         return (mean, std) if return_std else mean
