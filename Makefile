@@ -99,7 +99,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 
 ## make bench: every comparison of benchmarks/ at full size (not part of make test; 30-60 min on 2 idle cores, and
 ## about 20 min more for bench_cluster); writes
-## benchmarks/results/bench_*.json, which nbs/10_benchmarks.ipynb displays. BENCH_ARGS passes options to the harness,
+## benchmarks/results/bench_*.json, which nbs/33_benchmarks.ipynb displays. BENCH_ARGS passes options to the harness,
 ## e.g. BENCH_ARGS="bench_stiefel" or BENCH_ARGS="--set dim200.cap_without=15000". make bench-quick: tiny sizes, one
 ## round, into benchmarks/results/quick/ (the smoke test tests/test_bench.py runs the first case of each measuring
 ## function of each file: --first-of-each).

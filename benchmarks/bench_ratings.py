@@ -1,4 +1,4 @@
-"""Ratings: VB PCA with a bias per sample (`VBPCA(sample_bias=True)`, lesson 04d) against the recommenders a data scientist
+"""Ratings: VB PCA with a bias per sample (`VBPCA(sample_bias=True)`, lesson 08) against the recommenders a data scientist
 compares with, Surprise's `SVD` and `SVD++` (scikit-surprise, their default settings).
 
 Data: `vbfa_lit.ratings.make_ratings()` with its defaults, MovieLens-100k's shape (943 users x 1,682 items, 100,000

@@ -54,7 +54,7 @@ def sweep_time(p):
 
 
 QUICK = dict(n_users=604, n_items=371, n_ratings=10_000, D=5, iters=2)
-# the NumPy sweep (lesson 02) and the compiled one (02c, engine='numba': the default when numba is installed); the first
+# the NumPy sweep (lesson 03) and the compiled one (02c, engine='numba': the default when numba is installed); the first
 # sweep of a numba case also loads the kernels from numba's disk cache (or compiles them on a new machine): not timed
 CASES = [Case(f'ml1m_sparse_D50_{suffix}{t}thread', sweep_time, dict(ML1M, D=50, iters=3, engine=engine), quick=QUICK,
               threads=t, needs=('numba',) if engine == 'numba' else ())

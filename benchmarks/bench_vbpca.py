@@ -4,7 +4,7 @@ sweep and peak memory.
 
 What one iteration is:
 - ours_fa / ours_pca: `sweep(data, q, prior, shared)`: q(X), q(W), q(mu), q(tau) (per feature / shared), q(alpha)
-  (ARD), then the full bound, with the NumPy sweep of lesson 02; ours_fa_numba / ours_pca_numba: the same sweep with
+  (ARD), then the full bound, with the NumPy sweep of lesson 03; ours_fa_numba / ours_pca_numba: the same sweep with
   engine='numba' (02c: the masked outer sums and the Gaussian factors compiled), the default when numba is installed;
 - bayespy_fa: `Q.update(repeat=1)` on the same model from BayesPy nodes (same hyperparameters 1e-5, our update
   order), which always computes its lower bound; bayespy_fa_updates_only: the node updates without the bound;

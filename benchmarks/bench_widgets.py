@@ -1,4 +1,4 @@
-"""The four widget panels of lesson 09 (`vbfa_lit.widgets`): how long an update takes at the default settings, the
+"""The four widget panels of appendix 32 (`vbfa_lit.widgets`): how long an update takes at the default settings, the
 time a reader waits between letting go of a control and seeing the new figure (compute, draw and PNG rendering, as
 `Panel.refresh` runs them). No peer: absolute numbers, and the target of issue 17, an
 update in <= 0.5 s at the default settings. Each panel is built once (its first update loads numba's compiled kernels

@@ -22,7 +22,7 @@ which turns the cases' results into the rows the page shows. The harness does th
 - a case whose anchor is not installed is skipped and recorded as skipped; our own cases always run;
 - ``results/<file>.json`` (``results/quick/`` with ``--quick``) holds the date, the machine (CPU model, cores, memory,
   BLAS), the versions of ours and of the anchors, the load average at start and end, every case's result and the
-  summary. The course page ``nbs/10_benchmarks.ipynb`` reads these files and never measures.
+  summary. The course page ``nbs/33_benchmarks.ipynb`` reads these files and never measures.
 
 Benchmarks report numbers and ratios; nothing here asserts a time.
 """

@@ -55,7 +55,7 @@ def prior(kind='ard'):
 
 class Ours:
     """One chain of our sweeps; `step()` is one `sweep`: q(X), q(W), q(mu), q(tau), q(alpha), then the full bound, with
-    the NumPy sweep of lesson 02 (engine='numpy') or the compiled one of 02c (engine='numba')."""
+    the NumPy sweep of lesson 03 (engine='numpy') or the compiled one of 02c (engine='numba')."""
     def __init__(self, Yo, D, shared, seed, sparse_storage=False, kind='ard', engine='numpy'):
         from vbfa_lit.engine import observed, init_posterior
         self.data, self.prior, self.shared = observed(Yo, sparse_storage=sparse_storage), prior(kind), shared

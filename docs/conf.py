@@ -2,7 +2,7 @@
 
     sphinx-build -b html -W --keep-going -j 2 -c docs -d _build/doctrees _build/src _build/html   (make site)
 
-`_build/src/` holds the notebooks under nbdev's page names (`nbs/02_vbpca.ipynb` -> `vbpca.ipynb`), `figures` and
+`_build/src/` holds the notebooks under nbdev's page names (`nbs/03_vbpca.ipynb` -> `vbpca.ipynb`), `figures` and
 the API page, written when the build starts. As Sphinx reads a notebook, docs/proc2sphinx.py turns nbdev's
 directives into cell tags; myst-nb then runs it through jupyter-cache (`_build/.jupyter_cache`): a notebook runs again
 only when its code cells (or the library it imports) changed, and Sphinx re-reads only what changed. Everything the
@@ -102,7 +102,7 @@ napoleon_use_ivar = True        # attributes as fields of their class, not as se
 
 _DOLLAR_MATH = re.compile(r'(?<![\\$])\$([^$\n]+?)\$(?!\$)')
 _UNDERSCORE = re.compile(r'(?<=\w)_(?=[^\w`]|$)')
-_LESSON_REF = re.compile(r'\b([Ll]esson) (\d\d[a-z]?)\b')
+_LESSON_REF = re.compile(r'\b([Ll]esson|[Aa]ppendix) (\d\d)\b')
 _LESSON_PAGES = {p2s.lesson_number(s): page for page, s in p2s.STEMS.items() if p2s.lesson_number(s)}
 
 
@@ -112,7 +112,7 @@ def _lesson_link(m):
 
 def _docstring(app, what, name, obj, options, lines):
     """Docstrings are plain text, as `help()` shows them: `n_components_` is no reST reference (code spans and `>>>`
-    blocks stay as they are), 'lesson 05' links the lesson; a module's $...$ (nbdev copies the notebook's description)
+    blocks stay as they are), 'lesson 09' links the lesson; a module's $...$ (nbdev copies the notebook's description)
     is math, its `Docs: <URL>` line goes (the site is those docs)."""
     if what == 'module':
         lines[:] = [_DOLLAR_MATH.sub(r':math:`\1`', l) for l in lines if not re.match(r'^\s*Docs:\s*https?://', l)]
@@ -202,7 +202,7 @@ def _convert(app, docname, source):
 
 
 def _output_links(app, doctree):
-    """A clickable figure's `href="02_vbpca.ipynb"` (an HTML output) -> the page; no widget state in the page (its
+    """A clickable figure's `href="03_vbpca.ipynb"` (an HTML output) -> the page; no widget state in the page (its
     JavaScript would come from a CDN: the widget panels have static figures and sliders instead)."""
     for node in list(doctree.findall(nodes.raw)):
         if 'html' in node.get('format', '') and (new := p2s.rewrite_html_links(node.astext())) != node.astext():

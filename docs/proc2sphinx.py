@@ -22,7 +22,7 @@ NOTATION = '00_notation'
 PRML_ANCHOR = 'prml-this-course'            # the notation page's dictionary for readers of PRML
 
 
-def page(stem: str) -> str: return nbpath2html(Path(f'{stem}.ipynb')).stem   # 02_vbpca -> vbpca
+def page(stem: str) -> str: return nbpath2html(Path(f'{stem}.ipynb')).stem   # 03_vbpca -> vbpca
 
 
 def _toc() -> dict[str, list[str]]:
@@ -130,7 +130,7 @@ _LINK = re.compile(r'\]\((?![a-z][\w+.-]*:)([^()\s#]*?)(?:\.(ipynb|html|md))?(#[
 
 
 def rewrite_links(md: str) -> str:
-    "`(02_vbpca.ipynb#x)` -> `(vbpca.ipynb#x)`, `(api.html#name)` -> `(#name)`: links Sphinx resolves."
+    "`(03_vbpca.ipynb#x)` -> `(vbpca.ipynb#x)`, `(api.html#name)` -> `(#name)`: links Sphinx resolves."
     def sub(m):
         path, ext, anchor = m.group(1), m.group(2), m.group(3) or ''
         if path == 'api' and anchor: return f']({anchor})'
@@ -157,7 +157,7 @@ _HREF = re.compile(r'((?:xlink:)?href=)(["\'])([\w-]+)\.ipynb(#[^"\']*)?\2')
 
 
 def rewrite_html_links(html: str) -> str:
-    "`href=\"02_vbpca.ipynb\"` in an HTML output (a clickable figure) -> `href=\"vbpca.html\"`."
+    "`href=\"03_vbpca.ipynb\"` in an HTML output (a clickable figure) -> `href=\"vbpca.html\"`."
     return _HREF.sub(lambda m: f'{m[1]}{m[2]}{page(m[3])}.html{m[4] or ""}{m[2]}' if m[3] in STEMS.values()
                      else m[0], html)
 

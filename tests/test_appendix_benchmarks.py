@@ -1,8 +1,8 @@
 """The benchmarks appendix (10) read as a chapter: it opens with the cost of one sweep, names no issue, reads its
 ratings section from the merged ratings run (saying that VB PCA led without the bias too and that the ratings come
-from its own model family), Figure 10.1's legend is in words and its caption says which series coincide, and what
+from its own model family), Figure 33.1's legend is in words and its caption says which series coincide, and what
 section 12 says of two threads, two workers and the fits at scale holds in the measurements it prints (moved here
-from lesson 11, with the Amdahl exercise's answer as a range)."""
+from lesson 14, with the Amdahl exercise's answer as a range)."""
 import json
 import re
 
@@ -10,7 +10,7 @@ import pytest
 
 from notebook_text import ROOT, caption, cell_by_id, cell_with, cells, flat, prose, run, solutions
 
-STEM = '10_benchmarks'
+STEM = '33_benchmarks'
 RATINGS_JSON = ROOT / 'benchmarks' / 'results' / 'bench_ratings.json'
 
 
@@ -35,19 +35,19 @@ def test_has_a_ratings_section_read_from_the_results():
     rows = {r['case']: r for r in json.loads(RATINGS_JSON.read_text())['summary']['rows']}
     assert f"{rows['vbpca_D20_sample_bias']['rmse']:.4f} against {rows['surprise_svdpp']['rmse']:.4f}" in printed
     assert f"{rows['surprise_svd']['fit_cpu_s']:.2f} s" in printed and 'load average' in printed
-    assert '(04d_ratings.ipynb)' in cell_by_id(STEM, 'bratg001')
+    assert '(08_ratings.ipynb)' in cell_by_id(STEM, 'bratg001')
     glance = run(cell_by_id(STEM, '995909c5'), dict(ns, display=lambda t: print(t.data.to_string())))
     assert 'Surprise SVD' in glance
 
 
 def test_figure_1_legend_in_words_and_the_coinciding_series_said():
-    src = cell_with(STEM, 'Figure 10.1:')
+    src = cell_with(STEM, 'Figure 33.1:')
     labels = eval(re.search(r'TOOL_LABELS = (\{.*?\})\n', src, re.S).group(1))
     tools = {'ours_fa', 'ours_pca', 'ours_fa_numba', 'ours_pca_numba', 'bayespy_fa', 'bayespy_fa_updates_only',
              'vbpca_py', 'vbpca_py_default'}
     assert set(labels) == tools and not any('_' in v for v in labels.values())
     assert 'label=TOOL_LABELS.get(tool, tool)' in src and 'legend(fontsize=10' in src
-    assert 'their lines coincide' in caption(STEM, '10.1')
+    assert 'their lines coincide' in caption(STEM, '33.1')
 
 
 # ---------------------------------------------------------------- section 11: what the ratings comparison shows
@@ -68,7 +68,7 @@ def test_the_ratings_prose_says_vb_pca_led_without_the_bias_and_the_data_are_its
     assert 0.95 < ns['baseline_rmse'] < 0.99 and ns['baseline_rmse'] > max(svd, svdpp)   # biases alone: worst of all
 
 
-# ---------------------------------------------------------------- section 12: threads and workers (from lesson 11)
+# ---------------------------------------------------------------- section 12: threads and workers (from lesson 14)
 
 CORES_JSON = ROOT / 'benchmarks' / 'results' / 'bench_cores.json'
 CLUSTER_JSON = ROOT / 'benchmarks' / 'results' / 'bench_cluster.json'
@@ -101,7 +101,7 @@ def test_what_it_says_of_two_workers_holds_in_the_measurements_it_prints():
     rows = {r['case']: r for r in cluster['summary']['rows']}
     gain = lambda shape: rows[f'{shape}_1worker']['sweep_wall_s'] / rows[f'{shape}_2workers']['sweep_wall_s']
     assert 'the second worker gains more' in md and gain('netflix_D15') > gain('ml1m_D20')
-    assert '*Figure 10.5:' in prose(STEM) and 'Figure 10.5:' in cell_by_id(STEM, 'bclu0007')
+    assert '*Figure 33.5:' in prose(STEM) and 'Figure 33.5:' in cell_by_id(STEM, 'bclu0007')
 
 
 def test_what_it_says_of_the_fits_at_scale_is_computed():

@@ -1,5 +1,5 @@
-"""Luttinen & Ilin's grids re-run, the appendix page 05a: listed after the transformations engine and linked from the
-index, titled, carrying the figures moved out of lesson 05 (numbered 5a.n, each drawn by the cell above its caption)
+"""Luttinen & Ilin's grids re-run, the appendix page 28: listed after the transformations engine and linked from the
+index, titled, carrying the figures moved out of lesson 09 (numbered 5a.n, each drawn by the cell above its caption)
 and the code that draws them; its tables say what a missing or infinite entry means."""
 import re
 
@@ -8,20 +8,20 @@ import numpy as np
 from notebook_text import APPENDIX, LESSONS, captions, cells, flat, prose
 from proc2sphinx import page_order
 
-PAGE = '05a_convergence_experiments'
+PAGE = '28_convergence_experiments'
 LINK = f'({PAGE}.ipynb)'
 # the moved figures, by a phrase of their captions
 MOVED = {1: "The number of sweeps each run of the reduced grid needed to meet the paper's criterion",
          2: 'with the criterion 1 nat of the best bound found on the same data and model',
          3: 'for the larger grid: sweeps to 1 nat of the best bound against $D$',
-         4: "As [lesson 05](05_convergence.ipynb)'s Figure 5.3 for the larger grid",
+         4: "As [lesson 09](09_convergence.ipynb)'s Figure 9.3 for the larger grid",
          5: 'The 200-dimensional problem'}
 
 
 def test_the_appendix_page_is_listed_after_the_transformations_engine_and_linked_from_the_index():
     assert PAGE in APPENDIX and PAGE not in LESSONS
-    assert APPENDIX.index(PAGE) == APPENDIX.index('04c_transformations_engine') + 1
-    lessons, appendix = page_order(['05_convergence', PAGE, '04c_transformations_engine', 'index'])
+    assert APPENDIX.index(PAGE) == APPENDIX.index('27_transformations_engine') + 1
+    lessons, appendix = page_order(['09_convergence', PAGE, '27_transformations_engine', 'index'])
     assert PAGE in appendix and PAGE not in lessons
     index = prose('index')
     para = next(p for p in index.split('\n\n') if p.startswith('**Appendix'))
@@ -33,10 +33,10 @@ def test_the_appendix_page_has_a_title_and_carries_the_moved_figures_numbered_an
     assert cs[0][1].startswith("# Luttinen & Ilin's experiments, re-run\n\n> ")
     assert '](' not in cs[0][1].split('\n> ', 1)[1]                    # no links in the description line
     caps = captions(PAGE)
-    assert [(ch, n) for ch, n, _ in caps] == [('5a', n) for n in range(1, 6)]
+    assert [(ch, n) for ch, n, _ in caps] == [('28', n) for n in range(1, 6)]
     for ch, n, text in caps:
         assert MOVED[n] in flat(text), n
-        i = next(i for i, (k, s) in enumerate(cs) if k == 'markdown' and f'*Figure 5a.{n}:' in s)
+        i = next(i for i, (k, s) in enumerate(cs) if k == 'markdown' and f'*Figure 28.{n}:' in s)
         prev = next(s for k, s in reversed(cs[:i]) if k == 'code')
         assert re.search(r'fig2\(|plot_fig3\(', prev), n                 # drawn by the cell right above
     code = '\n'.join(s for k, s in cs if k == 'code')
@@ -46,12 +46,12 @@ def test_the_appendix_page_has_a_title_and_carries_the_moved_figures_numbered_an
 
 
 def test_the_page_carries_the_larger_grid_and_the_lesson_links_it():
-    assert LINK in prose('05_convergence')
+    assert LINK in prose('09_convergence')
     assert any(s.startswith('## A larger grid, compared with the paper') for k, s in cells(PAGE) if k == 'markdown')
 
 
 def _speedup_table():
-    "The table function of the grids' page (05a), run from its own (folded) cell."
+    "The table function of the grids' page (28), run from its own (folded) cell."
     from IPython.display import Markdown, display                  # noqa: F401 (the cell's namespace)
     from vbfa_lit.convergence import speedup
     cell = next(s for _, s in cells(PAGE) if 'def speedup_table' in s)

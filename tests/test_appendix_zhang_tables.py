@@ -1,19 +1,19 @@
-"""Lesson 06 ends at its exercises; its reproduction of Zhang et al.'s Tables 1 and 2 is the appendix page
-`06d_zhang_tables` ("Zhang et al.'s tables re-examined"): listed in the appendix, opening with what it checks and
-why, carrying the moved sections, figures (numbered 6d.n) and sentences, and linked from lesson 06 and the index;
+"""Lesson 10 ends at its exercises; its reproduction of Zhang et al.'s Tables 1 and 2 is the appendix page
+`31_zhang_tables` ("Zhang et al.'s tables re-examined"): listed in the appendix, opening with what it checks and
+why, carrying the moved sections, figures (numbered 6d.n) and sentences, and linked from lesson 10 and the index;
 pure noise with and without the (q+1)! of the prior, and the recovered eigenvalues against the printed ones."""
 import re
 
 from notebook_text import NBS, cells, flat, is_hidden, prose
 import proc2sphinx as p2s  # noqa: E402  (docs/ is on the path once notebook_text is imported)
 
-PAGE = '06d_zhang_tables'
+PAGE = '31_zhang_tables'
 
 
 def test_the_page_is_in_the_appendix_right_after_the_samplers_engine():
     assert PAGE in p2s.APPENDIX and PAGE not in p2s.LESSONS
-    assert p2s.APPENDIX.index(PAGE) == p2s.APPENDIX.index('06c_rjmcmc_engine') + 1
-    assert p2s.lesson_number(PAGE) == '06d'
+    assert p2s.APPENDIX.index(PAGE) == p2s.APPENDIX.index('30_rjmcmc_engine') + 1
+    assert p2s.lesson_number(PAGE) == '31'
 
 
 def test_the_page_opens_with_what_it_checks_and_why_and_defines_what_it_uses():
@@ -23,11 +23,11 @@ def test_the_page_opens_with_what_it_checks_and_why_and_defines_what_it_uses():
     assert '](' not in description and 'Table 1' in description and 'Table 2' in description
     opening = flat(cs[1][1])
     assert 'Table 1' in opening and 'Table 2' in opening and 'the model the paper states' in opening
-    assert '[Lesson 06](06_rjmcmc.ipynb)' in opening
+    assert '[Lesson 10](10_rjmcmc.ipynb)' in opening
     # what the shown code uses is defined or linked before it is used
     for name in ('$(q+1)!$', '$Z = P(x_q < V < s)$', '`exact_posterior_q`', '`exact_posterior_mean`',
                  '`rjmcmc_pca_from_eigenvalues`', '`make_zhang_set`', '`sample_eigenvalues`', "prior='unordered'",
-                 '06_rjmcmc.ipynb#birth-and-death', '06_rjmcmc.ipynb#the-sampler'):
+                 '10_rjmcmc.ipynb#birth-and-death', '10_rjmcmc.ipynb#the-sampler'):
         assert name in opening, name
     imports = next(s for k, s in cs if k == 'code' and not is_hidden(s))
     for name in ('exact_posterior_q', 'exact_posterior_mean', 'rjmcmc_pca_from_eigenvalues', 'make_zhang_set',
@@ -39,10 +39,10 @@ def test_the_page_carries_the_moved_sections_figures_and_sentences():
     text = prose(PAGE)
     heads = [line for line in text.splitlines() if line.startswith('#')]
     assert heads[:3] == ["# Zhang et al.'s tables re-examined", "## Table 1: the paper's Set 1", '## Table 2: Sets 2–4']
-    for caption in ('*Figure 6d.1: the exact $p(q = 4 \\mid \\mathcal{D})$', '*Figure 6d.2: top, the first 300'):
+    for caption in ('*Figure 31.1: the exact $p(q = 4 \\mid \\mathcal{D})$', '*Figure 31.2: top, the first 300'):
         assert caption in text, caption
     code = '\n'.join(s for k, s in cells(PAGE) if k == 'code')
-    assert "'Figure 6d.1: p(4) against the gap" in code and "'Figure 6d.2: the sampler at the recovered" in code
+    assert "'Figure 31.1: p(4) against the gap" in code and "'Figure 31.2: the sampler at the recovered" in code
     said = flat(text)
     for s in ('at most 0.209 over 20 replicates', '$-3.1\\,\\%$ to $+4.8\\,\\%$', 'Widening $g_5 - g_6$ by 0.09',
               'the one out-of-sample test', 'mode 5 in 1 of 10', '**What Table 1 is consistent with.**',
@@ -64,7 +64,7 @@ def test_the_page_carries_no_project_and_fits_the_column():
 
 
 def test_lesson_06_ends_at_its_exercises_and_links_the_page():
-    text = prose('06_rjmcmc')
+    text = prose('10_rjmcmc')
     heads = [line for line in text.splitlines() if line.startswith('## ')]
     assert heads[-2:] == ['## Summary', '## Exercises'], heads
     link = f"[Zhang et al.'s tables re-examined]({PAGE}.ipynb)"

@@ -1,4 +1,4 @@
-"""A bias per sample as well as per feature (lesson 04d): the derivation, the reference, the engine, the estimator option
+"""A bias per sample as well as per feature (lesson 08): the derivation, the reference, the engine, the estimator option
 and the ratings generator."""
 import warnings
 

@@ -1,5 +1,5 @@
 """The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08) and of the
-widgets page (09) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
+widgets page (32) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
 test_lesson_beyond_one_machine.py)."""
 import warnings
 
@@ -100,7 +100,7 @@ def test_00_exercise_4_shape_for_one_percent():
     assert round(approx, 1) == 49.7 and round(exact, 1) == 49.9
 
 
-# --- lesson 01
+# --- lesson 02
 
 
 def test_01_exercise_1_known_mean_changes_only_the_second_moment():
@@ -153,7 +153,7 @@ def test_06_exercise_1_prior_on_q_with_and_without_the_factorial():
     p_un = exact_posterior_q(g1, 1000, likelihood=False, prior='unordered')
     w = 1 / np.array([math.factorial(q + 1) for q in range(1, 6)])
     np.testing.assert_allclose(p_un, w / w.sum(), atol=1e-5)     # the quadrature grid: about 2e-6
-# --- lesson 07
+# --- lesson 12
 
 
 def test_07_exercise_1_one_sided_limits_of_H3():
@@ -199,7 +199,7 @@ def test_07_exercise_4_D_1_is_chi_M():
     assert err < 1e-10
 
 
-# --- lesson 08
+# --- lesson 13
 
 
 def _ring():
@@ -269,7 +269,7 @@ def test_08_exercise_4_same_statistics_same_likelihood():
     assert abs(ppca_log_likelihood(X2, W_ring, 0.1, X_ring.mean(0)) - dense(X_ring)) < 1e-8 * abs(dense(X_ring))
 
 
-# --- lesson 06a
+# --- lesson 11
 
 
 def _fit_term(lam, N):
@@ -320,7 +320,7 @@ def test_06a_exercise_3_units_shift_the_evidence_not_p():
     assert np.ptp(shift) < 1e-6 * abs(shift[0])
     np.testing.assert_allclose(shift[0], -X.size * np.log(1000), rtol=1e-9)
     np.testing.assert_allclose(ev2.p, ev1.p, atol=1e-12)
-# --- lesson 04
+# --- lesson 05
 
 
 def _mid_problem():
@@ -374,7 +374,7 @@ def test_04_exercise_4_paper_rotation_loses_little_and_never_gains():
     assert -850 < terms.total < -810
 
 
-# --- lesson 02
+# --- lesson 03
 
 
 def test_02_exercise_1_a_sample_with_no_data_keeps_its_prior():
@@ -447,7 +447,7 @@ def test_02_exercise_5_q_mu_splits_over_features():
     assert all(H[i, i] != 0 for i in range(3))
 
 
-# --- lesson 05
+# --- lesson 09
 
 
 def _saved_curves():
@@ -509,7 +509,7 @@ def test_05_exercise_3_a_late_start_does_not_change_the_optimum_at_small_D():
         assert abs(len(ends[0].elbo) - len(ends[1].elbo)) < 15
 
 
-# --- lesson 04a
+# --- lesson 06
 
 
 def _ppca_problem(missing=0.2, seed=6):
@@ -559,12 +559,12 @@ def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
 
 
 
-# --- lesson 04b: the folded solutions' code, run as shown, prints the numbers their text states
+# --- lesson 07: the folded solutions' code, run as shown, prints the numbers their text states
 
 
 def _04b_solution(number):
     import re
-    md = prose('04b_imputation')
+    md = prose('07_imputation')
     block = md[md.index(f'\n{number}. '):]
     return re.search(r'```python\n(.*?)```', block, re.S).group(1)
 
@@ -625,7 +625,7 @@ def test_09_exercise_2_two_equal_directions(widgets):
 
 
 def test_09_exercise_3_says_the_chains_are_independent():
-    text = prose('09_widgets')
+    text = prose('32_widgets')
     ex3 = text[text.index('In panel 3, choose Set 1'):text.index('4. In panel 3')]
     assert 'independent' in ex3
 
@@ -682,7 +682,7 @@ def test_09_exercise_6_a_panel_of_ones_own(widgets):
     assert panel.error is None and np.isclose(panel.data['y'].max(), 1, atol=1e-3) and panel.image.value[:4] == b'\x89PNG'
 
 
-# --- lesson 04d
+# --- lesson 08
 
 
 @pytest.fixture(scope='module')

@@ -73,27 +73,27 @@ def test_private_names_in_prose_and_shown_code_fail_dunders_do_not():
 
 
 def test_titles_carry_the_lesson_number_the_text_cites():
-    assert p2s.numbered_title('02_vbpca', 'Variational Bayesian PCA') == '02 · Variational Bayesian PCA'
-    assert p2s.numbered_title('04a_estimator', 'VBPCA') == '04a · VBPCA'
-    assert p2s.numbered_title('01c_from_pca', 'From PCA') == '01c · From PCA'
+    assert p2s.numbered_title('03_vbpca', 'Variational Bayesian PCA') == '03 · Variational Bayesian PCA'
+    assert p2s.numbered_title('06_estimator', 'VBPCA') == '06 · VBPCA'
+    assert p2s.numbered_title('01_from_pca', 'From PCA') == '01 · From PCA'
     assert p2s.numbered_title('index', 'Bayesian PCA') == 'Bayesian PCA'
     assert p2s.numbered_title('98_references', 'References') == 'References'
-    assert p2s.numbered_title('02_vbpca', '02 · Already') == '02 · Already'     # not numbered twice
+    assert p2s.numbered_title('03_vbpca', '03 · Already') == '03 · Already'     # not numbered twice
 
 
-def test_reading_order_opens_with_pca_and_puts_notation_after_the_lessons():
+def test_reading_order_is_the_order_of_the_numbers_notation_first():
     lessons = [s for s in p2s.LESSONS if s != 'index']
-    assert lessons[:3] == ['01c_from_pca', '01_symbolic', '02_vbpca']
-    assert lessons[-2:] == ['00_notation', '98_references']
-    assert lessons[:-2] == sorted(lessons[:-2], key=lambda s: (s.split('_')[0] != '01c', s)), lessons
+    assert lessons[:4] == ['00_notation', '01_from_pca', '02_symbolic', '03_vbpca'] and lessons[-1] == '98_references'
+    assert lessons == sorted(lessons), lessons
+    assert p2s.APPENDIX == sorted(p2s.APPENDIX) and min(p2s.APPENDIX) > max(lessons[:-1]), p2s.APPENDIX
 
 
 def test_converted_lesson_has_a_numbered_title_and_links_the_notation():
     nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [
         {'cell_type': 'markdown', 'id': 'a', 'metadata': {}, 'source': '# Variational Bayesian PCA\n\n> D'}]}
-    title = p2s.convert_notebook(nb, '02_vbpca')['cells'][0]['source']
-    assert title.startswith('# 02 · Variational Bayesian PCA\n\nD\n\n') and '[notation reference](notation.ipynb)' in title
-    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>'
+    title = p2s.convert_notebook(nb, '03_vbpca')['cells'][0]['source']
+    assert title.startswith('# 03 · Variational Bayesian PCA\n\nD\n\n') and '[notation reference](notation.ipynb)' in title
+    html = '<svg><a xlink:href="04_ard.ipynb"><path/></a><a href="04_ard.ipynb#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>'
     assert p2s.rewrite_html_links(html) == (       # a clickable figure's links, as docs/conf.py rewrites its outputs
         '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="https://x.org/a.ipynb">y</a></svg>')
     plain = p2s.convert_notebook(nb, '98_references')          # a reference chapter: no number, no notation line
@@ -102,20 +102,20 @@ def test_converted_lesson_has_a_numbered_title_and_links_the_notation():
 
 def test_method_map_boxes_are_links_in_the_svg():
     from vbfa_lit.plots import plot_method_map, svg_markup
-    nodes = {'ppca': (1.0, 1.5, 'PPCA\nlesson 01c', '01c_from_pca.ipynb', 'main'),
-             'vb': (3.0, 1.5, 'VB-ARD\nlesson 02', '02_vbpca.ipynb', 'main'),
-             'tr': (1.0, 0.4, 'transformations', '04_transformations.ipynb', 'main'),
+    nodes = {'ppca': (1.0, 1.5, 'PPCA\nlesson 01', '01_from_pca.ipynb', 'main'),
+             'vb': (3.0, 1.5, 'VB-ARD\nlesson 03', '03_vbpca.ipynb', 'main'),
+             'tr': (1.0, 0.4, 'transformations', '05_transformations.ipynb', 'main'),
              'sym': (3.0, 0.4, 'SymPy', None, 'aside')}
     ax = plot_method_map(nodes, [('ppca', 'vb'), ('vb', 'tr', 'wrap'), ('sym', 'vb', 'dashed')])
     try:
-        assert [p.get_url() for p in ax.patches[:4]] == ['01c_from_pca.ipynb', '02_vbpca.ipynb',
-                                                          '04_transformations.ipynb', None]
+        assert [p.get_url() for p in ax.patches[:4]] == ['01_from_pca.ipynb', '03_vbpca.ipynb',
+                                                          '05_transformations.ipynb', None]
         assert len(ax.patches) == 4 + 3
-        assert [t.get_text() for t in ax.texts] == ['PPCA', 'lesson 01c', 'VB-ARD', 'lesson 02', 'transformations', 'SymPy']
+        assert [t.get_text() for t in ax.texts] == ['PPCA', 'lesson 01', 'VB-ARD', 'lesson 03', 'transformations', 'SymPy']
         assert min(t.get_fontsize() for t in ax.texts) >= 9
         svg = svg_markup(ax.figure, 'method-map', 'the map')
         assert svg.startswith('<svg') and 'id="method-map"' in svg and 'aria-label="the map"' in svg
-        assert 'xlink:href' not in svg and svg.count('<a href="02_vbpca.ipynb">') == 3  # the box and its two lines,
+        assert 'xlink:href' not in svg and svg.count('<a href="03_vbpca.ipynb">') == 3  # the box and its two lines,
         assert 'target=' not in svg                                                      # opening in the same tab
         assert 'width="100%"' in svg and 'viewBox=' in svg
     finally:

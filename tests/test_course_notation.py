@@ -1,4 +1,4 @@
-"""One symbol, one meaning: lessons 07 and 08 count with the notation table's M (features) and D (components), not
+"""One symbol, one meaning: lessons 12 and 13 count with the notation table's M (features) and D (components), not
 Nirwan & Bertschinger's D and Q, except in the one sentence of each lesson that names theirs."""
 import io
 import re
@@ -6,7 +6,7 @@ import tokenize
 
 from notebook_text import cells, prose
 
-COUNT_LESSONS = ('07_stiefel', '08_householder_ppca')
+COUNT_LESSONS = ('12_stiefel', '13_householder_ppca')
 # the one place where each lesson names Nirwan & Bertschinger's own counts
 NB_COUNTS = (r'(Nirwan & Bertschinger write $V_{Q,D}$ with D features and Q components)',
              r'their $(D, Q)$ are our $(M, D)$')

@@ -57,13 +57,13 @@ def test_figures_are_numbered_in_order_and_captioned_under_them(stem):
 
 def test_the_check_finds_a_missing_caption_and_a_skipped_number():
     "The check on a made-up lesson: a figure without its caption, and numbers that skip."
-    cs = [('code', "plot_curves(x, y); ax.set_title('Figure 3.1: a')"), ('markdown', '*Figure 3.1: a.*'),
-          ('code', "fig = plot_trace(q); fig.suptitle('Figure 3.3: b')"), ('markdown', 'Some text, no caption.')]
-    assert figures(cs) == ([(('3', '1'), 0, True), (('3', '3'), 2, False)], [(('3', '1'), 1, True)])
-    with pytest.raises(AssertionError, match='no "\\*Figure 3.3'):
-        check_figures('03_x', cs)
+    cs = [('code', "plot_curves(x, y); ax.set_title('Figure 4.1: a')"), ('markdown', '*Figure 4.1: a.*'),
+          ('code', "fig = plot_trace(q); fig.suptitle('Figure 4.3: b')"), ('markdown', 'Some text, no caption.')]
+    assert figures(cs) == ([(('4', '1'), 0, True), (('4', '3'), 2, False)], [(('4', '1'), 1, True)])
+    with pytest.raises(AssertionError, match='no "\\*Figure 4.3'):
+        check_figures('04_x', cs)
     with pytest.raises(AssertionError, match='numbered \\[1, 3\\]'):
-        check_figures('03_x', cs[:2] + [('code', 'plot_curves(x)'), ('markdown', '*Figure 3.3: b.*')])
+        check_figures('04_x', cs[:2] + [('code', 'plot_curves(x)'), ('markdown', '*Figure 4.3: b.*')])
 
 
 @functools.cache
@@ -101,7 +101,7 @@ def test_a_lesson_shows_at_most_60_code_lines(stem):
 LEAKS = re.compile(r"tests/|test_\w+\.py|\.json\b|figures/|savefig|hidden cell|hidden on this page|cells hidden|"
                    r"closing note|nbdev|--flags|test suite|package's tests|test dependency|\[issue|\bissue \d", re.I)
 # appendix pages that are read as chapters and held to the same rule
-CHAPTERS = PAGES + ['05a_convergence_experiments', '06d_zhang_tables', '10_benchmarks']
+CHAPTERS = PAGES + ['28_convergence_experiments', '31_zhang_tables', '33_benchmarks']
 
 
 def leaks(text):
@@ -111,7 +111,7 @@ def leaks(text):
 @pytest.mark.parametrize('stem', CHAPTERS)
 def test_the_prose_and_shown_code_name_nothing_of_the_project(stem):
     found = leaks(prose(stem) + '\n' + '\n'.join(shown_cells(stem)))
-    if stem == '10_benchmarks': found = [f for f in found if f != '.json']     # the benchmarks name their results
+    if stem == '33_benchmarks': found = [f for f in found if f != '.json']     # the benchmarks name their results
     assert not found, f'{stem}: the page names {found}'
 
 
@@ -137,7 +137,7 @@ def test_no_private_name_in_shown_code_or_in_the_prose(stem):
 
 
 def test_the_checks_find_what_they_look_for():
-    assert named_figures('as Figure 5.9 shows, and Fig. 4a.2') == {'5.9', '4a.2'} and '5.9' not in captioned_figures()
+    assert named_figures('as Figure 9.9 shows, and Fig. 6.2') == {'9.9', '6.2'} and '9.9' not in captioned_figures()
     assert leaks('see tests/test_ppca.py, figures/fig5.json; savefig; nbdev_test; as [issue 12] said') == [
         '.json', '[issue', 'figures/', 'nbdev', 'savefig', 'test_ppca.py', 'tests/']
     assert private_names('q = engine._sweep(q)\nfrom x import _run\n_helper(1)') == ['_sweep', '_run', '_helper']

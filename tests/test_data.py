@@ -76,7 +76,7 @@ def test_luttinen_ilin_equals_paper_dataset():
 
 
 def test_bishop_equals_the_ard_lesson():
-    rng = np.random.default_rng(1999)                    # nbs/03_ard.ipynb, "Bishop's example"
+    rng = np.random.default_rng(1999)                    # nbs/04_ard.ipynb, "Bishop's example"
     d, N = 10, 100
     basis, _ = np.linalg.qr(rng.normal(size=(d, d)))
     T = (rng.normal(size=(N, d)) * np.array([5, 4, 3, 2] + [1] * 6)) @ basis.T
@@ -84,7 +84,7 @@ def test_bishop_equals_the_ard_lesson():
 
 
 def test_low_rank_equals_the_vbpca_lesson_and_leaves_the_generator_where_it_did():
-    rng = np.random.default_rng(0)                       # nbs/02_vbpca.ipynb, the toy problem
+    rng = np.random.default_rng(0)                       # nbs/03_vbpca.ipynb, the toy problem
     M, N, D_true = 12, 80, 3
     Y_toy = rng.normal(size=(M, D_true)) @ rng.normal(size=(D_true, N)) * 1.5 + rng.normal(size=(M, 1)) + 0.3 * rng.normal(size=(M, N))
     held_out = rng.random((M, N)) < 0.2
@@ -96,18 +96,18 @@ def test_low_rank_equals_the_vbpca_lesson_and_leaves_the_generator_where_it_did(
 
 
 def test_low_rank_equals_the_ard_and_transformations_lessons():
-    rng = np.random.default_rng(3)                       # nbs/03_ard.ipynb, the toy problem (rng continued there)
+    rng = np.random.default_rng(3)                       # nbs/04_ard.ipynb, the toy problem (rng continued there)
     Y = rng.normal(size=(15, 2)) @ rng.normal(size=(2, 60)) + 0.5 * rng.normal(size=(15, 60))
     Y[rng.random(Y.shape) < 0.2] = np.nan
     np.testing.assert_array_equal(make_low_rank(60, 15, 2, noise_std=0.5, missing=0.2, random_state=3).X.T, Y)
-    rng = np.random.default_rng(5)                       # nbs/04_transformations.ipynb, Y_mid
+    rng = np.random.default_rng(5)                       # nbs/05_transformations.ipynb, Y_mid
     Y = rng.normal(size=(15, 2)) @ rng.normal(size=(2, 40)) + 2 + 0.3 * rng.normal(size=(15, 40))
     Y[rng.random(Y.shape) < 0.25] = np.nan
     np.testing.assert_array_equal(make_low_rank(40, 15, 2, offset=2.0, noise_std=0.3, missing=0.25, random_state=5).X.T, Y)
 
 
 def test_ppca_equals_the_estimator_lesson_to_rounding():
-    rng = np.random.default_rng(6)                       # nbs/04a_estimator.ipynb, the worked example
+    rng = np.random.default_rng(6)                       # nbs/06_estimator.ipynb, the worked example
     N, M, sigma = 100, 10, 0.3
     W_true = np.linalg.qr(rng.normal(size=(M, 3)))[0] * np.array([3.0, 2.0, 1.0]) * np.sqrt(M) / 2
     mu_true = rng.normal(size=M)

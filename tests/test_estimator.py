@@ -390,7 +390,7 @@ def test_get_params_set_params_round_trip():
     params = est.get_params()
     assert params == VBPCA(**params).get_params()
     assert params['n_components'] == 4 and params['alpha_broad'] == 0.6 and params['engine'] == 'numpy'
-    assert len(params) == 24                    # mean_prior (lesson 04d) the 23rd, posterior (lesson 15) the 24th
+    assert len(params) == 24                    # mean_prior (lesson 08) the 23rd, posterior (lesson 15) the 24th
     assert clone(est).get_params() == params
     other = VBPCA()
     assert other.set_params(**params) is other and other.get_params() == params

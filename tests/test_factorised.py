@@ -1,5 +1,5 @@
 """The fully factorised posterior (Raiko, Ilin & Karhunen 2007; lesson 15): no update lowers the bound on randomised
-problems, D = 1 is lesson 02's sweep, and each coordinate's mean update is one Gauss-Seidel step on the full
+problems, D = 1 is lesson 03's sweep, and each coordinate's mean update is one Gauss-Seidel step on the full
 posterior's linear system."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The learned prior of the feature means (lesson 04d, Eqs. 4d.10-4d.14): mu_m ~ N(m_0 - c_m, 1/beta_mu) with q(m_0) and
+"""The learned prior of the feature means (lesson 08, Eqs. 8.10-8.14): mu_m ~ N(m_0 - c_m, 1/beta_mu) with q(m_0) and
 q(beta_mu). The updates and the bound agree with SymPy's read-offs; the engine equals the reference sweep on random
 problems with empty rows and columns (both kernel sets, with and without per-sample biases); the offsets c_m are a
 shift of the data; the translation's claimed gain is the bound's; the bound never falls in VBPCA fits (in memory and
@@ -51,7 +51,7 @@ def scalar(expr, vals): return np.asarray(evaluate(expr, vals), float).ravel()[0
 @pytest.mark.parametrize('D', [1, 2])
 @pytest.mark.parametrize('biased', [True, False])
 def test_updates_and_bound_equal_the_symbolic_derivation(D, biased):
-    "Eqs. (4d.11)-(4d.13) equal SymPy's read-offs of the log joint with (4d.10); (4d.14) equals SymPy's bound."
+    "Eqs. (8.11)-(8.13) equal SymPy's read-offs of the log joint with (8.10); (8.14) equals SymPy's bound."
     rng = np.random.default_rng(10 * D + biased)
     Y = rng.normal(size=(3, 2)); Y[1, 1] = np.nan
     prior = Prior(beta=0.5, a_tau=0.3, b_tau=0.7, w=FixedAlpha(0.8), a_gamma=0.4, b_gamma=0.9, learned_mean=True,
@@ -97,7 +97,7 @@ def test_engine_sweep_equals_reference_and_bound_rises(engine, bias, shared):
             bounds.append(reference_learned_bound(Y, q_ref, prior))
             np.testing.assert_allclose(terms.total, bounds[-1], rtol=1e-10)
         assert np.all(np.diff(bounds) >= -1e-10 * np.abs(bounds[1:])), np.diff(bounds)
-        # a feature never observed sits at the level: (4d.11) with O_m empty, with the q(m_0), q(beta_mu) it read
+        # a feature never observed sits at the level: (8.11) with O_m empty, with the q(m_0), q(beta_mu) it read
         np.testing.assert_allclose([q_ref.mu[1], q_ref.vmu[1]], [q_prev.m0[0], q_prev.b_beta[0] / q_prev.a_beta[0]],
                                    rtol=1e-12)
 

@@ -221,7 +221,7 @@ def test_missing_numpyro_gives_install_hint(monkeypatch):
 
 
 def test_breast_cancer_loader():
-    from vbfa_lit.data import load_breast_cancer          # the one loader (lesson 08 uses it standardised)
+    from vbfa_lit.data import load_breast_cancer          # the one loader (lesson 13 uses it standardised)
     d = load_breast_cancer(standardize=True)
     assert d.X.shape == (569, 30) and len(d.feature_names) == 30 and d.target.shape == (569,)
     np.testing.assert_allclose(d.X.mean(0), 0, atol=1e-12)

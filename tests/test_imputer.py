@@ -1,6 +1,6 @@
-"""`VBPCAImputer` (lesson 04b): the scikit-learn transformer protocol (check_estimator, clone, Pipeline, set_output,
+"""`VBPCAImputer` (lesson 07): the scikit-learn transformer protocol (check_estimator, clone, Pipeline, set_output,
 feature names), bad input naming its argument, input never modified, and the calibration of its intervals with
-tolerances from the number of held-out entries (binomial standard errors). The exercises of lesson 04b are checked
+tolerances from the number of held-out entries (binomial standard errors). The exercises of lesson 07 are checked
 at the end."""
 import numpy as np
 import pytest
@@ -190,7 +190,7 @@ def test_calibrated_intervals_on_data_from_the_model(z_holdout):
     assert ok, info
 
 
-# --- the exercises of lesson 04b ----------------------------------------------------------------------------------
+# --- the exercises of lesson 07 ----------------------------------------------------------------------------------
 def _std_wine():
     from sklearn.datasets import load_wine
     from sklearn.preprocessing import StandardScaler
@@ -209,7 +209,7 @@ def test_04b_exercise_1_half_hidden():
     assert m.n_effective_components_ < m20.n_effective_components_
     cover = np.mean(np.abs(f - X)[hid] <= norm.ppf(0.95) * s[hid])
     assert abs(cover - 0.9) < 3 * np.sqrt(0.09 / hid.sum())
-    # the parameter terms of (4b.4) stay a small share of the predictive variance
+    # the parameter terms of (7.4) stay a small share of the predictive variance
     q = m.posterior_
     Z, Sx = latent_posterior((Xm - m.center_) / m.scale_, q)
     n, k = np.nonzero(hid)
@@ -233,7 +233,7 @@ def test_04b_exercise_2_shared_noise_covers_less_on_breast_cancer():
     assert cover['per_feature'] - cover['shared'] > 2 * se, cover
 
 
-# --- the two figures of lesson 04b (vbfa_lit.plots) ------------------------------------------------------------------
+# --- the two figures of lesson 07 (vbfa_lit.plots) ------------------------------------------------------------------
 def test_plot_imputation_and_coverage_hold_their_data():
     import matplotlib
     matplotlib.use('Agg')

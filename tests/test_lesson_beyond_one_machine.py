@@ -1,6 +1,6 @@
-"""Lesson 11 (VB PCA beyond one machine): what the page says holds. `sweep_traffic` counts the bytes a block's reduce
+"""Lesson 14 (VB PCA beyond one machine): what the page says holds. `sweep_traffic` counts the bytes a block's reduce
 leaf and the broadcast really carry (the arrays the engine's map step makes and the Dask runner sends), and the page's
-Eq. (11.8) is that count in numbers; any split of the samples into blocks, and any number of threads, gives the same
+Eq. (14.8) is that count in numbers; any split of the samples into blocks, and any number of threads, gives the same
 fit to rounding; the one-pass form of the squared errors loses digits as the page says and the engine's are the
 residual form; its exercises' solutions print what their text gives; the lesson sits in the reading order and on the
 front page. (The measurements of threads and workers are the benchmarks appendix's, tested there.)"""
@@ -16,7 +16,7 @@ from vbfa_lit.vbpca import Prior
 
 from notebook_text import LESSONS, cells, flat, notebook_cells, prose, run, solutions
 
-STEM = '11_beyond_one_machine'
+STEM = '14_beyond_one_machine'
 RTOL = 1e-12   # rounding of a bound of ~1e4 summed in another order: measured 3e-15 to 7e-15 relative
 
 
@@ -87,7 +87,7 @@ def page():
 
 
 def test_the_pages_traffic_formula_is_the_engines_count(page):
-    "Eq. (11.8) as the page codes it, against `sweep_traffic` (bytes of float64) on shapes the page does not use."
+    "Eq. (14.8) as the page codes it, against `sweep_traffic` (bytes of float64) on shapes the page does not use."
     from vbfa_lit.dask_runner import sweep_traffic
     g, printed = page
     for M, N, D, B in [(7, 50, 1, 1), (300, 9_000, 4, 5), (1_000, 20, 33, 12)]:
@@ -117,8 +117,8 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
     assert rel[1e4][0] < 1e-10 and 1e-7 < rel[1e4][1] < 1e-4          # "lost about ten of its sixteen digits"
     assert rel[1e6][0] < 1e-8 and 1e-3 < rel[1e6][1] < 0.5            # "nearly all"
     assert 30 < rel[1e6][1] / rel[1e4][1] < 3e5                       # grows like c^2 (1e4 = 100^2)
-    assert 'SymPy agrees with Eq. (11.6) and Eq. (11.9)' in printed['b11c0015']
-    # the engine's squared errors are Eq. (11.6)
+    assert 'SymPy agrees with Eq. (14.6) and Eq. (14.9)' in printed['b11c0015']
+    # the engine's squared errors are Eq. (14.6)
     from vbfa_lit.engine import observed, sq_error, sum_xx
     q, Y = g['q'], g['X'].T
     d = observed(Y)
@@ -144,9 +144,9 @@ def test_exercise_solutions_print_the_numbers_their_text_gives(page):
 
 
 def test_the_lesson_is_in_the_reading_order_and_on_the_front_page():
-    assert LESSONS.index(STEM) == LESSONS.index('08_householder_ppca') + 1
+    assert LESSONS.index(STEM) == LESSONS.index('13_householder_ppca') + 1
     table = next(s for k, s in cells('index') if s.startswith('## The lessons'))
-    assert f'[11]({STEM}.ipynb)' in table
+    assert f'[14]({STEM}.ipynb)' in table
 
 
 def test_the_page_numbers_its_figures_and_equations_and_keeps_the_cluster_code_unexecuted():
@@ -154,9 +154,9 @@ def test_the_page_numbers_its_figures_and_equations_and_keeps_the_cluster_code_u
     md = prose(STEM)
     assert src[0][1].startswith('# VB PCA beyond one machine\n\n> ') and '](' not in src[0][1].split('\n')[2]
     for n in (1, 2):
-        assert f'*Figure 11.{n}:' in md
-    assert '*Figure 11.3' not in md
-    tags = [int(t) for t in re.findall(r'\\tag\{11\.(\d+)\}', md)]
+        assert f'*Figure 14.{n}:' in md
+    assert '*Figure 14.3' not in md
+    tags = [int(t) for t in re.findall(r'\\tag\{14\.(\d+)\}', md)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 9
     cited = {int(t) for t in re.findall(r'Eqs?\. \(11\.(\d+)', md)}
     assert cited <= set(tags)

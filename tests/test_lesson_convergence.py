@@ -1,6 +1,6 @@
-"""Lesson 05 (convergence) as a reader sees it: it opens with the answer in one computed number, keeps the teaching
-(Figures 5.1-5.4; Luttinen & Ilin's grids are the appendix page 05a, linked where the grids were and from the
-summary), says that lesson 04's Figure 4.2 is the top left panel of its single-run figure, defines what its shown code
+"""Lesson 09 (convergence) as a reader sees it: it opens with the answer in one computed number, keeps the teaching
+(Figures 9.1-9.4; Luttinen & Ilin's grids are the appendix page 28, linked where the grids were and from the
+summary), says that lesson 05's Figure 5.2 is the top left panel of its single-run figure, defines what its shown code
 uses, labels the gap to the best bound one way, explains the rising training RMSE by the recorded noise variance, and
 runs its exercises' code where it is shown."""
 import json
@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from notebook_text import (NBS, caption, captions, cell_by_id, cell_with, cells, flat, is_folded,  # noqa: E402
                            is_hidden, prose, run, section)
 
-LESSON = '05_convergence'
-LINK = '(05a_convergence_experiments.ipynb)'
+LESSON = '09_convergence'
+LINK = '(28_convergence_experiments.ipynb)'
 
 
 def saved_curves():
@@ -25,7 +25,7 @@ def saved_curves():
 
 
 def test_the_lesson_keeps_four_figures_and_its_why_section():
-    assert [(ch, n) for ch, n, _ in captions(LESSON)] == [('5', n) for n in range(1, 5)]
+    assert [(ch, n) for ch, n, _ in captions(LESSON)] == [('9', n) for n in range(1, 5)]
     assert "## Why 1 nat, and not a relative tolerance" in prose(LESSON)
 
 
@@ -55,16 +55,16 @@ def test_the_lesson_opens_with_the_answer_and_its_number_is_computed_from_the_sa
 def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
     from vbfa_lit.convergence import paper_dataset, run_config, make_prior
     cap = flat(next(s for _, n, s in captions(LESSON) if n == 3))
-    assert "[lesson 04](04_transformations.ipynb)'s Figure 4.2" in cap and 'top left panel' in cap
+    assert "[lesson 05](05_transformations.ipynb)'s Figure 5.2" in cap and 'top left panel' in cap
     fig = next(s for k, s in cells(LESSON) if k == 'code' and 'same_y(plot_fig3(' in s)
-    assert "fig.suptitle('Figure 5.3:" in fig                         # numbered in the image, as 5.1, 5.2 and 5.4 are
-    # the claim: lesson 04 draws Figure 4.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
-    fig42 = next(s for k, s in cells('04_transformations') if k == 'code' and 'Figure 4.2' in s)
+    assert "fig.suptitle('Figure 9.3:" in fig                         # numbered in the image, as 5.1, 5.2 and 5.4 are
+    # the claim: lesson 05 draws Figure 5.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
+    fig42 = next(s for k, s in cells('05_transformations') if k == 'code' and 'Figure 5.2' in s)
     assert "paper_dataset('1')" in fig42 and 'fit_vbfa(data1, 30, prior1, rng=0' in fig42
     runs = next(s for k, s in cells(LESSON) if k == 'code' and re.match(r'runs3 = \{', s))
     assert 'run_config(Y_tr, Y_full, test, 30, make_prior(prior), tr, seed=0' in runs
-    # and they are the same fits: the first sweeps of run_config agree with the saved curves of lesson 05 and
-    # with fit_vbfa called as lesson 04 calls it
+    # and they are the same fits: the first sweeps of run_config agree with the saved curves of lesson 09 and
+    # with fit_vbfa called as lesson 05 calls it
     from vbfa_lit.ard import ARD
     from vbfa_lit.engine import fit_vbfa, observed
     from vbfa_lit.transformations import transform_posterior
@@ -111,10 +111,10 @@ def test_one_label_for_the_gap_and_the_offset_in_the_caption():
         label = fig.axes[0].get_ylabel()
         assert 'best bound' in label and r'\mathcal{L}(q)' in label
     finally: plt.close('all')
-    fig51 = cell_with(LESSON, "Figure 5.1: learning curves")
+    fig51 = cell_with(LESSON, "Figure 9.1: learning curves")
     assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig51
-    assert '10^{-3}' in caption(LESSON, '5.1')
-    fig54 = cell_with(LESSON, "Figure 5.4:")
+    assert '10^{-3}' in caption(LESSON, '9.1')
+    fig54 = cell_with(LESSON, "Figure 9.4:")
     assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig54
 
 
@@ -130,9 +130,9 @@ def test_rising_training_rmse_is_explained_by_the_noise_variance():
     cell = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
     assert 'r.noise_var[k]' in cell and 'r.noise_var[-1]' in cell
     text = flat(prose(LESSON))
-    para = section(text, '## The learning curves of one problem', '*Figure 5.3')
+    para = section(text, '## The learning curves of one problem', '*Figure 9.3')
     assert 'noise variance' in para and 'test RMSE falls' in para
-    cap = section(text, '*Figure 5.3:', '*')
+    cap = section(text, '*Figure 9.3:', '*')
     assert 'training RMSE rises' in cap
 
 
@@ -149,7 +149,7 @@ def test_summary_rule_and_figure_title():
     assert 'rtol = 0.05: sweep 3' in out and 'with best bound -8.0, None' in out
     assert max(len(line) for line in out.splitlines()) <= 118
     fig53 = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
-    assert "fig.suptitle('Figure 5.3:" in fig53
+    assert "fig.suptitle('Figure 9.3:" in fig53
 
 
 def test_exercise_2_is_run_on_the_page_and_exercise_4_counts_the_cost_once():
@@ -168,7 +168,7 @@ def test_the_1_nat_rule_is_a_benchmark_and_a_rule_a_user_can_apply_is_given_with
     import json
     md = flat(prose(LESSON))
     assert 'it is a benchmark for comparing methods after the fact, not a rule a user can apply' in md
-    assert '## A stopping rule a user can apply' in prose(LESSON) and '\\tag{5.1}' in prose(LESSON)
+    assert '## A stopping rule a user can apply' in prose(LESSON) and '\\tag{9.1}' in prose(LESSON)
     saved = json.loads((NBS / 'figures' / '05_full_results.json').read_text())
     curves_saved = {(c['dataset'], c['prior'], c['D'], c['transform']): np.array(c['bound']) for c in saved['curves']}
     names = {'1': 'data set 1, D = 30', '200': 'M = 200, N = 2000, D = 50'}

@@ -1,6 +1,6 @@
-"""Lesson 04a (the estimator) as a reader sees it: one derivation taught (the predictive density of a row, by the
+"""Lesson 06 (the estimator) as a reader sees it: one derivation taught (the predictive density of a row, by the
 determinant lemma and Woodbury) and checked against SciPy and `score_samples`; the data's units shown on computed
-examples and its summary sentence on them true; the manual parts on the package page (99); checks printed; exercise
+examples and its summary sentence on them true; the manual parts on the package page (34); checks printed; exercise
 4's solution printing the four standard deviations its text quotes."""
 import re
 
@@ -8,13 +8,13 @@ import numpy as np
 
 from notebook_text import cell_by_id, cell_with, cells, flat, is_exported, is_hidden, prose, run, shown_code
 
-STEM = '04a_estimator'
+STEM = '06_estimator'
 
 
 def test_the_manual_is_on_the_package_page():
     body = '\n'.join(s if k == 'markdown' else shown_code(s) for k, s in cells(STEM))
-    assert '(99_package.ipynb)' in body
-    pkg = '\n'.join(s for _, s in cells('99_package'))
+    assert '(34_package.ipynb)' in body
+    pkg = '\n'.join(s for _, s in cells('34_package'))
     for item in ("storage='auto'", 'DegenerateDataWarning', 'set_params', 'MissingDataWarning', 'check_sparse',
                  'MovieLens-1M'):
         assert item in pkg, item
@@ -37,14 +37,14 @@ def test_the_predictive_density_is_a_stepped_derivation():
     md = prose(STEM)
     start = md.index('## The predictive density of a row')
     section = md[start:md.index('\n## ', start + 10)]
-    for k in range(4, 8):                                                   # numbered displays, Eqs. (4a.4)-(4a.7)
-        assert f'\\tag{{4a.{k}}}' in section, k
+    for k in range(4, 8):                                                   # numbered displays, Eqs. (6.4)-(6.7)
+        assert f'\\tag{{6.{k}}}' in section, k
     assert 'determinant lemma' in section and 'Woodbury identity' in section
     assert section.count('$$') >= 10                                       # five displayed equations
 
 
 def _estimator_namespace():
-    "The synthetic problem of lesson 04a and its default fit, as the lesson's cells define them."
+    "The synthetic problem of lesson 06 and its default fit, as the lesson's cells define them."
     from scipy.stats import multivariate_normal
     from vbfa_lit.data import make_ppca
     from vbfa_lit.estimator import VBPCA
@@ -63,7 +63,7 @@ def test_woodbury_cell_agrees_with_direct_scipy_and_score_samples():
     assert len(pairs) == 3, printed                       # log-determinant, quadratic form, log density
     for n in pairs:
         assert max(n) - min(n) < 1e-9 * max(1.0, abs(n[0])), printed
-    assert len(pairs[-1]) == 3                            # (4a.2), SciPy, score_samples
+    assert len(pairs[-1]) == 3                            # (6.2), SciPy, score_samples
 
 
 def test_summary_sentence_on_units_reads_on_its_own_and_holds():

@@ -1,7 +1,7 @@
-"""Lesson 06a (Laplace evidence) as a reader sees it: the bridge from Minka's evidence to PRML's Laplace
+"""Lesson 11 (Laplace evidence) as a reader sees it: the bridge from Minka's evidence to PRML's Laplace
 approximation with the integral of its step 4 written and checked, a sketch of Minka's Laplace step run on the page,
 the N - 1 of the sample covariance moving the log evidence by nats (as printed), the set-4 mode at the true k the luck
-of the draw, the excess components in noise put on the plug-in, and Figure 6a.2 legible at the column width."""
+of the draw, the excess components in noise put on the plug-in, and Figure 11.2 legible at the column width."""
 import json
 
 import matplotlib
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from notebook_text import MIN_PT, NBS, cell_with, cells, flat, prose, section, smallest_shown_pt  # noqa: E402
 
-STEM = '06a_evidence'
+STEM = '11_evidence'
 
 
 def test_bridges_to_prmls_laplace_approximation():
@@ -104,7 +104,7 @@ def test_summary_puts_the_excess_on_the_plug_in_and_the_factorial_keeps_p_q_unif
 def test_figure_1_is_legible_at_the_column_width():
     import vbfa_lit.plots as P
     from vbfa_lit.evidence import laplace_evidence
-    src = cell_with(STEM, 'Figure 6a.1: the spectrum')
+    src = cell_with(STEM, 'Figure 11.1: the spectrum')
     ns = dict(np=np, plt=plt, laplace_evidence=laplace_evidence,
               **{k: getattr(P, k) for k in dir(P) if k.startswith('plot_')})
     exec(src, ns)

@@ -1,4 +1,4 @@
-"""Lesson 01c (from PCA to probabilistic PCA) as a reader sees it: PRML's symbols translated at the top, its listings
+"""Lesson 01 (from PCA to probabilistic PCA) as a reader sees it: PRML's symbols translated at the top, its listings
 the method without the argument checks, the scikit-learn comparison run on the page, figures whose legends and
 captions say what is drawn, and exercise solutions that print the numbers their text states."""
 import re
@@ -8,7 +8,7 @@ import pytest
 
 from notebook_text import caption, cell_with, cells, flat, listing, prose, run, solution_blocks
 
-STEM = '01c_from_pca'
+STEM = '01_from_pca'
 
 
 def test_the_em_matrix_is_not_called_M():
@@ -41,11 +41,11 @@ def test_shows_the_scikit_learn_comparison():
 
 
 def test_figure_5_one_colour_per_method_in_both_panels():
-    src = next(s for k, s in cells(STEM) if 'Figure 1c.5' in s and k == 'code')
+    src = next(s for k, s in cells(STEM) if 'Figure 1.5' in s and k == 'code')
     vb = re.findall(r"draws_label='VB[^']*'", src)
     assert vb and 'color=colour(3)' in src.split("draws_label='VB")[0].rsplit('plot_histogram', 1)[1]
     assert 'set_color(colour(3))' in src or "color=colour(3)" in src.split('plot_grouped_bars')[1]
-    cap = caption(STEM, '1c.5')
+    cap = caption(STEM, '1.5')
     assert '(blue' in cap and '(orange' in cap and 'both panels' in cap
 
 
@@ -76,18 +76,18 @@ def test_exercises_print_the_numbers_their_text_states():
 
 def test_equations_numbered_in_order_and_cited():
     md = prose(STEM)
-    tags = [int(k) for k in re.findall(r'\\tag\{1c\.(\d+)\}', md)]
+    tags = [int(k) for k in re.findall(r'\\tag\{1\.(\d+)\}', md)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 11, tags
-    cited = re.sub(r'\\tag\{1c\.\d+\}', '', md)
+    cited = re.sub(r'\\tag\{1\.\d+\}', '', md)
     for k in (2, 5, 6, 7, 9, 10, 11):                        # the prose cites them as Eq. (1c.k)
-        assert f'(1c.{k})' in cited, k
+        assert f'(1.{k})' in cited, k
 
 
 def test_em_is_derived_before_sympy_checks_it():
     md = flat(prose(STEM))
     assert 'complete the square' in md and 'complete-data log-likelihood' in md
     src = cell_with(STEM, 'def em_differences(')
-    assert 'code-fold: true' in src and 'sp.hessian(' in src and 'SymPy agrees with Eqs. (1c.7)' in src
+    assert 'code-fold: true' in src and 'sp.hessian(' in src and 'SymPy agrees with Eqs. (1.7)' in src
 
 
 def test_saddles_are_shown_by_the_hessian_not_only_by_likelihoods():
@@ -96,12 +96,12 @@ def test_saddles_are_shown_by_the_hessian_not_only_by_likelihoods():
 
 
 def test_figure_1c_1_draws_the_axis_its_title_names():
-    src = cell_with(STEM, 'Figure 1c.1:')
-    assert 'axline(' in src and "PCA's first axis" in src and '(dotted line)' in caption(STEM, '1c.1')
+    src = cell_with(STEM, 'Figure 1.1:')
+    assert 'axline(' in src and "PCA's first axis" in src and '(dotted line)' in caption(STEM, '1.1')
 
 
 def test_figure_1c_4_y_axis_reaches_iteration_0():
-    src = cell_with(STEM, 'Figure 1c.4:')
+    src = cell_with(STEM, 'Figure 1.4:')
     assert re.search(r'ylim=\(ll\[0\]', src), 'the left panel must show the start, iteration 0'
 
 

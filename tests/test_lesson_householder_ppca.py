@@ -1,4 +1,4 @@
-"""Lesson 08 (Householder PPCA) as a reader sees it: the Householder index is not the sample index, its figures are
+"""Lesson 13 (Householder PPCA) as a reader sees it: the Householder index is not the sample index, its figures are
 drawn at the column width with legible fonts, and it says why R-hat is near 1 for chains that wander round a ring."""
 import json
 import re
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from notebook_text import COLUMN_IN, MIN_PT, NBS, cell_with, cells, flat, prose, section, smallest_shown_pt  # noqa: E402
 
-STEM = '08_householder_ppca'
+STEM = '13_householder_ppca'
 
 
 def test_householder_index_is_not_the_sample_index():
@@ -22,7 +22,7 @@ def test_householder_index_is_not_the_sample_index():
 
 def test_figure_4_is_legible_at_the_column_width():
     from vbfa_lit.plots import plot_interval_rows
-    src = cell_with(STEM, "fig.suptitle('Figure 8.4:")
+    src = cell_with(STEM, "fig.suptitle('Figure 13.4:")
     ax_saved = json.loads((NBS / 'figures' / '08_breast_cancer.json').read_text())['axes']
     exec(src, dict(np=np, plt=plt, plot_interval_rows=plot_interval_rows, ax_saved=ax_saved))
     try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
@@ -34,16 +34,16 @@ def test_figure_1_is_legible_at_the_column_width():
     from scipy import stats
     from vbfa_lit.plots import plot_curves, plot_rotation_orbit
     from vbfa_lit.stiefel import sample_stiefel
-    src = cell_with(STEM, "fig.suptitle('Figure 8.1:")
+    src = cell_with(STEM, "fig.suptitle('Figure 13.1:")
     exec(src, dict(np=np, plt=plt, stats=stats, sample_stiefel=sample_stiefel, plot_rotation_orbit=plot_rotation_orbit,
                    plot_curves=plot_curves))
     try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
     finally: plt.close('all')
 
 
-@pytest.mark.parametrize('figure', ['Figure 8.2:', 'Figure 8.3:'])
+@pytest.mark.parametrize('figure', ['Figure 13.2:', 'Figure 13.3:'])
 def test_figures_2_and_3_are_drawn_at_the_column_width(figure):
-    src = cell_with(STEM, f"fig.suptitle(f'{figure}" if figure == 'Figure 8.2:' else
+    src = cell_with(STEM, f"fig.suptitle(f'{figure}" if figure == 'Figure 13.2:' else
                     f"fig.suptitle('{figure}")
     widths = [float(w) for w in re.findall(r'figsize=\(([\d.]+),', src)]
     sizes = [float(s) for s in re.findall(r'legend\([^)]*fontsize=([\d.]+)', src)]
@@ -52,9 +52,9 @@ def test_figures_2_and_3_are_drawn_at_the_column_width(figure):
 
 def test_says_why_r_hat_is_near_1_for_the_wandering_chains():
     text = flat(prose(STEM))
-    para = section(text, '*Figure 8.3:', '## ')
+    para = section(text, '*Figure 13.3:', '## ')
     assert r'$\hat R$ compares the chains' in para and 'centre of a ring rather than a loading' in para
-    src = cell_with(STEM, "fig.suptitle('Figure 8.3:")
+    src = cell_with(STEM, "fig.suptitle('Figure 13.3:")
     assert 'visited' in src and 'off_centre' in src
 
 
@@ -68,7 +68,7 @@ def test_the_slides_are_introduced_with_a_citation_before_they_are_named():
 
 def test_the_densities_are_derived_by_hand_and_checked_by_sympy():
     text = prose(STEM)
-    tags = [int(m) for m in re.findall(r'\\tag\{8\.(\d+)\}', text)]
+    tags = [int(m) for m in re.findall(r'\\tag\{13\.(\d+)\}', text)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 7, tags
     hand = section(text, '### The densities, by hand', 'SymPy computes the Jacobians')
     for piece in (r'd\mathbf{v} = r^{i-1}\,dr\,d\boldsymbol{\omega}', r'- (i-1)\log\lVert\mathbf{v}_i\rVert',
@@ -77,7 +77,7 @@ def test_the_densities_are_derived_by_hand_and_checked_by_sympy():
         assert piece in hand, piece
     import sympy as sp
     out = io_run(cell_with(STEM, 'def jacobian_det('), {'sp': sp, 'np': np})
-    assert out.startswith('SymPy agrees with Eq. (8.2)') and 'to ' in out
+    assert out.startswith('SymPy agrees with Eq. (13.2)') and 'to ' in out
 
 
 def test_p_sigma_is_restated_where_it_is_used():
@@ -93,15 +93,15 @@ def test_the_prior_check_is_folded_and_says_its_threshold_and_why():
     src = cell_with(STEM, 'def sample_sigma_grid(')
     assert is_folded(src) and "print(f'derived density: smallest of its five p-values" in src
     text = flat(prose(STEM))
-    check = section(text, '### Prior-predictive check', '*Figure 8.2:')
+    check = section(text, '### Prior-predictive check', '*Figure 13.2:')
     assert 'below $10^{-3}$' in check and '1 - (1 - 10^{-3})^5' in check
     assert 'passes all five tests at the threshold $10^{-3}$' in text
 
 
 def test_the_ring_paragraph_quotes_no_number_the_printout_does_not_give():
     text = flat(prose(STEM))
-    para = section(text, '*Figure 8.3:', '## ')
-    src = cell_with(STEM, "fig.suptitle('Figure 8.3:")
+    para = section(text, '*Figure 13.3:', '## ')
+    src = cell_with(STEM, "fig.suptitle('Figure 13.3:")
     for number in re.findall(r'(?<![\w.])0\.\d+', para):
         assert False, f'the paragraph quotes {number}, which depends on the run'
     assert 'of the radius' in src

@@ -1,4 +1,4 @@
-"""Lesson 04b (imputation) as a reader sees it: the predictive variance derived by hand before SymPy checks it, the
+"""Lesson 07 (imputation) as a reader sees it: the predictive variance derived by hand before SymPy checks it, the
 latent term's narrowing put down to Jensen's inequality, the coverage prose against the printout, the plots folded,
 one notation for the variance of mu, and exercise 2's solution printing the coverages and factors its text quotes."""
 import re
@@ -7,7 +7,7 @@ import numpy as np
 
 from notebook_text import cell_with, cells, flat, is_folded, prose, run
 
-STEM = '04b_imputation'
+STEM = '07_imputation'
 
 
 def test_the_latent_term_is_put_down_to_jensen():
@@ -17,7 +17,7 @@ def test_the_latent_term_is_put_down_to_jensen():
 def test_coverage_prose_says_what_the_printout_shows_and_links_the_benchmarks():
     md = prose(STEM)
     assert 'worse' in md and r'\sqrt{' in md and 'held out' in md
-    assert '10_benchmarks.ipynb#' in md
+    assert '33_benchmarks.ipynb#' in md
 
 
 def test_plots_folded_and_one_notation_for_the_variance_of_mu():
@@ -41,7 +41,7 @@ def test_plain_wording_broadcast_and_a_readable_figure():
     assert 'median $|z|$ 0.615' in md
     codes = '\n'.join(s for k, s in cells(STEM) if k == 'code')
     assert 'np.broadcast_to(Sx_all' in codes
-    fig = cell_with(STEM, 'Figure 4b.1:')
+    fig = cell_with(STEM, 'Figure 7.1:')
     assert 'choice(hidden.sum(), 100, replace=False)' in fig and 'a random 100 of the 489 hidden entries' in md
 
 

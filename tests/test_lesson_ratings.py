@@ -1,4 +1,4 @@
-"""Lesson 04d (ratings) as a reader sees it: the ratings section of the estimator lesson lives here, with its plumbing
+"""Lesson 08 (ratings) as a reader sees it: the ratings section of the estimator lesson lives here, with its plumbing
 folded; the early stop and the fit time against Surprise's SVD given in the numbers of the merged ratings run; three
 exercises with hints and solutions; figures that say what they encode; the clash of the two b's said."""
 import json
@@ -10,13 +10,13 @@ import pytest
 
 from notebook_text import ROOT, cell_by_id, cell_with, cells, flat, is_folded, prose, run
 
-STEM = '04d_ratings'
+STEM = '08_ratings'
 RATINGS_JSON = ROOT / 'benchmarks' / 'results' / 'bench_ratings.json'
 needs_ratings = pytest.mark.skipif(not RATINGS_JSON.exists(), reason='the ratings benchmark has not been run')
 
 
 def test_the_ratings_section_is_here_with_its_plumbing_folded():
-    assert '(04d_ratings.ipynb)' in prose('04a_estimator')      # 04a points the reader here
+    assert '(08_ratings.ipynb)' in prose('06_estimator')      # 04a points the reader here
     d = '\n'.join(s for _, s in cells(STEM))
     assert "missing_values='unstored'" in prose(STEM)
     assert 'return_std=True' in d and 'plot_imputation(' in d               # the predictions with their error bars
@@ -65,7 +65,7 @@ def test_04d_and_10_say_what_the_ratings_run_shows_of_the_fit_time():
     assert early_target['met'] and early_target['paired_ratio'] < 1     # "by the medians and by the paired rounds"
     prose_04d = cell_by_id(STEM, 'rt000044')
     assert 'about ten times the CPU time' in prose_04d and 'a little less' in prose_04d
-    prose_10 = ' '.join(cell_by_id('10_benchmarks', cid) for cid in ('bratg003', '18171408'))
+    prose_10 = ' '.join(cell_by_id('33_benchmarks', cid) for cid in ('bratg003', '18171408'))
     assert 'only by the fit stopped at `tol=1e-3`' in prose_10 and 'about ten times' in prose_10
 
 
@@ -75,16 +75,16 @@ def test_three_exercises_with_hints_and_solutions_and_figures_that_say_what_they
     assert md.count('<summary>Hint</summary>') >= 3 and md.count('<summary>Solution</summary>') >= 3
     codes = '\n'.join(s for k, s in cells(STEM) if k == 'code')
     assert 'component{"s" * (k != 1)}' in codes
-    fig1, fig2 = (next(s for kind, s in cells(STEM) if f'Figure 4d.{n}:' in s and kind == 'code') for n in (1, 2))
+    fig1, fig2 = (next(s for kind, s in cells(STEM) if f'Figure 8.{n}:' in s and kind == 'code') for n in (1, 2))
     assert 'colorbar' in fig1 and 'user_bias' in fig1                  # a colour bar; rows sorted by planted bias
     assert 'colorbar' in fig2 and 'n_train' in fig2                    # coloured by each user's ratings
     assert 'shrunk overall' in md and 'slope' in md
 
 
 def test_figure_4d_3_legend_uses_the_captions_words():
-    fig = cell_with(STEM, 'Figure 4d.3:')
+    fig = cell_with(STEM, 'Figure 8.3:')
     labels = re.search(r'labels=\((.*?)\)\)', fig).group(1)
-    caption = flat(next(s for k, s in cells(STEM) if k == 'markdown' and s.startswith('*Figure 4d.3:')))
+    caption = flat(next(s for k, s in cells(STEM) if k == 'markdown' and s.startswith('*Figure 8.3:')))
     for word in re.findall(r'''["']([^"']+)["']''', labels):
         assert word in caption, word
 

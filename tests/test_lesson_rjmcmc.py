@@ -1,7 +1,7 @@
-"""Lesson 06 (reversible jump MCMC) as a reader sees it: a boxed table from Zhang et al.'s symbols to the course's,
+"""Lesson 10 (reversible jump MCMC) as a reader sees it: a boxed table from Zhang et al.'s symbols to the course's,
 repeated near the conditionals; Green (1995) cited for what PRML does not cover; Green's ratio named by Zhang et al.'s
 equation and the general ratio written before its check; the KS table showing both ends of a narrow interval; exercise
-1's solution printing what its text states; Figure 6.1 legible and its caption true to the axis and the band; the
+1's solution printing what its text states; Figure 10.1 legible and its caption true to the axis and the band; the
 slider of one reference chain; no sentence saying the factorial favours more components."""
 import math
 import re
@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from notebook_text import (MIN_PT, NBS, caption, cell_with, cells, flat, is_folded,  # noqa: E402
                            is_hidden, prose, run, section, smallest_shown_pt, solution_blocks)
 
-STEM = '06_rjmcmc'
+STEM = '10_rjmcmc'
 
 
 def test_symbol_table_is_boxed_and_repeated_near_the_conditionals():
@@ -42,7 +42,7 @@ def test_imports_of_plumbing_are_folded():
 
 
 def test_no_page_says_the_factorial_favours_more_components():
-    for stem in ('06a_evidence', '06d_zhang_tables', STEM):
+    for stem in ('11_evidence', '31_zhang_tables', STEM):
         text = flat(prose(stem))
         for sentence in re.split(r'(?<=[.:])\s', text):
             if '(q+1)!' in sentence and re.search(r'favours|adds about', sentence):
@@ -112,7 +112,7 @@ def test_figure_1_is_legible_at_the_column_width():
 
 def test_figure_6_1_caption_reads_the_precision_axis_as_variances_and_names_the_band():
     src = next(s for k, s in cells(STEM) if k == 'code' and 'b6 = [0, 1, 0.5' in s)
-    cap = flat(caption(STEM, '6.1'))
+    cap = flat(caption(STEM, '10.1'))
     assert 'the variances $l_j = 1/x_j$ decrease from left to right' in cap
     assert 'shaded band, the interval $(x_4, s)$' in cap and '$\\mathcal{G}(r, \\tau)$' in cap
     from vbfa_lit.plots import plot_birth_state, plot_jump_moves
@@ -138,13 +138,13 @@ def test_figure_6_1_caption_reads_the_precision_axis_as_variances_and_names_the_
 def test_the_birth_ratio_is_derived_by_hand_in_numbered_steps_before_its_sympy_check():
     src = cells(STEM)
     birth = next(s for k, s in src if k == 'markdown' and s.startswith('## Birth and death'))
-    for tag, what in (('6.7', 'Z = '), ('6.8', '= 1.'), ('6.9', 'g_{q+1}(s - v)'), ('6.10', '(q+2)\\,\\mathcal{G}(v'),
-                      ('6.11', '(q+2)\\ Z\\')):
+    for tag, what in (('10.7', 'Z = '), ('10.8', '= 1.'), ('10.9', 'g_{q+1}(s - v)'), ('10.10', '(q+2)\\,\\mathcal{G}(v'),
+                      ('10.11', '(q+2)\\ Z\\')):
         eq = birth[:birth.index(f'\\tag{{{tag}}}')]
         assert what in eq[eq.rindex('$$'):], (tag, what)
     check = next(s for k, s in src if k == 'code' and 'def log_R_general' in s)
-    assert is_folded(check) and 'SymPy agrees with Eq. (6.11)' in check
-    tags = [int(m) for m in re.findall(r'\\tag\{6\.(\d+)\}', prose(STEM))]
+    assert is_folded(check) and 'SymPy agrees with Eq. (10.11)' in check
+    tags = [int(m) for m in re.findall(r'\\tag\{10\.(\d+)\}', prose(STEM))]
     assert tags == list(range(1, len(tags) + 1)), tags
 
 
@@ -152,7 +152,7 @@ def test_leaving_z_out_is_measured_on_the_appendix_page_and_the_summary_keeps_it
     text = flat(prose(STEM))
     assert 'We measure below' not in text
     note = section(text, "Beside the paper's eq. (10)", 'Where a Jacobian')
-    assert '(06d_zhang_tables.ipynb) measures what' in note
+    assert '(31_zhang_tables.ipynb) measures what' in note
     summary = section(text, '## Summary', '## Exercises')
     assert not re.search(r'0\.883|0\.586|0\.209|0\.683', summary)
 

@@ -1,10 +1,10 @@
-"""Lesson 07 (the Stiefel manifold) as a reader sees it: its uniformity check run on the page (on fewer draws here,
-same tolerances), a summary without an API list, and Figure 7.2 with three ticks per axis."""
+"""Lesson 12 (the Stiefel manifold) as a reader sees it: its uniformity check run on the page (on fewer draws here,
+same tolerances), a summary without an API list, and Figure 12.2 with three ticks per axis."""
 import numpy as np
 
 from notebook_text import cell_with, prose, section
 
-STEM = '07_stiefel'
+STEM = '12_stiefel'
 
 
 def test_runs_its_uniformity_check():
@@ -24,7 +24,7 @@ def test_runs_its_uniformity_check():
 
 
 def test_figure_2_has_three_ticks_per_axis():
-    code = cell_with(STEM, 'Figure 7.2:')
+    code = cell_with(STEM, 'Figure 12.2:')
     assert 'xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1]' in code
 
 
@@ -42,8 +42,8 @@ def test_the_slides_are_introduced_with_a_citation_before_they_are_named():
 def test_the_reflection_and_mezzadris_step_are_derived_by_hand_and_tagged_in_order():
     import re
     text = prose(STEM)
-    tags = [int(m) for m in re.findall(r'\\tag\{7\.(\d+)\}', text)]
+    tags = [int(m) for m in re.findall(r'\\tag\{12\.(\d+)\}', text)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 6, tags
-    assert r'= \mathbf{v} - \mathbf{w}' in text                            # P v = v - w, Eq. (7.3)
+    assert r'= \mathbf{v} - \mathbf{w}' in text                            # P v = v - w, Eq. (12.3)
     step = section(text, '**The key step, by hand.**', 'Two remarks')
-    assert r"\operatorname{diag}(1, \mathbf{K}\mathbf{O}')" in step and 'Eq. (7.4)' in step
+    assert r"\operatorname{diag}(1, \mathbf{K}\mathbf{O}')" in step and 'Eq. (12.4)' in step

@@ -1,5 +1,5 @@
-"""Lesson 01 (the symbolic machinery) as a reader sees it: the mean-field equation cited to Bishop (1999) and PRML,
-symbols defined before they are used, Figure 1.1's caption naming the colour drawn, and exercise 3's Monte Carlo error
+"""Lesson 02 (the symbolic machinery) as a reader sees it: the mean-field equation cited to Bishop (1999) and PRML,
+symbols defined before they are used, Figure 2.1's caption naming the colour drawn, and exercise 3's Monte Carlo error
 stated as measured."""
 import re
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from notebook_text import cell_by_id, cells, prose
 
-STEM = '01_symbolic'
+STEM = '02_symbolic'
 
 
 def test_cites_bishop_1999_and_prml_10_9():
@@ -17,8 +17,8 @@ def test_cites_bishop_1999_and_prml_10_9():
 def test_no_raw_float_and_names_of_the_last_cell_are_introduced():
     perturb = next(s for _, s in cells(STEM) if 'largest gain from perturbing' in s)
     assert re.search(r'\{worst:\.\de\}', perturb)
-    last = next(s for _, s in cells(STEM) if 'derived update vs the one of Figure 1.1' in s)
-    assert re.search(r'#.*step1.*Figure 1\.1', last)
+    last = next(s for _, s in cells(STEM) if 'derived update vs the one of Figure 2.1' in s)
+    assert re.search(r'#.*step1.*Figure 2\.1', last)
 
 
 def test_figure_1_1_caption_names_the_colour_drawn():
@@ -49,10 +49,10 @@ def test_each_machine_read_off_follows_its_hand_derivation():
     """Every open cell that calls a read-off comes after a markdown cell that derives the same update by hand (a
     numbered display equation) and before the next one."""
     cs = cells(STEM)
-    tags = [int(k) for k in re.findall(r'\\tag\{1\.(\d+)\}', prose(STEM))]
+    tags = [int(k) for k in re.findall(r'\\tag\{2\.(\d+)\}', prose(STEM))]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 8, tags
     for i, (kind, src) in enumerate(cs):
         if kind == 'code' and ('gaussian_readoff(' in src or 'gamma_readoff(' in src) and '#|' not in src \
                 and 'def ' not in src:
             before = next(s for k, s in reversed(cs[:i]) if k == 'markdown')
-            assert '\\tag{1.' in before, src[:80]
+            assert '\\tag{2.' in before, src[:80]

@@ -1,5 +1,5 @@
-"""Lesson 04 (the transformations) as a reader sees it: Figure 4.1 a precomputed slider, and Figure 4.2 the same
-transformed fit that lesson 05 saved, so both pages count the same sweep against the same best bound."""
+"""Lesson 05 (the transformations) as a reader sees it: Figure 5.1 a precomputed slider, and Figure 5.2 the same
+transformed fit that lesson 09 saved, so both pages count the same sweep against the same best bound."""
 import inspect
 import json
 import re
@@ -8,26 +8,26 @@ import numpy as np
 
 from notebook_text import NBS, cell_with, cells, flat, prose
 
-STEM = '04_transformations'
+STEM = '05_transformations'
 
 
 def test_figure_4_1_is_a_precomputed_slider():
-    assert any('figure_slider(' in s for k, s in cells(STEM) if k == 'code' and 'Figure 4.1:' in s)
+    assert any('figure_slider(' in s for k, s in cells(STEM) if k == 'code' and 'Figure 5.1:' in s)
 
 
 def test_04_figure_4_2_runs_the_transformed_fit_as_lesson_05_saved_it():
-    fig42 = cell_with(STEM, "Figure 4.2: dataset 1")
+    fig42 = cell_with(STEM, "Figure 5.2: dataset 1")
     both = re.search(r"'both': fit_vbfa\(data1, 30, prior1, rng=0, max_iter=(\d+), tol=([0-9.e-]+)", fig42)
     saved = json.loads((NBS / 'figures' / '05_full_results.json').read_text())
     row = next(r for r in saved['rows']
                if (r['dataset'], r['prior'], r['D'], r['seed'], r['transform']) == ('1', 'ARD', 30, 0, True))
     from vbfa_lit.convergence import run_config
     assert int(both.group(1)) == row['max_iter'] and float(both.group(2)) == inspect.signature(run_config).parameters['tol'].default
-    # so its best bound is lesson 05's L*, and both pages count the same sweep
+    # so its best bound is lesson 09's L*, and both pages count the same sweep
     curves = {c['transform']: np.array(c['bound']) for c in saved['curves']
               if (c['dataset'], c['prior'], c['D']) == ('1', 'ARD', 30)}
     best = max(c.max() for c in curves.values())
     assert row['it_nat'] == int(np.argmax(curves[True] > best - 1)) + 1
-    caption = flat(prose('05_convergence'))
+    caption = flat(prose('09_convergence'))
     assert 'at sweep 212' in caption and row['sweeps'] == 212
 

@@ -1,11 +1,11 @@
-"""Lesson 02 (variational Bayesian PCA) as a reader sees it: the posterior's fields with their symbols and shapes in a
-folded cell, the engine-against-reference check on the engine's page (02d), exercise 5 as two questions, and a summary
+"""Lesson 03 (variational Bayesian PCA) as a reader sees it: the posterior's fields with their symbols and shapes in a
+folded cell, the engine-against-reference check on the engine's page (25), exercise 5 as two questions, and a summary
 that quantifies what "not converged" costs."""
 import re
 
 from notebook_text import cells, is_folded, prose, shown_code
 
-STEM = '02_vbpca'
+STEM = '03_vbpca'
 
 
 def test_posterior_fields_are_folded_with_symbols_and_shapes():
@@ -18,7 +18,7 @@ def test_posterior_fields_are_folded_with_symbols_and_shapes():
 
 
 def test_the_engine_against_reference_check_is_on_the_engine_page():
-    assert 'reference_sweep' in '\n'.join(s for _, s in cells('02d_engine'))
+    assert 'reference_sweep' in '\n'.join(s for _, s in cells('25_engine'))
 
 
 def test_exercise_5_is_two_questions():
@@ -36,9 +36,9 @@ def test_summary_quantifies_not_converged():
 def test_equations_are_numbered_in_order_and_every_citation_resolves():
     "Display equations carry \\tag{2.k}, k = 1, 2, ... in order; every 'Eq. (2.k)' in the prose names one of them."
     md = prose(STEM)
-    tags = [int(k) for k in re.findall(r'\\tag\{2\.(\d+)\}', md)]
+    tags = [int(k) for k in re.findall(r'\\tag\{3\.(\d+)\}', md)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 20, tags
-    cited = {int(k) for k in re.findall(r'Eq\. \(2\.(\d+)\)', md)}
+    cited = {int(k) for k in re.findall(r'Eq\. \(3\.(\d+)\)', md)}
     assert cited <= set(tags), sorted(cited - set(tags))
     assert not re.search(r'Eqs?\. 2\.\d|Eqs\. \(', md)              # one citation form: Eq. (2.k)
 
@@ -49,9 +49,9 @@ def test_every_update_is_derived_by_hand_and_checked_by_sympy():
     for heading, eq in ((r'## $q(\mathbf{x}_n)$', 8), (r'## $q(\mathbf{w}_m)$', 10), (r'## $q(\mu_m)$', 12),
                         (r'## $q(\tau_m)$', 14), (r'## $q(\alpha_d)$', 17), ('## The lower bound', 19)):
         i = next(i for i, (k, s) in enumerate(cs) if k == 'markdown' and s.startswith(heading))
-        assert rf'\tag{{2.{eq}}}' in cs[i][1], heading
+        assert rf'\tag{{3.{eq}}}' in cs[i][1], heading
         check = next(s for k, s in cs[i + 1:] if k == 'code')
-        assert 'SymPy agrees with Eq. (2.' in check and f'Eq. (2.{eq})' in check and 'assert' in check, heading
+        assert 'SymPy agrees with Eq. (3.' in check and f'Eq. (3.{eq})' in check and 'assert' in check, heading
 
 
 def test_exercise_7_the_expanded_rate_agrees_near_zero_and_loses_every_digit_far_from_it():
@@ -60,7 +60,7 @@ def test_exercise_7_the_expanded_rate_agrees_near_zero_and_loses_every_digit_far
     text, blocks = solution_blocks(STEM, 7)
     printed = run(blocks[0], {'np': np})
     (r0, e0), (r8, e8) = [tuple(map(float, m)) for m in
-                          re.findall(r'Eq\. \(2\.16\) gives ([\d.e+-]+), the expanded form ([\d.e+-]+)', printed)]
+                          re.findall(r'Eq\. \(3\.16\) gives ([\d.e+-]+), the expanded form ([\d.e+-]+)', printed)]
     assert abs(r0 - e0) < 1e-9 * r0                               # equal in exact arithmetic
     assert abs(r8 - e8) > 0.1 * r8                                 # far from zero the expanded form fails
     assert f'({r8:.1f})' in text and f'gives {e8:.0f}' in text    # the prose quotes what the code prints

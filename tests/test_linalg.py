@@ -1,4 +1,4 @@
-"""The numerical machinery of the VB updates (`vbfa_lit.linalg`, lesson 02a): the batched Gaussian from a
+"""The numerical machinery of the VB updates (`vbfa_lit.linalg`, appendix 22): the batched Gaussian from a
 precision on both inversion paths, the triangular solves, the masked outer sums on both packing paths and
 both mask storages, and the shared-batch helpers. Every check is against plain NumPy on the same input."""
 import subprocess

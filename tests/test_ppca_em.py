@@ -1,4 +1,4 @@
-"""EM for probabilistic PCA (`vbfa_lit.ppca.ppca_em`, lesson 01c): it never lowers the likelihood, reaches the
+"""EM for probabilistic PCA (`vbfa_lit.ppca.ppca_em`, lesson 01): it never lowers the likelihood, reaches the
 closed-form maximum at its own measured linear rate, and names the argument of bad input."""
 import numpy as np
 import pytest

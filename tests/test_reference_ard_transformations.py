@@ -1,6 +1,6 @@
 """The package's ARD, transformations and predictive moments equal the references the lessons show.
 
-Lessons 03 (`reference_alpha_update`, `reference_alpha_kl`), 04 (`reference_translation`, `reference_translate`,
+Lessons 04 (`reference_alpha_update`, `reference_alpha_kl`), 04 (`reference_translation`, `reference_translate`,
 `reference_rotation_statistics`, `reference_rotation_bound`, `reference_rotate`) and 04b
 (`reference_predictive_moments`): on random problems of several sizes, with and without missing values, shared and
 per-feature noise and covariances, the production functions agree with them to 1e-10 relative.
@@ -32,7 +32,7 @@ def shared_covariances(q):
     return q._replace(Sw=q.Sw[:1], Sx=q.Sx[:1])
 
 
-# ---- lesson 03: ARD
+# ---- lesson 04: ARD
 
 @pytest.mark.parametrize('seed', SEEDS)
 def test_alpha_update_and_kl_equal_the_reference(seed):
@@ -56,7 +56,7 @@ def test_alpha_kl_is_zero_at_the_prior_and_evidence_alpha_is_m_over_the_squared_
     np.testing.assert_allclose(reference_alpha_evidence(W), [3 / 5, 3 / 0.5], rtol=1e-15)
 
 
-# ---- lesson 04: translation and rotation
+# ---- lesson 05: translation and rotation
 
 def missing_data(r, M, N, fraction):
     Y = r.normal(size=(M, N)) + 5 * r.normal(size=(M, 1))
@@ -107,7 +107,7 @@ def test_rotation_equals_the_reference(seed):
             if b is not None: assert rel(a, b) < 1e-10
 
 
-# ---- lesson 04b: predictive moments of the entries
+# ---- lesson 07: predictive moments of the entries
 
 @pytest.mark.parametrize('seed', SEEDS)
 def test_predictive_moments_equal_the_reference(seed):

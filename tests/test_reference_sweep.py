@@ -1,4 +1,4 @@
-"""The engine's sweep equals lesson 02's reference implementation (`reference_sweep`, `reference_bound`).
+"""The engine's sweep equals lesson 03's reference implementation (`reference_sweep`, `reference_bound`).
 
 Per sweep, to 1e-10 relative in the bound and in every posterior moment, on random problems: every storage of the
 observed values (a dense mask, the sparse mask, CSR/CSC/COO matrices of the observed entries), shared and

@@ -98,7 +98,7 @@ def test_random_problem(seed, engine):
 @pytest.mark.parametrize('engine', ['numpy', 'numba'])
 @pytest.mark.parametrize('seed', range(0, N_PROBLEMS, 4))
 def test_random_problem_learned_mean(seed, engine):
-    """A quarter of the problems again with the learned prior of the feature means (lesson 04d), every other one with a
+    """A quarter of the problems again with the learned prior of the feature means (lesson 08), every other one with a
     bias per sample as well."""
     if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     extra = dict(mean_prior='learned', sample_bias=seed % 8 == 0)

@@ -1,5 +1,5 @@
 """The precomputed sliders of the lessons' figures: `figure_slider` draws one distinct frame per value, closes its
-pyplot figures and names bad arguments; `plot_ridge_sweep` (Figures 3.1 and 4.1) draws each path up to the sweep with
+pyplot figures and names bad arguments; `plot_ridge_sweep` (Figures 4.1 and 5.1) draws each path up to the sweep with
 legible contour labels."""
 import matplotlib
 matplotlib.use('Agg')

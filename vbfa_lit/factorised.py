@@ -73,7 +73,7 @@ def factorised_q_w(Y, q: Posterior, prior: Prior) -> Posterior:
 
 
 def factorised_sweep(Y, q: Posterior, prior: Prior, shared: bool = False) -> Posterior:
-    """One sweep X -> W -> mu -> tau -> prior on W under the fully factorised posterior (lesson 02's other updates).
+    """One sweep X -> W -> mu -> tau -> prior on W under the fully factorised posterior (lesson 03's other updates).
 
     Parameters
     ----------

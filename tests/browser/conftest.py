@@ -131,7 +131,7 @@ def text_artefacts(text: str) -> list[str]:
     return out
 
 
-# "lesson 06", "lessons 02 and 04": a reference to a lesson in the prose, which must be a link to it
+# "lesson 10", "lessons 03 and 05": a reference to a lesson in the prose, which must be a link to it
 _LESSON_REF = re.compile(r'\b[Ll]essons?\s+\d\d[a-z]?\b')
 
 

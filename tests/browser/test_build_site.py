@@ -30,8 +30,8 @@ def code(src, i=0, outputs=(), metadata=None):
 
 def test_title_cell_becomes_numbered_title_description_and_notation_line():
     src = '# Variational Bayesian PCA\n\n> Bishop\'s model\n\nMore text.'
-    assert p2s.title_markdown(src, '02_vbpca') == "# 02 · Variational Bayesian PCA\n\nBishop's model\n\nMore text."
-    md = p2s.title_markdown(src, '02_vbpca', notation=True, contents=True)
+    assert p2s.title_markdown(src, '03_vbpca') == "# 02 · Variational Bayesian PCA\n\nBishop's model\n\nMore text."
+    md = p2s.title_markdown(src, '03_vbpca', notation=True, contents=True)
     assert '[notation reference](notation.ipynb)' in md and f'(notation.ipynb#{p2s.PRML_ANCHOR})' in md
     assert '{contents}' in md and md.endswith('More text.')
     assert p2s.title_markdown('# Bayesian PCA', 'index') == '# Bayesian PCA'
@@ -54,7 +54,7 @@ def test_directives_are_split_off_and_mapped_to_tags():
 
 
 def test_links_point_at_pages_and_api_entries_sphinx_resolves():
-    md = ('[a](02_vbpca.ipynb) [b](06_rjmcmc.ipynb#the-sampler) [c](10_benchmarks.html) [d](https://x.org/a.ipynb) '
+    md = ('[a](03_vbpca.ipynb) [b](10_rjmcmc.ipynb#the-sampler) [c](33_benchmarks.html) [d](https://x.org/a.ipynb) '
           '[e](api.html#vbfa_lit.ard.ARD) [f](api.html) [g](#local) [h](unknown.ipynb)')
     assert p2s.rewrite_links(md) == ('[a](vbpca.ipynb) [b](rjmcmc.ipynb#the-sampler) [c](benchmarks.ipynb) '
                                      '[d](https://x.org/a.ipynb) [e](#vbfa_lit.ard.ARD) [f](api.md) [g](#local) '
@@ -64,19 +64,19 @@ def test_links_point_at_pages_and_api_entries_sphinx_resolves():
     assert p2s.link_names(md, api) == (
         'Use [`VBPCA`](#vbfa_lit.estimator.VBPCA) and [`VBPCA.fit()`](#vbfa_lit.estimator.VBPCA.fit), not `other` '
         'or ``VBPCA``; [`VBPCA`](#x) is linked.\n```\n`VBPCA`\n```')
-    html = '<svg><a xlink:href="03_ard.ipynb"><path/></a><a href="03_ard.ipynb#why-ard">x</a><a href="a.ipynb">y</a></svg>'
+    html = '<svg><a xlink:href="04_ard.ipynb"><path/></a><a href="04_ard.ipynb#why-ard">x</a><a href="a.ipynb">y</a></svg>'
     assert p2s.rewrite_html_links(html) == (
         '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="a.ipynb">y</a></svg>')
 
 
 def test_page_names_and_order_come_from_nbdev_and_the_toctree():
-    assert p2s.page('00_notation') == 'notation' and p2s.page('04a_estimator') == 'estimator' and p2s.page('index') == 'index'
+    assert p2s.page('00_notation') == 'notation' and p2s.page('06_estimator') == 'estimator' and p2s.page('index') == 'index'
     toc = (ROOT / 'docs' / 'toc.md').read_text()
     listed = [l for l in toc.splitlines() if l and l[0].isalpha()]
     assert [p2s.page(s) for s in p2s.LESSONS[1:] + p2s.APPENDIX] + ['api'] == listed
     assert p2s.LESSONS[0] == 'index' and not set(p2s.LESSONS) & set(p2s.APPENDIX)
-    lessons, appendix = p2s.page_order(['12_new', '01a_plots', '00_notation', 'index', '01c_from_pca', '02a_linalg'])
-    assert lessons == ['index', '01c_from_pca', '00_notation'] and appendix == ['01a_plots', '02a_linalg', '12_new']
+    lessons, appendix = p2s.page_order(['12_new', '20_plots', '00_notation', 'index', '01_from_pca', '22_linalg'])
+    assert lessons == ['index', '01_from_pca', '00_notation'] and appendix == ['20_plots', '22_linalg', '12_new']
     nbs = sorted(p.stem for p in (ROOT / 'nbs').glob('*.ipynb'))
     assert sorted(p2s.LESSONS + p2s.APPENDIX) == nbs, 'every notebook is listed in docs/toc.md'
 
@@ -90,7 +90,7 @@ def notebook():
         code('#| default_exp notation', 1),
         code('#| export\ndef gamma_kl(a, b):\n    "KL."\n    return a\n\ndef _private(): pass', 2),
         show_doc_cell('Gamma.kl', 3), show_doc_cell('_helper', 4),
-        cell('markdown', 'See [x](02_vbpca.ipynb) and `gamma_kl`.', id='m'),
+        cell('markdown', 'See [x](03_vbpca.ipynb) and `gamma_kl`.', id='m'),
         code('#| slow\nbig()', 5, outputs=[{'output_type': 'stream', 'name': 'stdout', 'text': 'saved'}]),
         code('#| code-fold: true\nx = 1', 6, metadata={'tags': ['mine']})]}
 
@@ -109,7 +109,7 @@ def test_convert_notebook():
     assert slow['metadata']['tags'] == ['skip-execution'] and slow['outputs'][0]['text'] == 'saved'
     assert fold['source'] == 'x = 1' and fold['metadata']['tags'] == ['mine', 'hide-input']
     assert nb == notebook(), 'the input notebook must not be modified'
-    lesson = p2s.convert_notebook(nb, '02_vbpca')
+    lesson = p2s.convert_notebook(nb, '03_vbpca')
     assert lesson['cells'][0]['source'].startswith('# 02 · Notation\n\nSymbols\n\n*Symbols:*')
     index = p2s.convert_notebook(nb, 'index')
     assert '{toctree}' in index['cells'][-1]['source'] and ':caption: Appendix' in index['cells'][-1]['source']
@@ -120,10 +120,10 @@ def test_the_execution_cache_key_depends_on_code_and_library_only():
     from jupyter_cache.cache.main import JupyterCacheBase
     import nbformat
     key = lambda nb, lib='k1': JupyterCacheBase.create_hashed_notebook(
-        None, nbformat.from_dict(p2s.convert_notebook(nb, '02_vbpca', {}, key=lib)), cell_metadata=None)[1]
+        None, nbformat.from_dict(p2s.convert_notebook(nb, '03_vbpca', {}, key=lib)), cell_metadata=None)[1]
     nb = notebook()
     assert key(nb) == key(notebook())
-    nb['cells'][5]['source'] = 'Other prose, [a link](03_ard.ipynb).'          # markdown only: same key
+    nb['cells'][5]['source'] = 'Other prose, [a link](04_ard.ipynb).'          # markdown only: same key
     assert key(nb) == key(notebook())
     assert key(nb, 'k2') != key(nb)                                          # the library changed
     nb['cells'][7]['source'] = '#| code-fold: true\nx = 2'                    # code changed
@@ -232,8 +232,8 @@ def test_text_artefacts_are_detected():
     assert text_artefacts('Alias for field number 0') == ['namedtuple filler "Alias for field number"']
     assert text_artefacts('As :func:load_mnist.') == ["a Sphinx role left as text: ':func:'"]
     assert text_artefacts('a | b, and ---- alone, main.py') == []
-    assert text_artefacts('returns both. [VBPCA.impute] (04a_estimator.ipynb) returns') == [
-        "a link left as text: 'returns both. [VBPCA.impute] (04a_estimator.ipynb)'"]
+    assert text_artefacts('returns both. [VBPCA.impute] (06_estimator.ipynb) returns') == [
+        "a link left as text: 'returns both. [VBPCA.impute] (06_estimator.ipynb)'"]
     assert text_artefacts('Below: $$ \\log p $$') == ["raw $$ left in the text: 'Below: $$ \\\\log p $$'"]
     assert text_artefacts('x.py:3: UserWarning: Unknown section') == [
         "a Python warning printed on the page: 'UserWarning: Unknown section'"]
@@ -241,9 +241,9 @@ def test_text_artefacts_are_detected():
         "a SymPy function name in the text: 'polygamma('", "a SymPy function name in the text: 'loggamma ('"]
     assert text_artefacts('ConvergenceWarning is raised when max_iter runs out; the digamma function') == []
     from conftest import unlinked_references
-    assert unlinked_references('as in lesson 06a, and in lessons 02 and 04') == [
-        "a lesson named but not linked: 'as in lesson 06a, and in lessons 02 '",
-        "a lesson named but not linked: 'as in lesson 06a, and in lessons 02 and 04'"]
+    assert unlinked_references('as in lesson 11, and in lessons 03 and 05') == [
+        "a lesson named but not linked: 'as in lesson 11, and in lessons 03 '",
+        "a lesson named but not linked: 'as in lesson 11, and in lessons 03 and 05'"]
     assert unlinked_references('as in , and in  and ') == []     # the same prose with its links removed
     from conftest import math_artefacts, output_artefacts
     assert math_artefacts([r'\operatorname{polygamma}{\left(0,a \right)}', r'\operatorname{loggamma}{\left(a_{0} \right)}'])
@@ -267,7 +267,7 @@ def test_shown_library_code_loses_its_docstrings():
         cell('code', '#| code-fold: show\n#| code-summary: "Exported source"\n#| exports\ndef f():\n    "Doc."\n    return 1',
              id='e', execution_count=1, outputs=[]),
         cell('code', 'def h():\n    "Kept: a lesson cell."\n    return 2', id='l', execution_count=2, outputs=[])]}
-    out = p2s.convert_notebook(nb, '02c_vbpca_fast')
+    out = p2s.convert_notebook(nb, '24_vbpca_fast')
     assert [c['source'] for c in out['cells']] == ['def f():\n    return 1', nb['cells'][1]['source']]
 
 

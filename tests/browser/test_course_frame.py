@@ -234,11 +234,11 @@ def test_sidebar_labels_carry_the_lesson_numbers(rendered, site_url):
     assert not wrong, wrong
     order = [p for p, _ in nav if p in {page_of(s) for s in lessons}]
     assert order == [page_of(s) for s in lessons[1:]], order
-    # the course opens with PCA, and the notation table is a reference chapter after the lessons
-    assert order[:2] == [page_of('01c_from_pca'), page_of('01_symbolic')], order
-    assert order[-2:] == [page_of('00_notation'), page_of('98_references')], order
-    title = _soup(rendered(page_of('02_vbpca'))).find('h1').get_text(' ', strip=True)
-    assert title.startswith('02 · '), title
+    # the notation opens the course as a reference chapter, then PCA; the references close the lessons
+    assert order[:3] == [page_of('00_notation'), page_of('01_from_pca'), page_of('02_symbolic')], order
+    assert order[-1] == page_of('98_references'), order
+    title = _soup(rendered(page_of('03_vbpca'))).find('h1').get_text(' ', strip=True)
+    assert title.startswith('03 · '), title
 
 
 def test_every_lesson_links_the_notation_reference(rendered):
@@ -249,8 +249,8 @@ def test_every_lesson_links_the_notation_reference(rendered):
 
 
 # the methods the map must show, each linking to the lesson that teaches it
-MAP_LESSONS = ['01c_from_pca', '03_ard', '02_vbpca', '04_transformations', '06a_evidence', '06_rjmcmc',
-               '08_householder_ppca']
+MAP_LESSONS = ['01_from_pca', '04_ard', '03_vbpca', '05_transformations', '11_evidence', '10_rjmcmc',
+               '13_householder_ppca']
 
 
 def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site_url):
@@ -265,11 +265,11 @@ def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site
     page = browser.new_page()
     try:                                        # a click on a box opens its lesson
         page.goto(site_url + 'index.html')
-        box = page.locator(f'svg#method-map a[href="{page_of("06_rjmcmc")}"]').first
+        box = page.locator(f'svg#method-map a[href="{page_of("10_rjmcmc")}"]').first
         box.scroll_into_view_if_needed()
         with page.expect_navigation():
             box.click()
-        assert urlsplit(page.url).path.endswith(page_of('06_rjmcmc')), page.url
+        assert urlsplit(page.url).path.endswith(page_of('10_rjmcmc')), page.url
     finally:
         page.close()
 

@@ -1,5 +1,5 @@
-"""The precomputed sliders inside the lessons, on the built static site (no kernel): Figure 3.1 of the ARD lesson
-(the projected variance of one column) and Figure 4.1 of the transformations lesson (sweep by sweep). Moving each
+"""The precomputed sliders inside the lessons, on the built static site (no kernel): Figure 4.1 of the ARD lesson
+(the projected variance of one column) and Figure 5.1 of the transformations lesson (sweep by sweep). Moving each
 slider with the keyboard must swap the figure and the readout, and fetch nothing."""
 from __future__ import annotations
 

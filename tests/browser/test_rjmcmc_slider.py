@@ -1,4 +1,4 @@
-"""The reversible-jump lesson's precomputed slider (Figure 6.2, one chain sweep by sweep) on the static site: moving it
+"""The reversible-jump lesson's precomputed slider (Figure 10.2, one chain sweep by sweep) on the static site: moving it
 swaps the frame and the readout in the browser, with no kernel and no request to any server."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ pytestmark = pytest.mark.browser
 
 
 def lesson_page(site_dir):
-    "The built page of lesson 06 (its notebook's default_exp, rjmcmc)."
+    "The built page of lesson 10 (its notebook's default_exp, rjmcmc)."
     page = site_dir / 'rjmcmc.html'
     assert page.is_file(), f'{page} not found: the reversible-jump lesson has no page'
     return page.name
@@ -26,7 +26,7 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
         page.goto(site_url + name, wait_until='load')
         page.on('request', lambda r: requests.append(r.url))        # after load: moving the slider fetches nothing
         sliders = page.locator('.vbfa-static-slider')
-        assert sliders.count() == 1, 'expected the one precomputed slider of Figure 6.2'
+        assert sliders.count() == 1, 'expected the one precomputed slider of Figure 10.2'
         s = sliders.first
         frames = s.locator('.vbfa-frames img')
         assert frames.count() == 41, 'expected 41 frames: the start and 40 sweeps'
