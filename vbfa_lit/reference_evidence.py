@@ -5,7 +5,7 @@ r"""The log evidence $\log p(Y \mid k)$ of the package's own model for each numb
 # %% auto #0
 __all__ = ['ReferenceEvidence', 'reference_log_evidence']
 
-# %% ../nbs/36_reference_evidence.ipynb #e3b62cd0
+# %% ../nbs/36_reference_evidence.ipynb #re360002
 import time
 from typing import NamedTuple
 
@@ -17,7 +17,7 @@ from .ard import ARD
 from .engine import check_prior
 from .validation import check_2d, check_choice, check_int, check_random_state
 
-# %% ../nbs/36_reference_evidence.ipynb #d02f79be
+# %% ../nbs/36_reference_evidence.ipynb #re360006
 def _log_gamma_draw(rng, shape, rate):
     """log of Gamma(shape, rate) draws, finite when shape is tiny (log G(s+1) + log(U)/s); -inf where shape is 0."""
     shape = np.asarray(shape, dtype=float)
@@ -55,7 +55,7 @@ def _log_lik(ss, n: int, prior: Prior):
     a, b = prior.a_tau, prior.b_tau
     return a * np.log(b) - gammaln(a) + gammaln(a + n / 2) - (a + n / 2) * np.log(b + ss / 2) - n / 2 * LOG2PI
 
-# %% ../nbs/36_reference_evidence.ipynb #ea046537
+# %% ../nbs/36_reference_evidence.ipynb #re360008
 def _gibbs_sweep(rng, Y, s: dict, ss, t, prior: Prior):
     """One sweep of Eqs. (36.5)-(36.8) at temperatures t (B,), updating the draws s in place; ss (B,) is S(theta)
     of the current draws; returns that of the new ones."""
@@ -74,7 +74,7 @@ def _gibbs_sweep(rng, Y, s: dict, ss, t, prior: Prior):
                                          prior.w.b_alpha + np.sum(s['Wt'][:, :k] ** 2, 2) / 2)
     return _residual_ss(Y, s)
 
-# %% ../nbs/36_reference_evidence.ipynb #541d3772
+# %% ../nbs/36_reference_evidence.ipynb #re360010
 def _trapezoid(t, E, V):
     """Eq. (36.9) for each row of E, V (C, T) on the ladder t (T,)."""
     dt = np.diff(t)
@@ -106,7 +106,7 @@ def _ti(Y, k, prior, rng, n_temperatures, n_chains, n_sweeps, n_burn, progress):
     return est, per_chain.std(ddof=1) / np.sqrt(n_chains), abs(est - half), dict(
         ladder=t, mean_log_lik=E.mean(0), mean_log_lik_se=E.std(0, ddof=1) / np.sqrt(n_chains), per_run=per_chain)
 
-# %% ../nbs/36_reference_evidence.ipynb #8a72be3c
+# %% ../nbs/36_reference_evidence.ipynb #re360012
 def _ais(Y, k, prior, rng, n_steps, n_runs, progress):
     """Annealed importance sampling: (estimate, se, ESS, extras)."""
     t = (np.arange(n_steps + 1) / n_steps) ** 5
@@ -119,7 +119,7 @@ def _ais(Y, k, prior, rng, n_steps, n_runs, progress):
     return (logsumexp(logw) - np.log(n_runs), w.std(ddof=1) / np.sqrt(n_runs) / w.mean(),
             w.sum() ** 2 / np.sum(w * w), dict(ladder=t, per_run=logw))
 
-# %% ../nbs/36_reference_evidence.ipynb #7d220a1c
+# %% ../nbs/36_reference_evidence.ipynb #re360014
 class ReferenceEvidence(NamedTuple):
     """The reference log evidence of one data set and k, with what is needed to judge it.
 
@@ -163,7 +163,7 @@ class ReferenceEvidence(NamedTuple):
                 f"discretisation_error={self.discretisation_error:.3f}, ess={self.ess:.1f}, "
                 f"seconds={self.seconds:.1f})")
 
-# %% ../nbs/36_reference_evidence.ipynb #1804ff31
+# %% ../nbs/36_reference_evidence.ipynb #re360015
 def reference_log_evidence(X, # (n_samples, n_features) complete data
                            n_components: int, # k, the number of components (0 for noise around a mean)
                            prior: Prior = Prior(), # the model's priors, as for the package's VB fit
@@ -249,7 +249,7 @@ def reference_log_evidence(X, # (n_samples, n_features) complete data
                              extra.get('mean_log_lik'), extra.get('mean_log_lik_se'), extra['per_run'],
                              time.perf_counter() - start)
 
-# %% ../nbs/36_reference_evidence.ipynb #d773fb07
+# %% ../nbs/36_reference_evidence.ipynb #re360017
 def _log_evidence_noise(Y, prior: Prior, n_grid: int = 200_001) -> float:
     """log p(Y | k = 0) by Eq. (36.11) and a grid over log tau; Y (M, N)."""
     M, N = Y.shape
