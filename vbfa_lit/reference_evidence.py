@@ -168,7 +168,7 @@ def reference_log_evidence(X, # (n_samples, n_features) complete data
                            n_components: int, # k, the number of components (0 for noise around a mean)
                            prior: Prior = Prior(), # the model's priors, as for the package's VB fit
                            method: str = 'ti', # 'ti' or 'ais'
-                           n_temperatures: int = 40, # 'ti': rungs after t = 0 (even)
+                           n_temperatures: int = 80, # 'ti': rungs after t = 0 (even)
                            n_chains: int = 8, # 'ti': independent chains per rung
                            n_sweeps: int = 500, # 'ti': kept sweeps per chain
                            n_burn: int = 200, # 'ti': discarded sweeps per chain
