@@ -106,7 +106,7 @@ def test_reproducible_with_random_state():
     c = reference_log_evidence(X, 1, random_state=4, **kw)
     assert c.log_evidence != a.log_evidence
     g = np.random.default_rng(9)
-    assert reference_log_evidence(X, 0, method='ais', n_steps=20, random_state=g).method == 'ais'
+    assert reference_log_evidence(X, 0, method='ais', n_steps=20, random_state=g, progress=True).method == 'ais'
     r = reference_log_evidence(X, 1, random_state=np.random.RandomState(0), **kw)
     assert isinstance(r, ReferenceEvidence) and r.mean_log_lik.shape == (7,) and 'log_evidence=' in repr(r)
 

@@ -15,6 +15,7 @@ from scipy.special import gammaln, logsumexp
 from .vbpca import LOG2PI, FixedAlpha, Prior
 from .ard import ARD
 from .engine import check_prior
+from .linalg import one_blas_thread
 from .validation import check_2d, check_choice, check_int, check_random_state
 
 # %% ../nbs/36_reference_evidence.ipynb #re360006
@@ -164,6 +165,7 @@ class ReferenceEvidence(NamedTuple):
                 f"seconds={self.seconds:.1f})")
 
 # %% ../nbs/36_reference_evidence.ipynb #re360015
+@one_blas_thread
 def reference_log_evidence(X, # (n_samples, n_features) complete data
                            n_components: int, # k, the number of components (0 for noise around a mean)
                            prior: Prior = Prior(), # the model's priors, as for the package's VB fit
