@@ -171,8 +171,8 @@ def reference_log_evidence(X, # (n_samples, n_features) complete data
                            prior: Prior = Prior(), # the model's priors, as for the package's VB fit
                            method: str = 'ti', # 'ti' or 'ais'
                            n_temperatures: int = 80, # 'ti': rungs after t = 0 (even)
-                           n_chains: int = 8, # 'ti': independent chains per rung
-                           n_sweeps: int = 500, # 'ti': kept sweeps per chain
+                           n_chains: int = 16, # 'ti': independent chains per rung
+                           n_sweeps: int = 300, # 'ti': kept sweeps per chain
                            n_burn: int = 200, # 'ti': discarded sweeps per chain
                            n_steps: int = 20_000, # 'ais': rungs after t = 0
                            n_runs: int = 40, # 'ais': independent runs
