@@ -140,6 +140,36 @@ def rewrite_links(md: str) -> str:
     return _LINK.sub(sub, md)
 
 
+# a display equation with a \\tag becomes an `equation` environment (myst's amsmath): Sphinx wraps a $$ block that
+# holds line breaks in `split`, where MathJax refuses \\tag
+_TAGGED = re.compile(r'(?m)^([ \t]*)\$\$[ \t]*\n?((?:(?!\$\$).)*?\\tag\{[^}]*\}(?:(?!\$\$).)*?)\n?[ \t]*\$\$[ \t]*$', re.S)
+
+
+def tagged_equations(md: str) -> str:
+    "`$$ ... \\tag{3.2} $$` -> `\\begin{equation} ... \\tag{3.2} \\end{equation}` (its lines split if they break)."
+    def sub(m):
+        indent, body = m.group(1), m.group(2)
+        tag = re.search(r'\\tag\{[^}]*\}', body).group(0)
+        inner = body.replace(tag, '').strip()
+        if '\\\\' in inner and not inner.startswith('\\begin'): inner = '\\begin{split}' + inner + '\\end{split}'
+        return '\n'.join(indent + line for line in ['\\begin{equation}', *inner.splitlines(), tag, '\\end{equation}'])
+    return _TAGGED.sub(sub, md)
+
+
+# "lesson 03" (or "appendix 33") in the prose becomes a link to that page; code, math and links are left alone
+_PROTECTED = re.compile(r'(```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\[[^\]\n]*\]\([^)\s]*\)|<[^>\n]*>)', re.S)
+_LESSON_WORD = re.compile(r'\b([Ll]essons?|[Aa]ppendix) (\d\d)\b(?!\.\d)')
+
+
+def link_lessons(md: str) -> str:
+    numbered = {lesson_number(s): s for s in STEMS.values() if lesson_number(s)}
+    parts = _PROTECTED.split(md)
+    for i in range(0, len(parts), 2):
+        parts[i] = _LESSON_WORD.sub(lambda m: f'[{m[0]}]({numbered[m[2]]}.ipynb)' if m[2] in numbered else m[0],
+                                    parts[i])
+    return ''.join(parts)
+
+
 # code, math and links are left alone; a `name` (or `name()`) of the API elsewhere becomes a link to its entry
 _KEEP = re.compile(r'(```.*?```|\$\$.*?\$\$|\[[^\]\n]*\]\([^)\s]*\))', re.S)
 _NAME = re.compile(r'(?<![`\w])`([A-Za-z]\w*(?:\.\w+)?)(\(\))?`(?!`)')
@@ -194,7 +224,7 @@ def convert_notebook(nb: dict, stem: str, api: dict[str, str] | None = None, key
             if cell['cell_type'] == 'markdown':
                 if not titled and src.startswith('# '):
                     src, titled = title_markdown(src, stem, lesson, contents), True
-                cell['source'] = link_names(rewrite_links(src), api)
+                cell['source'] = tagged_equations(link_names(rewrite_links(link_lessons(src)), api))
         cells.append(cell)
     flush()
     code = [c for c in cells if c['cell_type'] == 'code']

@@ -30,7 +30,7 @@ def code(src, i=0, outputs=(), metadata=None):
 
 def test_title_cell_becomes_numbered_title_description_and_notation_line():
     src = '# Variational Bayesian PCA\n\n> Bishop\'s model\n\nMore text.'
-    assert p2s.title_markdown(src, '03_vbpca') == "# 02 · Variational Bayesian PCA\n\nBishop's model\n\nMore text."
+    assert p2s.title_markdown(src, '03_vbpca') == "# 03 · Variational Bayesian PCA\n\nBishop's model\n\nMore text."
     md = p2s.title_markdown(src, '03_vbpca', notation=True, contents=True)
     assert '[notation reference](notation.ipynb)' in md and f'(notation.ipynb#{p2s.PRML_ANCHOR})' in md
     assert '{contents}' in md and md.endswith('More text.')
@@ -76,7 +76,7 @@ def test_page_names_and_order_come_from_nbdev_and_the_toctree():
     assert [p2s.page(s) for s in p2s.LESSONS[1:] + p2s.APPENDIX] + ['api'] == listed
     assert p2s.LESSONS[0] == 'index' and not set(p2s.LESSONS) & set(p2s.APPENDIX)
     lessons, appendix = p2s.page_order(['12_new', '20_plots', '00_notation', 'index', '01_from_pca', '22_linalg'])
-    assert lessons == ['index', '01_from_pca', '00_notation'] and appendix == ['20_plots', '22_linalg', '12_new']
+    assert lessons == ['index', '00_notation', '01_from_pca'] and appendix == ['20_plots', '22_linalg', '12_new']
     nbs = sorted(p.stem for p in (ROOT / 'nbs').glob('*.ipynb'))
     assert sorted(p2s.LESSONS + p2s.APPENDIX) == nbs, 'every notebook is listed in docs/toc.md'
 
@@ -110,7 +110,7 @@ def test_convert_notebook():
     assert fold['source'] == 'x = 1' and fold['metadata']['tags'] == ['mine', 'hide-input']
     assert nb == notebook(), 'the input notebook must not be modified'
     lesson = p2s.convert_notebook(nb, '03_vbpca')
-    assert lesson['cells'][0]['source'].startswith('# 02 · Notation\n\nSymbols\n\n*Symbols:*')
+    assert lesson['cells'][0]['source'].startswith('# 03 · Notation\n\nSymbols\n\n*Symbols:*')
     index = p2s.convert_notebook(nb, 'index')
     assert '{toctree}' in index['cells'][-1]['source'] and ':caption: Appendix' in index['cells'][-1]['source']
 

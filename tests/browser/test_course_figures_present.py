@@ -51,8 +51,8 @@ def caption_problems(captions: list[dict]) -> list[str]:
 def test_caption_problems_sees_a_missing_and_an_unloaded_image():
     ok = {'figure': '3.1', 'before': 'div.cell', 'images': [['data:image/png', 640]]}
     assert caption_problems([ok]) == []
-    assert caption_problems([{**ok, 'images': []}]) == ['Figure 4.1: no image before its caption (before it: div.cell)']
-    assert caption_problems([{**ok, 'images': [['a.png', 640], ['b.png', 0]]}]) == ["Figure 4.1: image 'b.png' not loaded"]
+    assert caption_problems([{**ok, 'images': []}]) == ['Figure 3.1: no image before its caption (before it: div.cell)']
+    assert caption_problems([{**ok, 'images': [['a.png', 640], ['b.png', 0]]}]) == ["Figure 3.1: image 'b.png' not loaded"]
 
 
 @pytest.fixture(scope='module')

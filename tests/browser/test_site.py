@@ -89,13 +89,17 @@ def test_the_sidebar_has_lessons_then_an_appendix(crawl):
 
 
 def test_index_table_lists_lessons_then_appendix():
-    "The index's tables follow the same order as the sidebar: one row per notebook, lessons first."
+    """The index's lesson table follows the sidebar's order (the reference chapters, notation and references, are a table
+    of their own after it): one row per notebook, lessons first."""
     cells = json.loads((NBS / 'index.ipynb').read_text(encoding='utf-8'))['cells']
     md = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
     import re
     rows = [m.group(1) for m in re.finditer(r'^\| *\[[^\]]*\]\((\d\d\w*)\.ipynb\)', md, re.M)]
     listed = [nb.stem for nb in notebooks() if nb.stem != 'index']
-    assert rows == [s for s in listed if s in rows], f'index rows {rows} are not in the site order {listed}'
+    reference = ['00_notation', '98_references']
+    lessons = [s for s in rows if s not in reference]
+    assert lessons == [s for s in listed if s in lessons], f'index rows {rows} are not in the site order {listed}'
+    assert rows[len(lessons):] == reference, rows
     # the appendix pages are one paragraph of links after the tables ("Appendix: ..."), in the same order
     tail = md[md.rfind('Appendix'):]
     linked = list(dict.fromkeys(m.group(1) for m in re.finditer(r'\]\((\d\d\w*)\.ipynb\)', tail)))
