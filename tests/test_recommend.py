@@ -11,7 +11,6 @@ from vbfa_lit.ratings import make_ratings
 from vbfa_lit.recommend import VBPCARecommender
 
 pd = pytest.importorskip('pandas')
-LEARNED = 'mean_prior' in VBPCA._parameter_constraints
 
 
 @pytest.fixture(scope='module')
@@ -91,14 +90,8 @@ def test_unseen_users_and_items(fitted):
     assert np.all(np.isfinite(mean)) and np.all(std > 0)
     # a new user is an empty row: latent variables and bias at their priors, the item's mean
     np.testing.assert_allclose(mean[0], m.mean_[3], rtol=1e-12)
-    if not LEARNED:
-        # a new item: the level of a column plus the user's bias; both new: the level
-        np.testing.assert_allclose(mean[1], rec.global_mean_ + m.sample_bias_[5], rtol=1e-12)
-        np.testing.assert_allclose(mean[2], rec.global_mean_, rtol=1e-12)
-        assert abs(rec.global_mean_ - np.mean(m.mean_)) < 1e-12
 
 
-@pytest.mark.skipif(not LEARNED, reason="VBPCA has no learned prior of the feature means in this version")
 def test_unseen_item_uses_the_learned_prior(fitted):
     rec, m = fitted, fitted.model_
     assert m.mean_prior == 'learned' and rec.matrix_.shape[1] == len(rec.items_) + 1

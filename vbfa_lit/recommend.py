@@ -115,7 +115,8 @@ class VBPCARecommender(BaseEstimator):
     users_, items_ : ndarray of shape (n_users,), (n_items,)
         The distinct user and item ids of the training ratings, sorted.
     global_mean_ : float
-        The level of an item or user never seen: the mean over the fitted columns of their means.
+        The mean over the rated columns of their means (a summary: an unseen item is predicted at the level the
+        learned prior of the means gives the spare column).
     n_effective_components_ : int
         The components ARD kept.
 
