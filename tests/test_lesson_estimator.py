@@ -37,7 +37,7 @@ def test_the_predictive_density_is_a_stepped_derivation():
     md = prose(STEM)
     start = md.index('## The predictive density of a row')
     section = md[start:md.index('\n## ', start + 10)]
-    for k in range(4, 8):                                                   # numbered displays, Eqs. (6.4)-(6.7)
+    for k in range(5, 9):                                                   # numbered displays, Eqs. (6.5)-(6.8)
         assert f'\\tag{{6.{k}}}' in section, k
     assert 'determinant lemma' in section and 'Woodbury identity' in section
     assert section.count('$$') >= 10                                       # five displayed equations
