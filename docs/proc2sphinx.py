@@ -140,19 +140,19 @@ def rewrite_links(md: str) -> str:
     return _LINK.sub(sub, md)
 
 
-# a display equation with a \\tag becomes an `equation` environment (myst's amsmath): Sphinx wraps a $$ block that
-# holds line breaks in `split`, where MathJax refuses \\tag
+# a display equation with a \\tag becomes an `equation*` environment (myst's amsmath): Sphinx wraps a $$ block that
+# holds line breaks in `split`, where MathJax refuses \\tag; the star keeps Sphinx from adding a second number
 _TAGGED = re.compile(r'(?m)^([ \t]*)\$\$[ \t]*\n?((?:(?!\$\$).)*?\\tag\{[^}]*\}(?:(?!\$\$).)*?)\n?[ \t]*\$\$[ \t]*$', re.S)
 
 
 def tagged_equations(md: str) -> str:
-    "`$$ ... \\tag{3.2} $$` -> `\\begin{equation} ... \\tag{3.2} \\end{equation}` (its lines split if they break)."
+    "`$$ ... \\tag{3.2} $$` -> `\\begin{equation*} ... \\tag{3.2} \\end{equation*}` (its lines split if they break)."
     def sub(m):
         indent, body = m.group(1), m.group(2)
         tag = re.search(r'\\tag\{[^}]*\}', body).group(0)
         inner = body.replace(tag, '').strip()
         if '\\\\' in inner and not inner.startswith('\\begin'): inner = '\\begin{split}' + inner + '\\end{split}'
-        return '\n'.join(indent + line for line in ['\\begin{equation}', *inner.splitlines(), tag, '\\end{equation}'])
+        return '\n'.join(indent + line for line in ['\\begin{equation*}', *inner.splitlines(), tag, '\\end{equation*}'])
     return _TAGGED.sub(sub, md)
 
 

@@ -139,3 +139,11 @@ def test_front_page_map_arrows_are_the_logical_order_and_the_reference_rows_are_
     text = flat(prose('index'))
     assert 'the arrows give the logical order' in text
     assert '| [notation reference](00_notation.ipynb) |' in text and '| [references](98_references.ipynb) |' in text
+
+
+def test_a_tagged_display_equation_carries_its_tag_alone():
+    "A $$ block with a \\tag becomes a starred equation (Sphinx numbers an unstarred one a second time); others stay."
+    md = 'Text\n\n$$\na = b \\\\\n  c = d \\tag{3.2}\n$$\n\nand $$x = y$$ without a tag.'
+    out = p2s.tagged_equations(md)
+    assert '\\begin{equation*}\n\\begin{split}a = b \\\\\n  c = d\\end{split}\n\\tag{3.2}\n\\end{equation*}' in out
+    assert '\\begin{equation}' not in out and '$$x = y$$' in out
