@@ -177,3 +177,24 @@ def test_a_lesson_opens_with_its_idea_not_an_import_block(stem):
                         for l in body):
             assert 'code-fold: true' in d, (stem, src[:200])
         return
+
+
+def stray_list_items(md: str) -> list[str]:
+    "Lines of running text that start with '+ ' (Markdown makes them list items: '+ const' became a bullet)."
+    out, fence, math = [], False, False
+    for line in md.split('\n'):
+        s = line.strip()
+        if s.startswith('```'): fence = not fence
+        elif not fence and s.startswith('$$') and s.count('$$') == 1: math = not math
+        elif not fence and not math and re.match(r'\+\s', s): out.append(s[:80])
+    return out
+
+
+@pytest.mark.parametrize('stem', LESSONS + APPENDIX)
+def test_no_line_of_running_text_starts_with_a_plus(stem):
+    assert stray_list_items(prose(stem)) == []
+
+
+def test_the_plus_check_finds_a_wrapped_plus_and_ignores_math_and_code():
+    assert stray_list_items('density $a$\n+ const, so') == ['+ const, so']
+    assert stray_list_items('$$\na\n+ b\n$$\n```\n+ c\n```\n+ d in words') == ['+ d in words']
