@@ -147,3 +147,12 @@ def test_a_tagged_display_equation_carries_its_tag_alone():
     out = p2s.tagged_equations(md)
     assert '\\begin{equation*}\n\\begin{split}a = b \\\\\n  c = d\\end{split}\n\\tag{3.2}\n\\end{equation*}' in out
     assert '\\begin{equation}' not in out and '$$x = y$$' in out
+
+
+def test_front_page_map_draws_no_arrow_into_the_last_three_boxes():
+    "The caption says the last three boxes build on PPCA itself, not on the line above: no edge may lead to them."
+    from notebook_text import code
+    src = code('index')
+    edges = eval(src[src.index('EDGES = '):].split('\n\n')[0].split('=', 1)[1].split('\nax =')[0])
+    assert edges and not {e[1] for e in edges} & {'laplace', 'rjmcmc', 'nuts'}
+    assert 'so no arrow leads to them' in flat(prose('index'))
