@@ -231,27 +231,3 @@ def test_04b_exercise_2_shared_noise_covers_less_on_breast_cancer():
         cover[noise] = np.mean(np.abs(f - X)[hid] <= norm.ppf(0.95) * s[hid])
     se = np.sqrt(0.09 / hid.sum())
     assert cover['per_feature'] - cover['shared'] > 2 * se, cover
-
-
-# --- the two figures of lesson 07 (vbfa_lit.plots) ------------------------------------------------------------------
-def test_plot_imputation_and_coverage_hold_their_data():
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    from vbfa_lit.plots import plot_coverage, plot_imputation_intervals
-    true, mean, std = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.1, 1.0, 4.0, 3.2]), np.array([0.5, 0.5, 0.5, 0.5])
-    ax = plot_imputation_intervals(true, mean, std, level=0.9)
-    inside, outside = ax.containers                       # one errorbar container per group
-    np.testing.assert_allclose(inside.lines[0].get_xdata(), [0.0, 1.0, 3.0])
-    np.testing.assert_allclose(outside.lines[0].get_ydata(), [4.0])
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ['interval holds the true value (75%)',
-                                                                    'interval misses it (25%)']
-    assert ax.get_xlabel() == 'true (hidden) value' and '90%' in ax.get_ylabel()
-    with pytest.raises(ValueError, match='^level'): plot_imputation_intervals(true, mean, std, level=1.5)
-    with pytest.raises(ValueError, match='true, mean, std'): plot_imputation_intervals(true, mean[:2], std)
-    levels = np.array([0.5, 0.9])
-    ax = plot_coverage(levels, {'a': [0.4, 0.8], 'b': [0.5, 0.95]})
-    np.testing.assert_allclose(ax.lines[1].get_ydata(), [0.5, 0.95])
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ['a', 'b', 'perfect calibration']
-    with pytest.raises(ValueError, match=r"actual\['a'\]"): plot_coverage(levels, {'a': [0.4]})
-    plt.close('all')

@@ -21,10 +21,12 @@ def test_householder_index_is_not_the_sample_index():
 
 
 def test_figure_4_is_legible_at_the_column_width():
-    from vbfa_lit.plots import plot_interval_rows
+    from vbfa_lit.plots import colour
     src = cell_with(STEM, "fig.suptitle('Figure 13.4:")
     ax_saved = json.loads((NBS / 'figures' / '08_breast_cancer.json').read_text())['axes']
-    exec(src, dict(np=np, plt=plt, plot_interval_rows=plot_interval_rows, ax_saved=ax_saved))
+    ns = dict(np=np, plt=plt, colour=colour, ax_saved=ax_saved)
+    exec(cell_with(STEM, 'def plot_interval_rows('), ns)          # the page's own (folded) figure function
+    exec(src, ns)
     try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
     finally: plt.close('all')
 

@@ -101,10 +101,18 @@ def test_slider_steps_through_one_reference_chain():
     assert slider.summaries[1] == 'sweep 1: q = 2, a birth accepted'
 
 
+def page_figures(**env):
+    "A namespace holding the page's own (folded) plot_jump_moves and plot_birth_state."
+    from matplotlib.patches import Circle, FancyArrowPatch
+    from vbfa_lit.plots import colour
+    ns = dict(np=np, plt=plt, colour=colour, Circle=Circle, FancyArrowPatch=FancyArrowPatch, **env)
+    exec(cell_with(STEM, 'def plot_jump_moves('), ns)
+    return ns
+
+
 def test_figure_1_is_legible_at_the_column_width():
-    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
     src = cell_with(STEM, 'b6 = [0, 1, 0.5')
-    exec(src, dict(plt=plt, plot_jump_moves=plot_jump_moves, plot_birth_state=plot_birth_state))
+    exec(src, page_figures())
     try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
     finally: plt.close('all')
 
@@ -115,10 +123,8 @@ def test_figure_6_1_caption_reads_the_precision_axis_as_variances_and_names_the_
     cap = flat(caption(STEM, '10.1'))
     assert 'the variances $l_j = 1/x_j$ decrease from left to right' in cap
     assert 'shaded band, the interval $(x_4, s)$' in cap and '$\\mathcal{G}(r, \\tau)$' in cap
-    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
     printed = []
-    ns = dict(plt=plt, plot_jump_moves=plot_jump_moves, plot_birth_state=plot_birth_state,
-              print=lambda *a: printed.append(' '.join(map(str, a))))
+    ns = page_figures(print=lambda *a: printed.append(' '.join(map(str, a))))
     try:
         exec(src, ns)
         ax = plt.gcf().axes[1]

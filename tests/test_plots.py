@@ -1,13 +1,19 @@
-"""vbfa_lit.plots: every function returns its Axes, and the artists hold the data it was given (no pixel tests)."""
+"""vbfa_lit.plots: every function returns its Axes, and the artists hold the data it was given (no pixel tests).
+The figures one lesson alone draws are defined, folded, on its page: their functions are read from the notebook
+and checked the same way at the end."""
 import matplotlib
 matplotlib.use('agg')
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from matplotlib.patches import Circle, Ellipse, FancyArrowPatch
+from scipy.stats import norm
+
+from notebook_text import cell_with
 from vbfa_lit import plots
-from vbfa_lit.plots import (OKABE_ITO, hinton, plot_elbo, plot_learning_curves, plot_posterior_bars, plot_pruning,
-                            plot_principal_axes, plot_sphere, plot_spectrum, plot_trace)
+from vbfa_lit.plots import (OKABE_ITO, colour, hinton, plot_elbo, plot_learning_curves, plot_posterior_bars,
+                            plot_pruning, plot_sphere, plot_spectrum, plot_trace)
 
 
 @pytest.fixture(autouse=True)
@@ -97,20 +103,6 @@ def test_sphere_points_are_normalised():
     with pytest.raises(ValueError, match='zero'): plot_sphere(np.zeros((1, 3)))
 
 
-def test_principal_axes_arrows_and_ellipses():
-    W = np.array([[2.0, 0.0], [0.0, 0.5]])
-    Sw = np.array([[[0.04, 0], [0, 0.01]], [[0.09, 0], [0, 0.16]]])
-    ax = plot_principal_axes(W, mu=[1.0, -1.0], Sw=Sw, X=np.zeros((5, 2)))
-    ellipses = [p for p in ax.patches if isinstance(p, matplotlib.patches.Ellipse)]
-    assert len(ellipses) == 2 and len(ax.patches) == 4
-    np.testing.assert_allclose(ellipses[0].center, [3.0, -1.0])
-    np.testing.assert_allclose([ellipses[0].width, ellipses[0].height], [4 * 0.2, 4 * 0.3])   # 2 sd each side
-    np.testing.assert_allclose([ellipses[1].width, ellipses[1].height], [4 * 0.1, 4 * 0.4])
-    assert 'data units' in ax.get_xlabel()
-    with pytest.raises(ValueError, match='W'): plot_principal_axes(np.ones((3, 2)))
-    with pytest.raises(ValueError, match='Sw'): plot_principal_axes(W, Sw=np.ones((2, 3, 3)))
-
-
 def test_every_public_function_has_a_numpydoc_docstring():
     for name in plots.__all__:
         f = getattr(plots, name)
@@ -138,80 +130,17 @@ def test_graphical_model_nodes_edges_plates_and_errors():
     with pytest.raises(ValueError, match='edges'): plots.plot_graphical_model(nodes, [('x', 'z')])
 
 
-def test_ppca_density_orbit_angles_evidence_threshold_shapes():
-    ax = plots.plot_ppca_density(np.random.default_rng(0).normal(size=(50, 2)), [1.0, 0.5], 0.2)
-    assert len(ax.patches) == 2
-    with pytest.raises(ValueError, match='sigma2'): plots.plot_ppca_density(np.zeros((3, 2)), [1.0, 0.0], 0.0)
+def test_rotation_orbit_turns_each_row():
     ax = plots.plot_rotation_orbit(np.array([[1.0, 0.0], [0.0, 2.0]]), angles=[0.0, np.pi / 2])
     np.testing.assert_allclose(ax.lines[3].get_xdata(), [0.0, 2.0], atol=1e-12)   # rows of W R(pi/2)
     with pytest.raises(ValueError, match='W'): plots.plot_rotation_orbit(np.ones((3, 3)))
-    ax = plots.plot_subspace_angles([10, 100], {'a': [5.0, 1.0], 'b': [4.0, 2.0]})
-    assert [l.get_label() for l in ax.lines] == ['a', 'b']
-    with pytest.raises(ValueError, match='angles'): plots.plot_subspace_angles([10, 100], {'a': [1.0]})
-    ax = plots.plot_ard_evidence([0.1, 1.0, 10.0], {'x': [0.5, 1.0, 0.2], 'y': [-1.0, -0.5, -0.1]},
-                                 best={'x': 1.0, 'y': np.inf})
-    assert ax.get_xscale() == 'log' and ax.lines[-1].get_ydata().tolist() == [1.0]
-    ax = plots.plot_ard_threshold([0.0, 1.0, 2.0], [0.0, 0.0, 1.0], points=([2.0], [1.0]))
-    assert ax.lines[1].get_xdata().tolist() == [2.0]
-    ax = plots.plot_shapes([('$Y$', 4, 6, 'M', 'N'), '=', ('$W$', 4, 2), ('$X$', 2, 6)])
-    assert [round(p.get_height() / p.get_width(), 3) for p in ax.patches] == [0.667, 2.0, 0.333]
-    with pytest.raises(ValueError, match='terms'): plots.plot_shapes([('$Y$', 0, 6)])
 
 
-def test_jump_moves_and_birth_state():
-    from vbfa_lit.plots import plot_birth_state, plot_jump_moves
-    from vbfa_lit.rjmcmc import move_probabilities
-    b, d = move_probabilities(5)
-    ax = plot_jump_moves(b, d)
-    texts = [t.get_text() for t in ax.texts]
-    assert [t for t in texts if t in '1234'] == ['1', '2', '3', '4']            # the states q = 1..d-1
-    assert 'b$_1$ = 1' in texts and 'd$_{4}$ = 1' in texts and 'b$_2$ = 0.5' in texts
-    with pytest.raises(ValueError, match='birth, death'):
-        plot_jump_moves([0, 1, 0], [0, 0])
-    ax = plot_birth_state([0.1, 0.2], 1.0, 0.5)
-    before, after = ax.lines[0].get_xdata(), ax.lines[1].get_xdata()
-    np.testing.assert_allclose(before, [0.1, 0.2, 1.0]); np.testing.assert_allclose(after, [0.1, 0.2, 0.5, 1.0])
-    with pytest.raises(ValueError, match='^v: '):
-        plot_birth_state([0.1, 0.2], 1.0, 0.15)
-    with pytest.raises(ValueError, match='^x, s: '):
-        plot_birth_state([0.2, 0.1], 1.0, 0.5)
-    plt.close('all')
-def test_reflection_recursion_chains_histogram():
-    ax = plots.plot_reflection([3.0, 4.0], x=[1.0, 0.0])
-    np.testing.assert_allclose(ax.lines[3].get_xydata()[1], [5.0, 0.0], atol=1e-12)      # v -> ||v|| e_1
-    np.testing.assert_allclose(ax.lines[5].get_xydata()[1], [0.6, 0.8], atol=1e-12)      # e_1 -> v / ||v||
-    ax = plots.plot_reflection([2.0, 0.0])                                                 # v along e_1: identity
-    np.testing.assert_allclose(ax.lines[3].get_xydata()[1], [2.0, 0.0], atol=1e-12)
-    with pytest.raises(ValueError, match='v'): plots.plot_reflection([0.0, 0.0])
-    with pytest.raises(ValueError, match='x'): plots.plot_reflection([1.0, 1.0], x=[1.0, 2.0, 3.0])
-    u1 = np.array([1.0, 2.0, 2.0]) / 3
-    ax = plots.plot_stiefel_recursion(np.eye(3), u1, [[0.0, 1.0, -1.0]])
-    circle = np.array(ax.lines[-1].get_data_3d()).T
-    np.testing.assert_allclose(circle @ u1, 0, atol=1e-12)
-    np.testing.assert_allclose(np.linalg.norm(circle, axis=1), 1, atol=1e-12)
-    with pytest.raises(ValueError, match='u1'): plots.plot_stiefel_recursion(np.eye(3), [0.0, 0.0, 0.0], np.eye(3))
-    with pytest.raises(ValueError, match='second'): plots.plot_stiefel_recursion(np.eye(3), u1, np.ones((2, 2)))
-    ax = plots.plot_chains(np.arange(6.0).reshape(2, 3), ylabel='$W_{11}$')
-    assert [l.get_ydata().tolist() for l in ax.lines] == [[0, 1, 2], [3, 4, 5]] and ax.get_ylabel() == '$W_{11}$'
-    with pytest.raises(ValueError, match='draws'): plots.plot_chains(np.zeros((2, 2, 2)))
+def test_histogram_heights_and_density():
     ax = plots.plot_histogram([0.1, 0.2, 0.6], x=[0, 1], density=[1, 1], bins=2, range=(0, 1))
     assert [round(p.get_height(), 3) for p in ax.patches] == [1.333, 0.667] and len(ax.lines) == 1
     with pytest.raises(ValueError, match='x and density'): plots.plot_histogram([0.1], x=[0, 1])
     with pytest.raises(ValueError, match='density'): plots.plot_histogram([0.1], x=[0, 1], density=[1])
-def test_ridge_arrow_above_every_path_and_errors():
-    g = np.logspace(-1, 1, 20)
-    vals = -np.log(np.outer(g, g))**2
-    paths = {'a': np.array([[0.2, 5.0], [1.0, 1.0]]), 'b': np.column_stack([g[:5], g[:5][::-1]])}
-    ax = plots.plot_ridge(g, g, vals, paths, jump=((0.3, 3.0), (1.0, 1.0), 'one jump'))
-    assert [l.get_label() for l in ax.lines] == ['a', 'b']
-    arrow, label = ax.texts[-2:]
-    assert label.get_text() == 'one jump'
-    assert min(arrow.get_zorder(), label.get_zorder()) > max(l.get_zorder() for l in ax.lines)
-    np.testing.assert_allclose(arrow.xy, (1.0, 1.0)) and np.testing.assert_allclose(arrow.xyann, (0.3, 3.0))
-    assert ax.get_xscale() == ax.get_yscale() == 'log'
-    with pytest.raises(ValueError, match='values'): plots.plot_ridge(g, g[:5], vals, paths)
-    with pytest.raises(ValueError, match='positive'): plots.plot_ridge(-g, g, vals, paths)
-    with pytest.raises(ValueError, match="paths"): plots.plot_ridge(g, g, vals, {'c': np.ones((3, 3))})
 
 
 def test_matrix_missing_black_shared_scale_and_errors():
@@ -259,18 +188,6 @@ def test_band_edges_scalar_edge_and_order():
     with pytest.raises(ValueError, match='upper'): plots.plot_band([0.0, 1.0], 0.0, [1.0, 2.0, 3.0])
 
 
-def test_gaussian_ellipses_lie_at_their_mahalanobis_radius():
-    mean, cov = np.array([1.0, -2.0]), np.array([[2.0, 0.9], [0.9, 1.0]])
-    ax = plots.plot_gaussian_ellipses(mean, cov, n_std=(1, 3), label='q')
-    assert len(ax.lines) == 2 and ax.lines[0].get_label() == 'q' and ax.get_xlabel() and ax.get_ylabel()
-    for line, k in zip(ax.lines, (1, 3)):
-        p = line.get_xydata() - mean
-        np.testing.assert_allclose(np.einsum('ni,ij,nj->n', p, np.linalg.inv(cov), p), k ** 2)
-    with pytest.raises(ValueError, match='cov'): plots.plot_gaussian_ellipses(mean, [[1.0, 2.0], [2.0, 1.0]])
-    with pytest.raises(ValueError, match='mean'): plots.plot_gaussian_ellipses([0.0], cov)
-    with pytest.raises(ValueError, match='n_std'): plots.plot_gaussian_ellipses(mean, cov, n_std=[0.0])
-
-
 def test_spread_median_range_and_censored_points():
     groups = [[1.0, 3.0, 2.0], [4.0, 8.0]]
     ax = plots.plot_spread([5, 10], groups, censored=[[False, True, False], [False, True]], band=False,
@@ -283,14 +200,6 @@ def test_spread_median_range_and_censored_points():
     assert len(ax.lines) == 1 and ax.collections[0].get_paths()[0].vertices[:, 1].max() == 8.0
     with pytest.raises(ValueError, match='groups'): plots.plot_spread([5, 10], [[1.0]])
     with pytest.raises(ValueError, match='censored'): plots.plot_spread([5], [[1.0, 2.0]], censored=[[True]])
-
-
-def test_update_sequence_path_and_one_legend_entry_per_kind():
-    ax = plots.plot_update_sequence([-5.0, -3.0, -2.5, -2.4], ['start', 'X', 'W', 'X'], colors={'start': 'k'})
-    assert ax.lines[0].get_ydata().tolist() == [-5.0, -3.0, -2.5, -2.4]
-    assert [l.get_label() for l in ax.lines[1:]] == ['start', 'X', 'W'] and ax.lines[1].get_color() == 'k'
-    assert ax.lines[2].get_xdata().tolist() == [1, 3] and ax.lines[2].get_ydata().tolist() == [-3.0, -2.4]
-    with pytest.raises(ValueError, match='labels'): plots.plot_update_sequence([1.0, 2.0], ['a'])
 
 
 def test_grouped_bars_positions_heights_and_errors():
@@ -316,3 +225,126 @@ def test_curves_styles_legend_histogram_colour_and_badges():
     ax = plots.plot_graphical_model(nodes, [('x', 'y')], badges={'x': 1})
     assert [t.get_text() for t in ax.texts][-1] == '1'
     with pytest.raises(ValueError, match='badges'): plots.plot_graphical_model(nodes, [('x', 'y')], badges={'z': 1})
+
+
+# ---------------------------------------------------------------- figures defined on one lesson's page
+
+def from_page(stem, name):
+    "The function `name` as the folded cell of nbs/<stem>.ipynb defines it (with the names its lesson imports)."
+    ns = dict(np=np, plt=plt, colour=colour, norm=norm, Ellipse=Ellipse, Circle=Circle, FancyArrowPatch=FancyArrowPatch)
+    exec(cell_with(stem, f'def {name}('), ns)
+    return ns[name]
+
+
+def new_axes():
+    return plt.subplots()[1]
+
+
+def test_shapes_are_drawn_to_scale():
+    ax = from_page('00_notation', 'plot_shapes')([('$Y$', 4, 6, 'M', 'N'), '=', ('$W$', 4, 2, 'M', 'D'),
+                                                  ('$X$', 2, 6, 'D', 'N')])
+    assert [round(p.get_height() / p.get_width(), 3) for p in ax.patches] == [0.667, 2.0, 0.333]
+    assert r'$M \times D$' in [t.get_text() for t in ax.texts]
+
+
+def test_ppca_density_draws_the_one_and_two_sd_contours_of_c():
+    w, sigma2 = np.array([1.0, 0.5]), 0.2
+    ax = from_page('01_from_pca', 'plot_ppca_density')(np.random.default_rng(0).normal(size=(50, 2)), w, sigma2)
+    lam = np.linalg.eigvalsh(np.outer(w, w) + sigma2 * np.eye(2))
+    np.testing.assert_allclose([(p.width, p.height) for p in ax.patches], [2 * k * np.sqrt(lam[::-1]) for k in (1, 2)])
+    assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
+
+
+def test_gaussian_ellipses_lie_at_their_mahalanobis_radius():
+    mean, cov = np.array([1.0, -2.0]), np.array([[2.0, 0.9], [0.9, 1.0]])
+    ax = from_page('02_symbolic', 'plot_gaussian_ellipses')(mean, cov, new_axes(), 'k', 'q', n_std=(1, 3))
+    assert len(ax.lines) == 2 and ax.lines[0].get_label() == 'q' and ax.get_xlabel() and ax.get_ylabel()
+    for line, k in zip(ax.lines, (1, 3)):
+        p = line.get_xydata() - mean
+        np.testing.assert_allclose(np.einsum('ni,ij,nj->n', p, np.linalg.inv(cov), p), k ** 2)
+
+
+def test_update_sequence_path_and_one_legend_entry_per_kind():
+    ax = from_page('03_vbpca', 'plot_update_sequence')([-5.0, -3.0, -2.5, -2.4], ['start', 'X', 'W', 'X'], new_axes(),
+                                                       {'start': 'k', 'X': 'r', 'W': 'b'}, 'update', 'bound')
+    assert ax.lines[0].get_ydata().tolist() == [-5.0, -3.0, -2.5, -2.4]
+    assert [l.get_label() for l in ax.lines[1:]] == ['start', 'X', 'W'] and ax.lines[1].get_color() == 'k'
+    assert ax.lines[2].get_xdata().tolist() == [1, 3] and ax.lines[2].get_ydata().tolist() == [-3.0, -2.4]
+
+
+def test_ard_evidence_marks_each_maximum_and_the_threshold_its_points():
+    ax = from_page('04_ard', 'plot_ard_evidence')(np.array([0.1, 1.0, 10.0]), {'x': np.array([0.5, 1.0, 0.2]),
+                                                  'y': np.array([-1.0, -0.5, -0.1])}, {'x': 1.0, 'y': np.inf}, new_axes())
+    assert ax.get_xscale() == 'log' and ax.lines[-1].get_ydata().tolist() == [1.0]       # the maximum of 'x'
+    assert len(ax.texts) == 1                                                            # 'y' grows to infinity
+    ax2 = from_page('04_ard', 'plot_ard_threshold')([0.0, 1.0, 2.0], [0.0, 0.0, 1.0], ([2.0], [1.0]), new_axes())
+    assert ax2.lines[1].get_xdata().tolist() == [2.0]
+    for a in (ax, ax2): assert min(t.get_fontsize() for t in a.get_legend().get_texts()) >= 10
+
+
+def test_ridge_sweep_draws_each_path_up_to_the_sweep_with_legible_labels():
+    g = np.logspace(-1, 1, 40)
+    values = -np.log(np.outer(g, g)) ** 2 - 0.1 * np.log(np.outer(np.ones_like(g), g)) ** 2
+    slow = np.column_stack([np.logspace(1, 0, 101), np.logspace(-1, 0, 101)])     # start + 100 sweeps
+    fast = np.array([[10.0, 0.1], [1.0, 1.0], [1.0, 1.0]])                       # start + 2 sweeps
+    ax = from_page('05_transformations', 'plot_ridge_sweep')(g, g, values, {'slow': slow, 'fast': fast}, 30,
+                                                             [-4.0, -1.0], 10, None, new_axes(), 'x', 'y')
+    line, dots, now = ax.lines[:3]
+    assert len(line.get_xdata()) == 31 and len(dots.get_xdata()) == 4              # sweeps 0..30, a dot every 10
+    assert now.get_xdata()[0] == slow[30, 0] and 'sweep 30' in now.get_label()
+    assert ax.lines[5].get_xdata()[0] == fast[2, 0] and 'converged' in ax.lines[5].get_label()
+    labels = [t for t in ax.texts if t.get_text() in ('-4', '-1')]
+    assert labels and min(t.get_fontsize() for t in labels) >= 9
+
+
+def test_imputation_intervals_split_by_whether_they_hold_the_truth():
+    true, mean, std = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.1, 1.0, 4.0, 3.2]), np.array([0.5, 0.5, 0.5, 0.5])
+    ax = from_page('07_imputation', 'plot_imputation_intervals')(true, mean, std, 0.9, new_axes())
+    inside, outside = ax.containers                       # one errorbar container per group
+    np.testing.assert_allclose(inside.lines[0].get_xdata(), [0.0, 1.0, 3.0])
+    np.testing.assert_allclose(outside.lines[0].get_ydata(), [4.0])
+    texts = ax.get_legend().get_texts()
+    assert [t.get_text() for t in texts] == ['interval holds the true value (75%)', 'interval misses it (25%)']
+    assert ax.get_xlabel() == 'true (hidden) value' and '90%' in ax.get_ylabel()
+    assert min(t.get_fontsize() for t in texts) >= 10
+
+
+def test_jump_moves_and_birth_state():
+    from vbfa_lit.rjmcmc import move_probabilities
+    b, d = move_probabilities(5)
+    ax = from_page('10_rjmcmc', 'plot_jump_moves')(b, d, new_axes(), 8)
+    texts = [t.get_text() for t in ax.texts]
+    assert [t for t in texts if t in '1234'] == ['1', '2', '3', '4']            # the states q = 1..d-1
+    assert 'b$_1$ = 1' in texts and 'd$_{4}$ = 1' in texts and 'b$_2$ = 0.5' in texts
+    ax = from_page('10_rjmcmc', 'plot_birth_state')([0.1, 0.2], 1.0, 0.5, new_axes(), 9)
+    before, after = ax.lines[0].get_xdata(), ax.lines[1].get_xdata()
+    np.testing.assert_allclose(before, [0.1, 0.2, 1.0]); np.testing.assert_allclose(after, [0.1, 0.2, 0.5, 1.0])
+
+
+def test_reflection_and_stiefel_recursion():
+    ax = from_page('12_stiefel', 'plot_reflection')(np.array([3.0, 4.0]), np.array([1.0, 0.0]), new_axes())
+    np.testing.assert_allclose(ax.lines[3].get_xydata()[1], [5.0, 0.0], atol=1e-12)      # v -> ||v|| e_1
+    np.testing.assert_allclose(ax.lines[5].get_xydata()[1], [0.6, 0.8], atol=1e-12)      # e_1 -> v / ||v||
+    u1 = np.array([1.0, 2.0, 2.0]) / 3
+    ax = from_page('12_stiefel', 'plot_stiefel_recursion')(np.eye(3), u1, np.array([[0.0, 1.0, -1.0]]) / np.sqrt(2),
+                                                           plt.figure().add_subplot(projection='3d'))
+    circle = np.array(ax.lines[-1].get_data_3d()).T
+    np.testing.assert_allclose(circle @ u1, 0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(circle, axis=1), 1, atol=1e-12)
+
+
+def test_chains_and_interval_rows():
+    ax = from_page('13_householder_ppca', 'plot_chains')(np.arange(6.0).reshape(2, 3), new_axes(), '$W_{11}$', 'draw')
+    assert [l.get_ydata().tolist() for l in ax.lines] == [[0, 1, 2], [3, 4, 5]] and ax.get_ylabel() == '$W_{11}$'
+    ax = from_page('13_householder_ppca', 'plot_interval_rows')(
+        np.array([0.5, -0.2]), np.array([0.4, -0.5]), np.array([0.7, 0.1]), ['a', 'b'], np.array([0.6, 0.0]), 'PCA',
+        'u', new_axes())
+    assert ax.get_ylim() == (1.5, -0.5) and [t.get_text() for t in ax.get_yticklabels()] == ['a', 'b']
+    np.testing.assert_allclose(ax.lines[1].get_xdata(), [0.6, 0.0])         # the reference, beside the means
+
+
+def test_stacked_bars_lay_the_parts_end_to_end():
+    ax = from_page('33_benchmarks', 'plot_stacked_bars')(
+        {'one worker': {'computing': 3.0, 'rest': 1.0}, 'two': {'computing': 1.5, 'rest': 1.0}}, new_axes(), 's')
+    assert [p.get_x() + p.get_width() for p in ax.patches] == [3.0, 1.5, 4.0, 2.5]   # the rest after the computing
+    assert [t.get_text() for t in ax.get_yticklabels()] == ['one worker', 'two'] and list(ax.get_yticks()) == [1, 0]
