@@ -138,3 +138,48 @@ def test_the_amdahl_exercise_gives_a_range_not_a_number():
     runs = sorted(float(x) for x in out[1:])
     assert [round(x, -1) if x > 15 else round(x) for x in runs] == [6, 9, 20] and 'about 6, 9 and 20 times' in text
     assert 'between 6 and 20 million ratings' in text and 'about 9 million ratings' not in text
+
+
+# ---------------------------------------------------------------- sections 11b and 11c: real ratings, the factorised posterior
+
+MOVIELENS_JSON = ROOT / 'benchmarks' / 'results' / 'bench_movielens.json'
+FACTORISED_JSON = ROOT / 'benchmarks' / 'results' / 'bench_factorised.json'
+
+
+def _page_namespace():
+    ns = dict(display=lambda *a, **k: None)
+    for cid in ('4756c98c', '4dd66f2e', '21b15d92'):
+        run(cell_by_id(STEM, cid), ns)
+    return ns
+
+
+@pytest.mark.skipif(not MOVIELENS_JSON.exists(), reason='the MovieLens-100k benchmark has not been run')
+def test_real_movielens_section_prints_every_method_and_each_target_with_its_verdict():
+    summary = json.loads(MOVIELENS_JSON.read_text())['summary']
+    shown = []
+    ns = dict(_page_namespace(), display=lambda t: shown.append(t.data))
+    printed = run(cell_by_id(STEM, 'bml10002'), ns)
+    methods = set(shown[0]['method'])
+    assert {'Surprise BaselineOnly', 'Surprise SVD', 'Surprise SVD++'} <= methods
+    assert sum('VBPCARecommender' in m for m in methods) == 2                   # both orientations
+    assert {'held-out RMSE', 'fit CPU s'} <= set(shown[0].columns)
+    for t in summary['targets']:
+        assert f"{t['target']}: {t['measured']} ({'met' if t['met'] else 'not met'})" in flat(printed)
+
+
+@pytest.mark.skipif(not FACTORISED_JSON.exists(), reason='the factorised benchmark has not been run')
+def test_factorised_section_prints_the_targets_from_the_run():
+    bench = json.loads(FACTORISED_JSON.read_text())
+    summary = bench['summary']
+    shown = []
+    ns = dict(_page_namespace(), display=lambda t: shown.append(t.data))
+    printed = flat(run(cell_by_id(STEM, 'bfac0002'), ns))
+    big = next(r for r in summary['rows'] if r['case'] == 'ml25m_factorised_D50_2threads')
+    verdict = lambda ok: 'met' if ok else 'not met'
+    assert (f"{big['wall_s']:.2f} s a sweep against the 15 s asked ({verdict(big['wall_s'] <= 15)})" in printed
+            and verdict(big['wall_s'] <= 15) == verdict(summary['met_ml25m']))
+    assert f"peak memory {big['peak_gb']:.2f} GB against 4 GB ({verdict(big['peak_gb'] <= 4)})" in printed
+    quarter = {r['posterior']: r['wall_s'] for r in summary['rows'] if 'quarter' in r['case']}
+    assert f"takes {quarter['full'] / quarter['factorised']:.1f} times" in printed
+    assert 'about four times' in cell_by_id(STEM, 'bfac0003') and round(quarter['full'] / quarter['factorised']) == 4
+    assert len(shown[0]) == len(summary['rows']) and bench['date'] in printed

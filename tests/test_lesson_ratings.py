@@ -97,3 +97,77 @@ def test_warns_about_the_two_bs_and_runs_exercise_1_once():
     solution = cell_with(STEM, "exercise 1's solution")
     assert 'print(' in solution and 'predict_entries(empty' in solution
 
+
+
+# ---------------------------------------------------------------- ratings as they come: the front door, Figure 8.6
+
+def _rmse_and_se():
+    "The lesson's `rmse_and_se`, taken from its folded cell."
+    src = cell_by_id(STEM, 'rt000079')
+    ns = dict(np=np)
+    exec(src[src.index('def rmse_and_se'):src.index('\n\n', src.index('def rmse_and_se'))], ns)
+    return ns['rmse_and_se']
+
+
+def test_the_error_bars_come_from_resampling_the_items():
+    rmse_and_se = _rmse_and_se()
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(40), 5)
+    same = np.ones((2, 200))                                       # every squared error 1: nothing to resample
+    (a, b), se, se_diff = rmse_and_se(same, groups)
+    assert a == b == 1 and np.allclose(se, 0) and se_diff == 0
+    by_item = np.repeat(rng.gamma(2.0, 1.0, 40), 5)                # errors that differ by item, not within it
+    sq = np.stack([by_item, by_item])
+    _, se, se_diff = rmse_and_se(sq, groups)
+    assert se[0] > 0.05 and se_diff == 0                           # the spread between items; paired: no difference
+    # with 40 items the bootstrap s.e. of the RMSE is near the delta method's
+    item_rmse = np.sqrt(np.bincount(groups, by_item) / 5)
+    delta = np.std(item_rmse ** 2, ddof=1) / np.sqrt(40) / (2 * np.sqrt(by_item.mean()))
+    assert abs(se[0] / delta - 1) < 0.2
+
+
+def test_ratings_as_they_come_shows_the_front_door_and_the_shrinkage():
+    from notebook_text import shown_code
+    heads = [s.splitlines()[0] for k, s in cells(STEM) if k == 'markdown' and s.startswith('## ')]
+    assert '## Ratings as they come' in heads and heads.index('## Ratings as they come') < heads.index('## Summary')
+    door = cell_by_id(STEM, 'rtrac003')
+    shown = shown_code(door)
+    assert 'VBPCARecommender(' in shown and '.fit(ratings[train])' in shown and 'return_std=True' in shown
+    assert "pd.DataFrame({'user'" in shown                         # triples, as a DataFrame
+    fig = cell_by_id(STEM, 'rtrac006')
+    assert is_folded(fig) and 'Figure 8.6:' in fig
+    assert 'axhspan(level - spread, level + spread' in fig and 'axhline(level' in fig    # centre and spread marked
+    assert 'n_train[items]' in fig                                  # against the training count
+    cap = flat(cell_by_id(STEM, 'rtrac007'))
+    assert cap.startswith('*Figure 8.6:') and 'never rated' in cap and 'Eq. (8.10)' in cap
+
+
+def test_the_numbers_of_ratings_as_they_come_are_the_ones_printed():
+    "The prose's numbers (predictions, shrinkage, the cold start with its error bars) are printed by the cells."
+    import warnings
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from vbfa_lit.estimator import VBPCA
+    from vbfa_lit.plots import colour
+    from vbfa_lit.ratings import make_ratings
+    from vbfa_lit.recommend import VBPCARecommender
+    ns = dict(np=np, pd=pd, plt=plt, warnings=warnings, VBPCA=VBPCA, VBPCARecommender=VBPCARecommender,
+              colour=colour, make_ratings=make_ratings, rmse_and_se=_rmse_and_se())
+    out = {cid: run(cell_by_id(STEM, cid), ns) for cid in ('rtrac002', 'rtrac003', 'rtrac004', 'rtrac006', 'rtrac009')}
+    plt.close('all')
+    cited = r'Eqs?\. \(8\.\d+\)(-\(8\.\d+\))?|Figures? 8\.\d+'                # equation and figure numbers
+    numbers = lambda text: set(re.findall(r'\d+\.\d+', re.sub(cited, '', text)))
+    for prose_id, cid in (('rtrac005', 'rtrac004'), ('rtrac007', 'rtrac006'), ('rtrac010', 'rtrac009')):
+        missing = numbers(cell_by_id(STEM, prose_id)) - numbers(out[cid])
+        assert not missing, (prose_id, missing, out[cid])
+    assert '30 items each' in out['rtrac002'] and '(12 s.e.)' in out['rtrac009']
+    assert '12, 4 and 3 standard errors' in cell_by_id(STEM, 'rtrac010')
+    for s in ('(4 s.e.)', '(3 s.e.)'):
+        assert s in out['rtrac009']
+    # the shrinkage the figure shows: items never rated sit at the learned level, rarely rated ones near it
+    assert f"{ns['level']:.2f}" in out['rtrac004'].splitlines()[-1]
+    assert ns['pull'] < 0.5

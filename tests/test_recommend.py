@@ -6,7 +6,6 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from vbfa_lit.estimator import VBPCA
 from vbfa_lit.ratings import make_ratings
 from vbfa_lit.recommend import VBPCARecommender
 

@@ -2,7 +2,8 @@
 
 A generator of random problems (scales 1e-6..1e6, offsets up to 1e8, columns of very different scale, constant
 and duplicated columns, integer data, N < M, D up to 20, up to 90% missing in random, row and column patterns,
-both priors, both noise models, every transformation setting) feeds hundreds of fits, each of which must:
+both priors, both noise models, every transformation setting; the learned prior of the means, the bias per sample and
+the fully factorised posterior on part of them) feeds hundreds of fits, each of which must:
 not raise, never lower the bound (1e-9 relative), give finite attributes, and leave its input untouched.
 A second group checks that the answer does not depend on the data's units. A third gives awkward input its defined
 answer: a default n_components that fits the data's shape, a memory and time estimate checked before a fit
@@ -106,6 +107,28 @@ def test_random_problem_learned_mean(seed, engine):
     assert not problems, f"problem {seed} {random_problem(seed)[1]} {extra} ({engine}): " + '; '.join(problems)
 
 
+
+@pytest.mark.parametrize('engine', ['numpy', 'numba'])
+@pytest.mark.parametrize('seed', range(0, N_PROBLEMS, 2))
+def test_random_problem_factorised(seed, engine):
+    """Half of the problems again under the fully factorised posterior (lesson 15): the same checks, the bound never
+    falling among them (the transformations setting drawn is accepted and not run: the rotation would leave the
+    family)."""
+    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    problems = check_fit(seed, engine, posterior='factorised')
+    assert not problems, f"problem {seed} {random_problem(seed)[1]} factorised ({engine}): " + '; '.join(problems)
+
+
+@pytest.mark.parametrize('seed', range(4))
+def test_the_factorised_fits_are_factorised(seed):
+    "The fits above do run the factorised posterior: every covariance of q(x_n) and q(w_m) diagonal."
+    X, params = random_problem(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        q = VBPCA(**dict(params, posterior='factorised')).fit(X).posterior_
+    for S in (q.Sx, q.Sw):
+        assert S.shape[-1] == S.shape[-2] and np.all(S[..., ~np.eye(S.shape[-1], dtype=bool)] == 0)
+
 # ---- Larger, nastier problems fitted for 300 sweeps: the bound must rise (up to its rounding)
 
 N_LONG = int(os.environ.get('RELIABILITY_LONG_N', 10))
@@ -166,6 +189,17 @@ def test_long_fit_bound_rises(seed, engine):
     drop, allowed = bound_drops(X, params, engine)
     assert drop <= allowed, f"problem {seed} {params} ({engine}): the bound fell by {drop:.3g} (allowed {allowed:.3g})"
 
+
+
+@pytest.mark.parametrize('engine', ['numpy', 'numba'])
+@pytest.mark.parametrize('seed', range(N_LONG))
+def test_long_fit_bound_rises_factorised(seed, engine):
+    "The larger, nastier problems under the fully factorised posterior: 300 sweeps, the bound never falling."
+    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    X, params = long_problem(seed)
+    drop, allowed = bound_drops(X, dict(params, posterior='factorised'), engine)
+    assert drop <= allowed, (f"problem {seed} {params} factorised ({engine}): the bound fell by {drop:.3g} "
+                             f"(allowed {allowed:.3g})")
 
 @pytest.mark.parametrize('engine', ['numpy', 'numba'])
 @pytest.mark.parametrize('case', [0, 1])

@@ -1,0 +1,65 @@
+"""Lesson 15 (the factorised posterior) as a reader sees it: full against factorised on the same ratings with the
+estimator (sweeps to converge, the bound reached, the calibration of impute's error bars) and the rescaling that is
+left of the rotation, each number of the prose printed by the cell beside it."""
+import re
+import warnings
+
+import numpy as np
+
+from notebook_text import cell_by_id, cells, flat, notebook_cells, shown_lines
+
+STEM = '15_factorised'
+
+
+def _run_until(last):
+    "Run the lesson's code cells in order up to the cell `last`; return {cell id: what it printed} and the namespace."
+    import contextlib
+    import io
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    ns, printed = {}, {}
+    for c in notebook_cells(STEM):
+        src = ''.join(c['source'])
+        if c['cell_type'] != 'code' or src.startswith('#| default_exp'): continue
+        out = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+            warnings.simplefilter('ignore')
+            exec(compile(src.replace('plt.show()', ''), c['id'], 'exec'), ns)
+        printed[c['id']] = out.getvalue()
+        if c['id'] == last: break
+    plt.close('all')
+    return printed, ns
+
+
+def numbers(text):
+    "The decimal numbers and percentages of a text, equation and figure numbers left out."
+    return set(re.findall(r'\d+\.\d+%?', re.sub(r'\(15\.\d+\)|Figure 15\.\d+', '', text)))
+
+
+def test_the_estimator_comparison_and_the_rescaling_print_the_numbers_of_the_prose():
+    printed, ns = _run_until('fac15e05')
+    for prose_id, cid in (('fac15e03', 'fac15e02'), ('fac15e06', 'fac15e05')):
+        text = cell_by_id(STEM, prose_id)
+        missing = {n for n in numbers(text) if n not in printed[cid]}
+        assert not missing, (prose_id, missing, printed[cid])
+    sweeps = {name: e.n_iter_ for name, e in ns['estimators'].items()}
+    said = flat(cell_by_id(STEM, 'fac15e03'))
+    assert f"({sweeps['factorised']} against {sweeps['full, without']})" in said
+    assert f"in {sweeps['full, with the rotation']}." in said
+    assert re.search(r'ends (\d+) nats below', printed['fac15e02']).group(1) + ' nats below' in said
+    est = ns['estimators']
+    full, fact = est['full, with the rotation'], est['factorised']
+    assert fact.elbo_[-1] < full.elbo_[-1]                            # the smaller family reaches a lower bound
+    assert full.n_iter_ < est['full, without'].n_iter_                # the rotation saves sweeps
+    assert ns['gain'] > 0 and ns['moved'] < 1e-10                     # the rescaling: a gain, the same predictions
+
+
+def test_the_lesson_says_what_the_issue_of_the_section_asks_and_keeps_its_code_folded():
+    md = flat('\n'.join(s for k, s in cells(STEM) if k == 'markdown'))
+    for phrase in ('sweeps to converge', '`impute`', 'When to choose which'.lower(), 'what is left of the rotation'):
+        assert phrase.lower() in md.lower(), phrase
+    for cid in ('fac15e02', 'fac15e05'):
+        assert cell_by_id(STEM, cid).startswith('#| code-fold: true')
+    assert shown_lines(STEM) <= 60
