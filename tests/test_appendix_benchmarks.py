@@ -163,6 +163,7 @@ def test_real_movielens_section_prints_every_method_and_each_target_with_its_ver
     assert {'Surprise BaselineOnly', 'Surprise SVD', 'Surprise SVD++'} <= methods
     assert sum('VBPCARecommender' in m for m in methods) == 2                   # both orientations
     assert {'held-out RMSE', 'fit CPU s'} <= set(shown[0].columns)
+    assert set(shown[0]['set']) == {r.get('dataset', 'MovieLens-100k') for r in summary['rows']}
     for t in summary['targets']:
         assert f"{t['target']}: {t['measured']} ({'met' if t['met'] else 'not met'})" in flat(printed)
 
