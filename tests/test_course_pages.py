@@ -198,3 +198,10 @@ def test_no_line_of_running_text_starts_with_a_plus(stem):
 def test_the_plus_check_finds_a_wrapped_plus_and_ignores_math_and_code():
     assert stray_list_items('density $a$\n+ const, so') == ['+ const, so']
     assert stray_list_items('$$\na\n+ b\n$$\n```\n+ c\n```\n+ d in words') == ['+ d in words']
+
+
+@pytest.mark.parametrize('stem', PAGES)
+def test_the_summary_comes_before_the_exercises(stem):
+    text = prose(stem)
+    heads = [line for line in text.split('\n') if line in ('## Summary', '## Exercises')]
+    assert heads in ([], ['## Summary'], ['## Exercises'], ['## Summary', '## Exercises']), heads
