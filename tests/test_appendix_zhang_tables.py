@@ -42,7 +42,7 @@ def test_the_page_carries_the_moved_sections_figures_and_sentences():
     for caption in ('*Figure 31.1: the exact $p(q = 4 \\mid \\mathcal{D})$', '*Figure 31.2: top, the first 300'):
         assert caption in text, caption
     code = '\n'.join(s for k, s in cells(PAGE) if k == 'code')
-    assert "'Figure 31.1: p(4) against the gap" in code and "'Figure 31.2: the sampler at the recovered" in code
+    assert "# Figure 31.1: p(4) against the gap" in code and "# Figure 31.2: the sampler at the recovered" in code
     said = flat(text)
     for s in ('at most 0.209 over 20 replicates', '$-3.1\\,\\%$ to $+4.8\\,\\%$', 'Widening $g_5 - g_6$ by 0.09',
               'the one out-of-sample test', 'mode 5 in 1 of 10', '**What Table 1 is consistent with.**',

@@ -22,7 +22,7 @@ def test_householder_index_is_not_the_sample_index():
 
 def test_figure_4_is_legible_at_the_column_width():
     from vbfa_lit.plots import colour
-    src = cell_with(STEM, "fig.suptitle('Figure 13.4:")
+    src = cell_with(STEM, "# Figure 13.4:")
     ax_saved = json.loads((NBS / 'figures' / '08_breast_cancer.json').read_text())['axes']
     ns = dict(np=np, plt=plt, colour=colour, ax_saved=ax_saved)
     exec(cell_with(STEM, 'def plot_interval_rows('), ns)          # the page's own (folded) figure function
@@ -36,7 +36,7 @@ def test_figure_1_is_legible_at_the_column_width():
     from scipy import stats
     from vbfa_lit.plots import plot_curves, plot_rotation_orbit
     from vbfa_lit.stiefel import sample_stiefel
-    src = cell_with(STEM, "fig.suptitle('Figure 13.1:")
+    src = cell_with(STEM, "# Figure 13.1:")
     exec(src, dict(np=np, plt=plt, stats=stats, sample_stiefel=sample_stiefel, plot_rotation_orbit=plot_rotation_orbit,
                    plot_curves=plot_curves))
     try: assert smallest_shown_pt(plt.gcf()) >= MIN_PT
@@ -45,8 +45,7 @@ def test_figure_1_is_legible_at_the_column_width():
 
 @pytest.mark.parametrize('figure', ['Figure 13.2:', 'Figure 13.3:'])
 def test_figures_2_and_3_are_drawn_at_the_column_width(figure):
-    src = cell_with(STEM, f"fig.suptitle(f'{figure}" if figure == 'Figure 13.2:' else
-                    f"fig.suptitle('{figure}")
+    src = cell_with(STEM, f'# {figure}')
     widths = [float(w) for w in re.findall(r'figsize=\(([\d.]+),', src)]
     sizes = [float(s) for s in re.findall(r'legend\([^)]*fontsize=([\d.]+)', src)]
     assert widths and max(widths) <= COLUMN_IN and sizes and min(sizes) >= 9
@@ -56,7 +55,7 @@ def test_says_why_r_hat_is_near_1_for_the_wandering_chains():
     text = flat(prose(STEM))
     para = section(text, '*Figure 13.3:', '## ')
     assert r'$\hat R$ compares the chains' in para and 'centre of a ring rather than a loading' in para
-    src = cell_with(STEM, "fig.suptitle('Figure 13.3:")
+    src = cell_with(STEM, "# Figure 13.3:")
     assert 'visited' in src and 'off_centre' in src
 
 
@@ -103,7 +102,7 @@ def test_the_prior_check_is_folded_and_says_its_threshold_and_why():
 def test_the_ring_paragraph_quotes_no_number_the_printout_does_not_give():
     text = flat(prose(STEM))
     para = section(text, '*Figure 13.3:', '## ')
-    src = cell_with(STEM, "fig.suptitle('Figure 13.3:")
+    src = cell_with(STEM, "# Figure 13.3:")
     for number in re.findall(r'(?<![\w.])0\.\d+', para):
         assert False, f'the paragraph quotes {number}, which depends on the run'
     assert 'of the radius' in src
