@@ -13,7 +13,8 @@ from scipy import special
 from .linalg import check_engine, compile_kernels, numba_available   # the engine's choice, shared
 
 # %% ../nbs/29_rjmcmc_fast.ipynb #8b48ff86
-_TINY = 1e-290  # as in `rjmcmc`: below this a regularised incomplete gamma value counts as underflowed
+_TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
+_TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (units where g ~ 1): `rjmcmc_pca_from_eigenvalues`
 
 # Before `_compile` the kernels run as Python with scipy's ufuncs; `_compile` replaces these names by scipy's
 # Cython functions (skip_dispatch argument last, as in `scipy.special.cython_special`'s C signatures).
@@ -165,11 +166,16 @@ def _k_log_gamma_mass(a, lo, hi):
         out = lb + np.log1p(-np.exp(ls - lb))
     return out
 
+def _k_log_ratio(v, s, q, log_z, g, n, b, dd, ordered): # `log_birth_ratio` given log Z
+    return (n / 2 * (np.log(v / s) + g[q] * (s - v)) + (np.log(q + 2.0) if ordered else 0.0) + log_z
+            + np.log(dd[q + 1]) - np.log(b[q]))
+
+_log_ratio = _k_log_ratio  # the Python function, for arrays over chains (`_compile` rebinds `_k_log_ratio`)
+
 def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
               hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
     C, width = y.shape
     d = width - 2
-    FLOOR = 2.2250738585072014e-308
     nosweep_move = b.max() == 0
     bufsum = np.empty(d)
     for t in range(t0, t1):
@@ -196,14 +202,14 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
         nlow = 0
         for c in range(C):
-            if tau[c] < FLOOR: nlow += 1
+            if tau[c] < _TAU_FLOOR: nlow += 1
         if nlow:
             idx = np.empty(nlow, np.int64); k = 0
             for c in range(C):
-                if tau[c] < FLOOR:
+                if tau[c] < _TAU_FLOOR:
                     idx[k] = c; k += 1
             Zl = np.empty(nlow)
-            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, FLOOR), np.full(nlow, np.inf), Zl, rng)
+            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, _TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
             for k in range(nlow): tau[idx[k]] = Zl[k]
         if not nosweep_move:
             u = np.empty(C); w = np.empty(C)
@@ -222,9 +228,7 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
                 v = vnew[c] if birth[c] else x_last[c]
                 qq = max(kk[c], 1)
                 log_z = _k_log_gamma_mass(r, tau[c] * x_prev[c], tau[c] * s[c]) if include_z else 0.0
-                gq = g[qq]
-                log_r = (n / 2 * (np.log(v / s[c]) + gq * (s[c] - v)) + (np.log(qq + 2.0) if ordered else 0.0)
-                         + log_z + np.log(dd[qq + 1]) - np.log(b[qq]))
+                log_r = _k_log_ratio(v, s[c], qq, log_z, g, n, b, dd, ordered)
                 log_w = np.log(w[c])
                 acc_b = birth[c] and (log_w < log_r)
                 acc_d = death[c] and (log_w < -log_r)
@@ -245,7 +249,7 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
 
 # %% ../nbs/29_rjmcmc_fast.ipynb #98c59093
 _KERNELS = ('_k_nanmax', '_k_nanmin', '_k_trunc_exp', '_k_reject', '_k_trunc_gamma', '_k_pairwise_sum',
-            '_k_log_p_series', '_k_log_q_cf', '_k_log_gamma_mass', '_k_sweeps')
+            '_k_log_p_series', '_k_log_q_cf', '_k_log_gamma_mass', '_k_log_ratio', '_k_sweeps')
 _COMPILED = []
 
 def _link_scipy(g): # scipy's Cython special functions declared to numba under fixed names (so the cache links)
