@@ -234,12 +234,15 @@ def log_gamma_mass(a, lo, hi):
     a, lo, hi = _gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False)
     with np.errstate(divide='ignore'): return _log_gamma_mass(a, lo, hi)          # lo = hi: log 0 = -inf
 
-def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
-    a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
+def _side(a, lo, hi): # `_k_side` on arrays: (lower, big, small), the mass big - small taken on its side of the median
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
-    big = np.where(lower, P_hi, special.gammaincc(a, lo))
-    small = np.where(lower, special.gammainc(a, lo), special.gammaincc(a, hi))
+    return (lower, np.where(lower, P_hi, special.gammaincc(a, lo)),
+            np.where(lower, special.gammainc(a, lo), special.gammaincc(a, hi)))
+
+def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
+    a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
+    _, big, small = _side(a, lo, hi)
     with np.errstate(divide='ignore'):
         out = np.array(np.log(big - small))
     bad = (big < fast._TINY) | ~np.isfinite(out)
@@ -252,10 +255,7 @@ def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be vali
 def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or scalar a, b), unchecked
     "Draws from Gamma(a, b) truncated to (lo, hi); see `truncated_gamma`."
     zl, zh = lo * b, hi * b
-    P_hi = special.gammainc(a, zh)
-    low = P_hi <= 0.5                                              # the interval lies below the median: use P
-    big = np.where(low, P_hi, special.gammaincc(a, zl))
-    small = np.where(low, special.gammainc(a, zl), special.gammaincc(a, zh))
+    low, big, small = _side(a, zl, zh)                             # low: below the median, by P
     mass = big - small
     u = small + rng.random(mass.shape) * mass
     z = np.array(np.minimum(np.maximum(np.where(low, special.gammaincinv(a, u), special.gammainccinv(a, u)),
