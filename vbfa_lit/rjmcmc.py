@@ -201,10 +201,9 @@ import numpy as np
 from scipy import special
 from scipy.linalg import lapack
 
-from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
-from .validation import (check_bool, check_choice, check_int, check_numbers, check_random_state,
-                                  check_real, warn_caller)
+from .validation import (check_2d, check_bool, check_choice, check_int, check_numbers, check_random_state,
+                                  check_real, check_variance_range, warn_caller)
 from .linalg import check_engine
 from . import rjmcmc_fast as fast            # the kernels: compiled by numba, or plain Python without it
 from .rjmcmc_fast import _TAU_FLOOR, _log_ratio
@@ -735,26 +734,22 @@ def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat o
 # %% ../nbs/30_rjmcmc_engine.ipynb #05978dd3p3
 def sample_eigenvalues(X) -> tuple:
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
-    g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')        # X checked: 2-d, real, complete, finite
-    X = np.asarray(np.ma.getdata(X), dtype=float)
-    spread = np.ptp(X, axis=0)
+    X = check_2d('X', X, min_samples=2, min_features=2,
+                 needs='the eigenvalues of the sample covariance need complete data')
+    (N, d), spread = X.shape, np.ptp(X, axis=0)
     if np.any(spread == 0):
         raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
                          "needs every eigenvalue g_j > 0 (drop constant columns)")
-    d = g.size
     if N <= d:
         raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
                          "likelihood needs every eigenvalue g_j > 0")
     # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
-    g, ratio = _scaled_eigenvalues(X)
+    g, top, ratio = _scaled_eigenvalues(X)
     if not ratio > 1e-12:
         raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
                          "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
                          f"the columns' correlation matrix: {ratio:.1e})")
-    if not (np.all(np.isfinite(g)) and g[-1] >= np.finfo(float).tiny):
-        raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
-                         "rescale X (the posterior of q does not depend on the units)")
-    return g, N
+    return check_variance_range('X', g, top, why='the posterior of q does not depend on the units'), N
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #05978dd3p4
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
@@ -815,7 +810,7 @@ def _unit(g): # a power of two near the geometric mean of g (> 0): g / _unit(g) 
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
     return check_choice('prior', prior, ('ordered', 'unordered')) == 'ordered'
 
-def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / largest eigenvalue of the correlation matrix)
+def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, smallest / largest eigenvalue of the correlation matrix)
     # each column scaled by a power of two (exact) and Householder QR (backward stable column by column): R holds the
     # data's columns to their own relative precision; then one-sided Jacobi (LAPACK's dgejsv, JOBA = 'C') gives the
     # singular values of R C with high relative accuracy whatever the column scales C. The product X^T X and a
@@ -829,8 +824,7 @@ def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / larges
     sva, _, _, work, _, info = lapack.dgejsv(R * (c / top), joba=0, jobu=3, jobv=3)
     if info != 0: raise np.linalg.LinAlgError(f"dgejsv failed (info = {info})")
     with np.errstate(over='ignore', under='ignore'):
-        g = np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1] * top * top
-    return g, ratio
+        return np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1], top, ratio
 
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
