@@ -119,3 +119,24 @@ def test_kernel_is_cached_on_disk():
     log = out.stdout + out.stderr
     assert 'data loaded from' in log and '_k_sweeps' in log
     assert 'data saved to' not in log, log[-2000:]
+
+
+def test_the_numpy_sampler_runs_the_kernels_on_its_rare_entries(monkeypatch):
+    """The NumPy path's rejection sampler and log-space tail mass are the kernels themselves (one copy of that
+    arithmetic): compiled, or as plain Python (their `py_func`), the same draws and masses from the same seed."""
+    import vbfa_lit.rjmcmc as rj
+    a, lo, hi = np.array([3.0, 0.5, 500.0, 3.0, 2.0]), np.array([800.0, 1e-5, 400.0, 0.5, 50.0]), \
+        np.array([810.0, 1e-4, 401.0, 4.0, np.inf])
+    run = lambda: (rj.truncated_gamma(a, 1.0, lo, hi, np.random.default_rng(0)), rj.log_gamma_mass(a, lo, hi))
+    fast._compile()
+    names, calls = ('_k_reject', '_k_log_gamma_mass'), []
+    compiled_kernels = {name: getattr(fast, name) for name in names}
+    for name, k in compiled_kernels.items():
+        monkeypatch.setattr(fast, name, lambda *args, k=k, name=name: calls.append(name) or k(*args))
+    compiled = run()
+    assert set(calls) == set(names)                                       # the tails went through the kernels
+    for name, k in compiled_kernels.items(): monkeypatch.setattr(fast, name, k.py_func)
+    python = run()
+    assert np.all((lo <= compiled[0]) & (compiled[0] <= hi))
+    np.testing.assert_allclose(python[0], compiled[0], rtol=1e-13)
+    np.testing.assert_allclose(python[1], compiled[1], rtol=1e-13)

@@ -201,23 +201,20 @@ import numpy as np
 from scipy import special
 from scipy.linalg import lapack
 
-from .data import sample_covariance_eigenvalues
 from .linalg import one_blas_thread
-from .validation import (check_bool, check_choice, check_int, check_random_state, check_real,
-                                  check_unmasked, warn_caller)
+from .validation import (check_2d, check_bool, check_choice, check_int, check_numbers, check_random_state,
+                                  check_real, check_variance_range, warn_caller)
 from .linalg import check_engine
+from . import rjmcmc_fast as fast            # the kernels: compiled by numba, or plain Python without it
+from .rjmcmc_fast import _TAU_FLOOR, _log_ratio
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #c28hid01
 def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked
     "The parameters (shape, rate) finite and > 0; 0 <= lower < upper <= inf (lower <= upper if not strict); no NaN."
     label = ', '.join(names)
-    if any(np.iscomplexobj(v) for v in values):
-        raise ValueError(f"{label}: complex values not supported; expected real numbers")
-    try: arrays = [np.asarray(v, dtype=float) for v in values]
-    except (TypeError, ValueError): raise TypeError(f"{label}: expected real numbers or arrays of them") from None
-    try: arrays = np.broadcast_arrays(*arrays)
+    arrays = [check_numbers(label, v) for v in values]                        # real numbers, not strings
+    try: *params, lo, hi = np.broadcast_arrays(*arrays)
     except ValueError: raise ValueError(f"{label}: expected arrays that broadcast together") from None
-    *params, lo, hi = arrays
     if not all(np.all(np.isfinite(p) & (p > 0)) for p in params):
         raise ValueError(f"{', '.join(names[:-2])}: expected finite values > 0")
     ok = np.isfinite(lo) & (lo >= 0) & ((hi > lo) if strict else (hi >= lo))       # NaN fails every comparison
@@ -225,52 +222,9 @@ def _gamma_interval(names, *values, strict=True): # broadcast float arrays (para
         i = np.flatnonzero(~ok)[0]
         raise ValueError(f"{names[-2]}, {names[-1]}: expected 0 <= {names[-2]} {'<' if strict else '<='} {names[-1]} "
                          f"<= inf (no NaN), got {float(lo.flat[i])!r}, {float(hi.flat[i])!r}")
-    return arrays
-
-def _check_generator(rng): # the samplers' building blocks take a Generator (the public samplers take random_state)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
-    return rng
-
+    return [*params, lo, hi]
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #e709120e
-_TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
-
-def _log_gamma_p_series(a, z):
-    "log P(a, z) by the power series (Numerical Recipes' gser), valid for all z, fast for z < a."
-    a, z = np.broadcast_arrays(np.asarray(a, float), np.asarray(z, float))
-    ap, term = a.copy(), 1.0 / a
-    total = term.copy()
-    for _ in range(10000):
-        ap = ap + 1
-        term = term * z / ap
-        total = total + term
-        if np.all(term < total * 1e-17): break
-    return np.log(total) - z + a * np.log(z) - special.gammaln(a)
-
-
-def _log_gamma_q_cf(a, z):
-    "log Q(a, z) by Legendre's continued fraction (modified Lentz), for z > a + 1."
-    a, z = np.broadcast_arrays(np.asarray(a, float), np.asarray(z, float))
-    tiny = 1e-300
-    b = z + 1 - a
-    c = np.full(b.shape, 1 / tiny)
-    d = 1 / b
-    h = d.copy()
-    for i in range(1, 10000):
-        an = -i * (i - a)
-        b = b + 2
-        d = an * d + b
-        d = np.where(np.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        d = 1 / d
-        delta = d * c
-        h = h * delta
-        if np.all(np.abs(delta - 1) < 1e-16): break
-    return np.log(h) - z + a * np.log(z) - special.gammaln(a)
-
-
 def log_gamma_mass(a, lo, hi):
     """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the
     regularised incomplete gamma functions on the side of the median the interval lies on, log-space series
@@ -279,90 +233,38 @@ def log_gamma_mass(a, lo, hi):
     a, lo, hi = _gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False)
     with np.errstate(divide='ignore'): return _log_gamma_mass(a, lo, hi)          # lo = hi: log 0 = -inf
 
-def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
-    a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
+def _side(a, lo, hi): # `_k_side` on arrays: (lower, big, small), the mass big - small taken on its side of the median
     P_hi = special.gammainc(a, hi)
     lower = P_hi <= 0.5
-    big = np.where(lower, P_hi, special.gammaincc(a, lo))
-    small = np.where(lower, special.gammainc(a, lo), special.gammaincc(a, hi))
+    return (lower, np.where(lower, P_hi, special.gammaincc(a, lo)),
+            np.where(lower, special.gammainc(a, lo), special.gammaincc(a, hi)))
+
+def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
+    a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
+    _, big, small = _side(a, lo, hi)
     with np.errstate(divide='ignore'):
         out = np.array(np.log(big - small))
-    bad = (big < _TINY) | ~np.isfinite(out)
-    if np.any(bad):
-        a_, lo_, hi_, low_ = a[bad], lo[bad], hi[bad], lower[bad]
-        res = np.empty(a_.shape)
-        if np.any(low_):
-            i = low_
-            lb = _log_gamma_p_series(a_[i], hi_[i])
-            with np.errstate(divide='ignore'):
-                ls = np.where(lo_[i] > 0, _log_gamma_p_series(a_[i], np.maximum(lo_[i], 1e-300)), -np.inf)
-            res[i] = lb + np.log1p(-np.exp(ls - lb))
-        if np.any(~low_):
-            i = ~low_
-            lb = _log_gamma_q_cf(a_[i], lo_[i])
-            ls = np.where(np.isfinite(hi_[i]),
-                          _log_gamma_q_cf(a_[i], np.where(np.isfinite(hi_[i]), hi_[i], lo_[i] + 1)), -np.inf)
-            res[i] = lb + np.log1p(-np.exp(ls - lb))
-        out = out.copy()
-        out[bad] = res
+    bad = (big < fast._TINY) | ~np.isfinite(out)
+    if bad.any():                 # underflowed: the kernel's log-space series or continued fraction, entry by entry
+        with np.errstate(all='ignore'):
+            out[bad] = [fast._k_log_gamma_mass(*v) for v in zip(a[bad], lo[bad], hi[bad])]
     return out
-
-
-def _truncated_exponential(rate, width, u):
-    "Draws of E ~ Exp(rate) truncated to (0, width) by inversion; rate >= 0 (0: uniform)."
-    with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-        e = -np.log1p(u * np.expm1(-rate * width)) / rate
-    return np.where(rate * width < 1e-12, u * width, np.minimum(e, width))
-
-
-def _truncated_gamma_reject(a, lo, hi, rng, max_rounds=1000):
-    """Z ~ Gamma(a, 1) truncated to (lo, hi) by rejection from an exponential envelope (exact; efficient when
-    the interval is narrow or far in a tail, the cases the inverse CDF cannot resolve)."""
-    out = np.empty(a.shape)
-    todo = np.arange(a.size)
-    for _ in range(max_rounds):
-        if todo.size == 0: return out
-        A, L, H = a[todo], lo[todo], hi[todo]
-        u, v = rng.random(todo.size), rng.random(todo.size)
-        m = np.maximum(A - 1, 0.0)                               # mode of z^(a-1) e^-z
-        width = H - L
-        right = L >= m                                           # log-concave, decreasing on the interval
-        left = (H <= m) & ~right                                 # increasing on the interval
-        with np.errstate(divide='ignore', invalid='ignore'):
-            # a >= 1: tangent to log f at the end nearest the
-            # mode; a < 1: envelope e^-z, ratio (z/lo)^(a-1) <= 1
-            s_right = np.where(A > 1, 1 - (A - 1) / L, 1.0)     # decay rate of the envelope from L
-            s_left = (A - 1) / H - 1                             # growth rate of the envelope towards H
-            e_r = _truncated_exponential(s_right, width, u)
-            e_l = _truncated_exponential(np.where(left, s_left, 0.0), width, u)
-            z_mid = L + u * width                                # straddles the mode: uniform under f(mode)
-            z = np.where(right, L + e_r, np.where(left, H - e_l, z_mid))
-            log_acc = np.where(
-                right, np.where(A > 1, (A - 1) * (np.log1p(e_r / L) - e_r / L), (A - 1) * np.log1p(e_r / L)),
-                np.where(left, (A - 1) * (np.log1p(-e_l / H) + e_l / H),
-                         (A - 1) * np.log(z_mid / np.where(m > 0, m, 1)) - (z_mid - m)))
-        ok = np.log(v) <= log_acc
-        out[todo[ok]] = z[ok]
-        todo = todo[~ok]
-    raise RuntimeError('truncated gamma rejection sampler did not finish')
 
 
 def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or scalar a, b), unchecked
     "Draws from Gamma(a, b) truncated to (lo, hi); see `truncated_gamma`."
     zl, zh = lo * b, hi * b
-    P_hi = special.gammainc(a, zh)
-    low = P_hi <= 0.5                                              # the interval lies below the median: use P
-    big = np.where(low, P_hi, special.gammaincc(a, zl))
-    small = np.where(low, special.gammainc(a, zl), special.gammaincc(a, zh))
+    low, big, small = _side(a, zl, zh)                             # low: below the median, by P
     mass = big - small
     u = small + rng.random(mass.shape) * mass
     z = np.array(np.minimum(np.maximum(np.where(low, special.gammaincinv(a, u), special.gammainccinv(a, u)),
                                        zl), zh))
-    # underflow, or mass not resolved: rejection
-    bad = ~((big > _TINY) & (mass > 1e-9 * big))
-    if bad.any():
-        a_, zl_, zh_ = (np.broadcast_to(v, z.shape)[bad] for v in (a, zl, zh))
-        z[bad] = _truncated_gamma_reject(a_, zl_, zh_, rng)
+    bad = ~((big > fast._TINY) & (mass > 1e-9 * big))              # underflow, or mass not resolved
+    if bad.any():               # the kernel's exact rejection sampler (exponential envelopes), on these entries
+        A, L, H = (np.ascontiguousarray(np.broadcast_to(v, z.shape)[bad], dtype=float) for v in (a, zl, zh))
+        out = np.empty(A.size)
+        fast._k_reject(A, L, H, out, rng)
+        z[bad] = out
     return z / b
 
 def truncated_gamma(shape, rate, lower, upper, rng):
@@ -377,7 +279,8 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     True
     """
     a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
-    _check_generator(rng)
+    if not isinstance(rng, np.random.Generator):     # the building blocks take a Generator, not random_state
+        raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
     with np.errstate(all='ignore'):
         return _truncated_gamma(a, b, lo, hi, rng)
 
@@ -394,9 +297,7 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordere
     `move_probabilities`.
     """
     log_z = _log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
-    gq = g[q]                                              # g_{q+1} in 1-based numbering
-    return (n / 2 * (np.log(v / s) + gq * (s - v)) + (np.log(q + 2) if ordered else 0.0) + log_z
-            + np.log(dd[q + 1]) - np.log(b[q]))
+    return _log_ratio(v, s, q, log_z, g, n, b, dd, ordered)       # the compiled sweep's arithmetic, on arrays
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #be4c63a1
 class _Tables(NamedTuple):
@@ -431,9 +332,6 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
             out[k].append(v)
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
     return _Tables(**out, used=used)
-
-# tau's prior is truncated here (in units where g ~ 1): see `rjmcmc_pca_from_eigenvalues`
-_TAU_FLOOR = np.finfo(float).tiny
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
@@ -620,12 +518,8 @@ class RJMCMCResult:
         return self.l[keep][:, :q].mean(0), float(self.sigma2[keep].mean())
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #05978dd3
-def _check_positive(name, value): # a finite real number > 0 (not a bool, a string or an array)
-    return check_real(name, value, 0.0)
-
 def _check_eigenvalues(eigenvalues): # (d,) positive, sorted decreasingly
-    try: g = np.asarray(eigenvalues, dtype=float)
-    except (TypeError, ValueError): raise TypeError("eigenvalues: expected an array of numbers") from None
+    g = check_numbers('eigenvalues', eigenvalues)                    # real numbers, not strings or complex
     if g.ndim != 1 or g.size < 2:
         raise ValueError(f"eigenvalues: expected a 1-d array of length d >= 2, got shape {g.shape}")
     if not np.all(np.isfinite(g)): raise ValueError("eigenvalues: expected finite values")
@@ -688,23 +582,18 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
         for t in range(0, n_sweeps, step):
-            if bar is not None and t > 0: bar.update(step)
+            t1 = min(t + step, n_sweeps)
             if step > 1:
-                from vbfa_lit.rjmcmc_fast import run_sweeps_compiled
-                run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t,
-                            min(t + step, n_sweeps), burn_in, out_q, out_y, out_tau)
-                if callback is not None and callback(min(t + step, n_sweeps), SweepState(q.copy(), tau * unit, n_sweeps,
-                                                                                         burn_in)) is True:
-                    raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {min(t + step, n_sweeps)} "
-                                            f"of {n_sweeps}")
-                continue
-            _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
-            if t >= burn_in:
-                out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
-            if callback is not None and callback(t + 1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
-                raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t + 1} of {n_sweeps}")
-        if bar is not None:
-            bar.update(n_sweeps - bar.n); bar.close()
+                fast.run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z,
+                                         ordered, t, t1, burn_in, out_q, out_y, out_tau)
+            else:
+                _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
+                if t >= burn_in:
+                    out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
+            if bar is not None: bar.update(t1 - t)
+            if callback is not None and callback(t1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
+                raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t1} of {n_sweeps}")
+        if bar is not None: bar.close()
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -807,7 +696,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     Zhang, Chan, Kwok and Yeung (2004), Bayesian inference on principal component analysis using reversible
     jump Markov chain Monte Carlo, AAAI. Green (1995), Biometrika 82, 711-732.
     """
-    g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    g = _check_eigenvalues(eigenvalues)
     ordered = _check_prior(prior)
     likelihood, progress = check_bool('likelihood', likelihood), check_bool('progress', progress)
     # the callback sees every sweep of the NumPy sweep, every block of the compiled one: 'auto' picks NumPy for it
@@ -818,8 +707,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     if n_sweeps <= burn_in:
         raise ValueError(f"n_sweeps: expected more sweeps than burn_in = {burn_in}, got {n_sweeps}")
     n_chains = check_int('n_chains', n_chains, 1)
-    r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
-    eta = default_eta(g) if eta is None else _check_positive('eta', eta)
+    r, alpha = check_real('r', r), check_real('alpha', alpha)
+    eta = default_eta(g) if eta is None else check_real('eta', eta)
     rng = check_random_state(random_state)
     n = float(n_samples) if likelihood else 0.0
     if callback is not None and not callable(callback):
@@ -845,27 +734,22 @@ def _warn_if_chains_disagree(res): # a ConvergenceWarning when the split R-hat o
 # %% ../nbs/30_rjmcmc_engine.ipynb #05978dd3p3
 def sample_eigenvalues(X) -> tuple:
     """Eigenvalues of the sample covariance S = (1/N) sum (x_n - mean)(x_n - mean)^T of X (n_samples, d), and N."""
-    X = _check_real('X', check_unmasked('X', X, needs='the eigenvalues of the sample covariance need complete data'))
-    g, N = sample_covariance_eigenvalues(X, ddof=0, name='X')
-    X = np.asarray(X, dtype=float)
-    spread = np.ptp(X, axis=0)
+    X = check_2d('X', X, min_samples=2, min_features=2,
+                 needs='the eigenvalues of the sample covariance need complete data')
+    (N, d), spread = X.shape, np.ptp(X, axis=0)
     if np.any(spread == 0):
         raise ValueError(f"X: column(s) {np.nonzero(spread == 0)[0].tolist()} are constant; the likelihood "
                          "needs every eigenvalue g_j > 0 (drop constant columns)")
-    d = g.size
     if N <= d:
         raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
                          "likelihood needs every eigenvalue g_j > 0")
     # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
-    g, ratio = _scaled_eigenvalues(X)
+    g, top, ratio = _scaled_eigenvalues(X)
     if not ratio > 1e-12:
         raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
                          "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
                          f"the columns' correlation matrix: {ratio:.1e})")
-    if not (np.all(np.isfinite(g)) and g[-1] >= np.finfo(float).tiny):
-        raise ValueError(f"X: its variances (about 2^{np.log2(g[0]):.0f}) lie outside the floating-point range; "
-                         "rescale X (the posterior of q does not depend on the units)")
-    return g, N
+    return check_variance_range('X', g, top, why='the posterior of q does not depend on the units'), N
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #05978dd3p4
 def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, n_chains=1, random_state=None,
@@ -923,16 +807,10 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
 def _unit(g): # a power of two near the geometric mean of g (> 0): g / _unit(g) is exact and of order one
     return float(2.0 ** np.round(np.mean(np.log2(g))))
 
-def _check_real(name, value): # refuse complex input (NumPy would drop the imaginary part with a warning)
-    if np.iscomplexobj(value) or (isinstance(value, (list, tuple)) and any(
-            isinstance(v, complex) for v in np.asarray(value, dtype=object).ravel())):
-        raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    return value
-
 def _check_prior(prior): # True for the ordered prior (with (q+1)!), False for the unordered variant
     return check_choice('prior', prior, ('ordered', 'unordered')) == 'ordered'
 
-def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / largest eigenvalue of the correlation matrix)
+def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, smallest / largest eigenvalue of the correlation matrix)
     # each column scaled by a power of two (exact) and Householder QR (backward stable column by column): R holds the
     # data's columns to their own relative precision; then one-sided Jacobi (LAPACK's dgejsv, JOBA = 'C') gives the
     # singular values of R C with high relative accuracy whatever the column scales C. The product X^T X and a
@@ -946,8 +824,7 @@ def _scaled_eigenvalues(X): # (g (d,) of S, divisor N, and the smallest / larges
     sva, _, _, work, _, info = lapack.dgejsv(R * (c / top), joba=0, jobu=3, jobv=3)
     if info != 0: raise np.linalg.LinAlgError(f"dgejsv failed (info = {info})")
     with np.errstate(over='ignore', under='ignore'):
-        g = np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1] * top * top
-    return g, ratio
+        return np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1], top, ratio
 
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
@@ -1046,11 +923,11 @@ def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, withou
 
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
-    g = _check_eigenvalues(_check_real('eigenvalues', eigenvalues))
+    g = _check_eigenvalues(eigenvalues)
     likelihood = check_bool('likelihood', likelihood)
     n = float(check_int('n_samples', n_samples, 2 if likelihood else 0)) if likelihood else 0.0
-    r, alpha = _check_positive('r', r), _check_positive('alpha', alpha)
-    eta = default_eta(g) if eta is None else _check_positive('eta', eta)
+    r, alpha = check_real('r', r), check_real('alpha', alpha)
+    eta = default_eta(g) if eta is None else check_real('eta', eta)
     density, n_tau = check_int('density', density, 2), check_int('n_tau', n_tau, 8)
     unit = _unit(g)                                   # the posterior of q is the same in units where g ~ 1
     return g / unit, n, r, alpha, eta * unit, density, n_tau, unit

@@ -13,7 +13,8 @@ from scipy import special
 from .linalg import check_engine, compile_kernels, numba_available   # the engine's choice, shared
 
 # %% ../nbs/29_rjmcmc_fast.ipynb #8b48ff86
-_TINY = 1e-290  # as in `rjmcmc`: below this a regularised incomplete gamma value counts as underflowed
+_TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
+_TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (units where g ~ 1): `rjmcmc_pca_from_eigenvalues`
 
 # Before `_compile` the kernels run as Python with scipy's ufuncs; `_compile` replaces these names by scipy's
 # Cython functions (skip_dispatch argument last, as in `scipy.special.cython_special`'s C signatures).
@@ -37,7 +38,11 @@ def _k_trunc_exp(rate, width, u):
     return _k_nanmin(e, width)
 
 def _k_reject(A, L, H, out, rng):
-    # _truncated_gamma_reject: every round draws all u, then all v, for the entries still to do (in order)
+    # Z ~ Gamma(a, 1) truncated to (lo, hi), exactly, by rejection from an exponential envelope: efficient where the
+    # interval is narrow or far in a tail, the entries the inverse CDF cannot resolve. For a >= 1 the envelope is
+    # the tangent to log f at the end nearest the mode; for a < 1 it is e^-z (ratio (z/lo)^(a-1) <= 1); an
+    # interval that straddles the mode draws uniformly under f(mode). Every round draws all u, then all v, for
+    # the entries still to do (in order); the draws go into out.
     n = A.size
     todo = np.arange(n)
     for _ in range(1000):
@@ -50,12 +55,12 @@ def _k_reject(A, L, H, out, rng):
         for i in range(m_):
             t = todo[i]
             a, lo, hi, uu = A[t], L[t], H[t], u[i]
-            m = max(a - 1, 0.0)
+            m = max(a - 1, 0.0)                                # mode of z^(a-1) e^-z
             width = hi - lo
-            right = lo >= m
-            left = (hi <= m) and not right
-            s_right = 1 - (a - 1) / lo if a > 1 else 1.0
-            s_left = (a - 1) / hi - 1
+            right = lo >= m                                    # log-concave, decreasing on the interval
+            left = (hi <= m) and not right                     # increasing on the interval
+            s_right = 1 - (a - 1) / lo if a > 1 else 1.0      # decay rate of the envelope from lo
+            s_left = (a - 1) / hi - 1                          # growth rate of the envelope towards hi
             if right:
                 e_r = _k_trunc_exp(s_right, width, uu)
                 z = lo + e_r
@@ -74,6 +79,11 @@ def _k_reject(A, L, H, out, rng):
         todo = keep[:nk].copy()
     raise RuntimeError('truncated gamma rejection sampler did not finish')
 
+def _k_side(a, lo, hi): # (lower, big, small) for Gamma(a, 1) on (lo, hi): its mass big - small by P below the
+    P_hi = _GAMMAINC(a, hi, 0)                   # median, by Q above it, never as 1 minus something
+    if P_hi <= 0.5: return True, P_hi, _GAMMAINC(a, lo, 0)
+    return False, _GAMMAINCC(a, lo, 0), _GAMMAINCC(a, hi, 0)
+
 def _k_trunc_gamma(a, b, lo, hi, z, rng):
     # _truncated_gamma on flat arrays (same length): the draws, z, are written in place
     n = a.size
@@ -81,12 +91,7 @@ def _k_trunc_gamma(a, b, lo, hi, z, rng):
     big = np.empty(n); mass = np.empty(n); low = np.empty(n, np.bool_)
     small = np.empty(n)
     for i in range(n):
-        P_hi = _GAMMAINC(a[i], zh[i], 0)
-        low[i] = P_hi <= 0.5
-        if low[i]:
-            big[i] = P_hi; small[i] = _GAMMAINC(a[i], zl[i], 0)
-        else:
-            big[i] = _GAMMAINCC(a[i], zl[i], 0); small[i] = _GAMMAINCC(a[i], zh[i], 0)
+        low[i], big[i], small[i] = _k_side(a[i], zl[i], zh[i])
         mass[i] = big[i] - small[i]
     nbad = 0
     for i in range(n):
@@ -150,10 +155,7 @@ def _k_log_q_cf(a, z):
     return np.log(h) - z + a * np.log(z) - _GAMMALN(a, 0)
 
 def _k_log_gamma_mass(a, lo, hi):
-    P_hi = _GAMMAINC(a, hi, 0)
-    lower = P_hi <= 0.5
-    big = P_hi if lower else _GAMMAINCC(a, lo, 0)
-    small = _GAMMAINC(a, lo, 0) if lower else _GAMMAINCC(a, hi, 0)
+    lower, big, small = _k_side(a, lo, hi)
     out = np.log(big - small)
     if big < _TINY or not np.isfinite(out):
         if lower:
@@ -165,11 +167,16 @@ def _k_log_gamma_mass(a, lo, hi):
         out = lb + np.log1p(-np.exp(ls - lb))
     return out
 
+def _k_log_ratio(v, s, q, log_z, g, n, b, dd, ordered): # `log_birth_ratio` given log Z
+    return (n / 2 * (np.log(v / s) + g[q] * (s - v)) + (np.log(q + 2.0) if ordered else 0.0) + log_z
+            + np.log(dd[q + 1]) - np.log(b[q]))
+
+_log_ratio = _k_log_ratio  # the Python function, for arrays over chains (`_compile` rebinds `_k_log_ratio`)
+
 def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
               hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
     C, width = y.shape
     d = width - 2
-    FLOOR = 2.2250738585072014e-308
     nosweep_move = b.max() == 0
     bufsum = np.empty(d)
     for t in range(t0, t1):
@@ -196,14 +203,14 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
         nlow = 0
         for c in range(C):
-            if tau[c] < FLOOR: nlow += 1
+            if tau[c] < _TAU_FLOOR: nlow += 1
         if nlow:
             idx = np.empty(nlow, np.int64); k = 0
             for c in range(C):
-                if tau[c] < FLOOR:
+                if tau[c] < _TAU_FLOOR:
                     idx[k] = c; k += 1
             Zl = np.empty(nlow)
-            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, FLOOR), np.full(nlow, np.inf), Zl, rng)
+            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, _TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
             for k in range(nlow): tau[idx[k]] = Zl[k]
         if not nosweep_move:
             u = np.empty(C); w = np.empty(C)
@@ -222,9 +229,7 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
                 v = vnew[c] if birth[c] else x_last[c]
                 qq = max(kk[c], 1)
                 log_z = _k_log_gamma_mass(r, tau[c] * x_prev[c], tau[c] * s[c]) if include_z else 0.0
-                gq = g[qq]
-                log_r = (n / 2 * (np.log(v / s[c]) + gq * (s[c] - v)) + (np.log(qq + 2.0) if ordered else 0.0)
-                         + log_z + np.log(dd[qq + 1]) - np.log(b[qq]))
+                log_r = _k_log_ratio(v, s[c], qq, log_z, g, n, b, dd, ordered)
                 log_w = np.log(w[c])
                 acc_b = birth[c] and (log_w < log_r)
                 acc_d = death[c] and (log_w < -log_r)
@@ -244,8 +249,8 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
     return 0
 
 # %% ../nbs/29_rjmcmc_fast.ipynb #98c59093
-_KERNELS = ('_k_nanmax', '_k_nanmin', '_k_trunc_exp', '_k_reject', '_k_trunc_gamma', '_k_pairwise_sum',
-            '_k_log_p_series', '_k_log_q_cf', '_k_log_gamma_mass', '_k_sweeps')
+_KERNELS = ('_k_nanmax', '_k_nanmin', '_k_trunc_exp', '_k_reject', '_k_side', '_k_trunc_gamma', '_k_pairwise_sum',
+            '_k_log_p_series', '_k_log_q_cf', '_k_log_gamma_mass', '_k_log_ratio', '_k_sweeps')
 _COMPILED = []
 
 def _link_scipy(g): # scipy's Cython special functions declared to numba under fixed names (so the cache links)
