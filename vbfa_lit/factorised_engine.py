@@ -7,7 +7,9 @@ __all__ = ['fit_factorised', 'fit_factorised_dask']
 
 # %% ../nbs/35_factorised_engine.ipynb #da2b5660
 import functools
+import functools
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 from typing import NamedTuple
 
 import numpy as np
@@ -15,7 +17,7 @@ import scipy.sparse as sparse
 
 from .notation import gamma_kl, gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior
-from .linalg import check_engine, compile_kernels, numba_available, one_blas_thread, scratch_buffer
+from .linalg import check_engine, compile_kernels, numba_available, one_blas_thread, scratch_buffer, scratch_buffer
 from .engine import ElboTerms, FitResult, Observed, check_prior, init_posterior, update_tau
 from .dask_runner import DaskRunner, DelayedBlocks
 from .validation import check_int
@@ -353,6 +355,7 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
     """`fit_factorised`'s sweeps on blocks where they live (`factorised_blocks`): a map over the blocks of samples, a
     map over the blocks of features, the central updates here; the same start, the same fit to rounding. q.Sx is
     None in the callback (the variances stay with their blocks) and gathered once at the end."""
+    import dask
     D, engine = check_factorised(prior, D, engine)
     M, N, B, C = len(fb.n_row), int(fb.starts[-1]), len(fb.rows), len(fb.cols)
     summary = Observed(None, _Shape((M, N)), None, None, fb.n_row, fb.y_row, False)
@@ -366,8 +369,9 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
         tau = np.broadcast_to(q.a_tau / q.b_tau, (M,)).astype(float)
         alpha = np.broadcast_to(prior.w.moments(q)[0], (D,)).astype(float)
         WV = side_by_side(q.W, q.Sw.v)
-        parts = runner.map(_sample_map, fb.rows, [WV] * B, [tau] * B, [q.mu] * B, cut(q.X), [engine] * B,
-                           keep=True)                                                          # map over samples
+        with dask.config.set({'distributed.admin.large-graph-warning-threshold': '1 TiB'}):   # each block's start
+            parts = runner.map(_sample_map, fb.rows, [WV] * B, [tau] * B, [q.mu] * B, cut(q.X), [engine] * B,
+                               keep=True)                                # travels in its task: map over samples
         out = runner.map(_feature_map, fb.cols, [parts] * C, [WV] * C, [tau] * C, [q.mu] * C, [alpha] * C, edges,
                          [engine] * C, scratch)                                                # map over features
         means = runner.map(_latent_means, parts)
