@@ -68,17 +68,23 @@ def netflix_on_workers(p):
         SweepClock.reset()
         counting_gathers(client)
         t0 = time.perf_counter()
+        cpu = []                                   # the workers' CPU seconds after sweep 2 and at the end
+        def stamp(it, q, L):
+            SweepClock.stamp()
+            if it == 1: cpu.append(sum(client.run(time.process_time).values()))
         with distributed.get_task_stream(client) as stream:
             r = fit_factorised_dask(X, p['D'], Prior(w=ARD()), shared=False, max_iter=p['sweeps'], tol=0,
                                     rng=p['seed'], engine=p.get('engine', 'auto'), client=client, n_cols=p['n_blocks'],
-                                    callback=lambda it, q, L: SweepClock.stamp())
+                                    callback=stamp)
         total = time.perf_counter() - t0
+        cpu.append(sum(client.run(time.process_time).values()))
         sweep_s, each = per_sweep(SweepClock.stamps)
         compute, transfer, by_task = worker_busy(stream.data, SweepClock.stamps)
         peaks = worker_peaks(client)
     return dict(posterior='factorised', wall_s=sweep_s, sweeps_wall_s=each, fit_wall_s=total,
                 load_and_first_sweep_s=SweepClock.stamps[0][0] - t0, waits_per_sweep=waits_per_sweep(SweepClock.stamps),
                 worker_compute_s=compute, worker_transfer_s=transfer, worker_compute_by_task_s=by_task,
+                worker_cpu_s=(cpu[-1] - cpu[0]) / (len(r.elbo) - 2) if len(cpu) == 2 else None,
                 worker_peak_gb=peaks, worker_peak_max_gb=max(peaks), nnz=int(p['n_ratings']),
                 shape=[p['n_users'], p['n_items']], D=p['D'], workers=p['workers'], n_blocks=p['n_blocks'],
                 bound_never_decreased=bool(np.all(np.diff(r.elbo) >= -1e-9 * abs(r.elbo[-1]))))
