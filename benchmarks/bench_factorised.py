@@ -109,7 +109,7 @@ def summarise(results):
         if 'wall_s' not in r: continue
         gb = r['worker_peak_max_gb'] if 'worker_peak_max_gb' in r else r['child']['max_rss_bytes'] / 2 ** 30
         rows.append(dict(case=name, posterior=r['posterior'], D=r['D'], ratings=r['nnz'], wall_s=r['wall_s'],
-                         cpu_s=r.get('cpu_s'), peak_gb=gb))
+                         cpu_s=r.get('cpu_s', r.get('worker_cpu_s')), peak_gb=gb))
     extra = {}
     fq = results.get('ml25m_quarter_factorised_D50_2threads', {})
     fu = results.get('ml25m_quarter_full_D50_2threads', {})
