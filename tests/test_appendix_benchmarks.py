@@ -184,3 +184,7 @@ def test_factorised_section_prints_the_targets_from_the_run():
     assert f"takes {quarter['full'] / quarter['factorised']:.1f} times" in printed
     assert 'about four times' in cell_by_id(STEM, 'bfac0003') and round(quarter['full'] / quarter['factorised']) == 4
     assert len(shown[0]) == len(summary['rows']) and bench['date'] in printed
+    nf = next((r for r in summary['rows'] if r['case'].startswith('netflix')), None)
+    if nf:
+        assert (f"{nf['wall_s']:.1f} s a sweep against the 3 s asked ({verdict(summary['met_netflix'])})" in printed
+                and f"peak {nf['peak_gb']:.2f} GB a worker against 4 GB" in printed)
