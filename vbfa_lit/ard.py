@@ -16,52 +16,18 @@ from .vbpca import Posterior, sum_ww
 
 # %% ../nbs/04_ard.ipynb #2ef2f43d
 def reference_alpha_update(q: Posterior, a_alpha: float, b_alpha: float):
-    """The update q(alpha_d) = G(a_alpha + M/2, b_alpha + sum_m <w_md^2> / 2): the lesson's reference.
-
-    Parameters
-    ----------
-    q : Posterior
-        Its q(W): means W (M, D), covariances Sw (M, D, D) or (1, D, D).
-    a_alpha, b_alpha : float
-        Shape and rate of the prior p(alpha_d).
-
-    Returns
-    -------
-    tuple of ndarray
-        (shapes (D,), rates (D,)) of q(alpha).
-    """
+    """The update q(alpha_d) = G(a_alpha + M/2, b_alpha + sum_m <w_md^2> / 2): the lesson's reference."""
     M, D = q.W.shape
     Ww = q.W ** 2 + np.diagonal(np.broadcast_to(q.Sw, (M, D, D)), axis1=1, axis2=2)    # <w_md^2>, (M, D)
     return np.full(D, a_alpha + M / 2), b_alpha + Ww.sum(0) / 2
 
 def reference_alpha_kl(a, b, a_alpha: float, b_alpha: float):
-    """KL(G(a_d, b_d) || G(a_alpha, b_alpha)) of each column: the term the bound subtracts.
-
-    Parameters
-    ----------
-    a, b : ndarray of shape (D,)
-        Shapes and rates of q(alpha_d).
-    a_alpha, b_alpha : float
-        Shape and rate of the prior p(alpha_d).
-
-    Returns
-    -------
-    ndarray of shape (D,)
-    """
+    """KL(G(a_d, b_d) || G(a_alpha, b_alpha)) of each column: the term the bound subtracts."""
     return ((a - a_alpha) * digamma(a) - gammaln(a) + gammaln(a_alpha)
             + a_alpha * (np.log(b) - np.log(b_alpha)) + a * (b_alpha - b) / b)
 
 def reference_alpha_evidence(W):
-    """Type-II maximum likelihood (evidence) ARD for a point estimate W: alpha_d = M / ||w_:d||^2 (PRML 12.62).
-
-    Parameters
-    ----------
-    W : ndarray of shape (M, D)
-
-    Returns
-    -------
-    ndarray of shape (D,)
-    """
+    """Type-II maximum likelihood (evidence) ARD for a point estimate W: alpha_d = M / ||w_:d||^2 (PRML 12.62)."""
     return W.shape[0] / np.sum(W ** 2, 0)
 
 

@@ -29,22 +29,7 @@ def luttinen_ilin_dataset(eigenvalues, n_samples: int, missing: float = 0.2, rng
 
 # %% ../nbs/09_convergence.ipynb #117b3e72p1
 def paper_dataset(name: str, rng=None, missing: float = 0.2):
-    """`vbfa_lit.data.make_luttinen_ilin` (the one generator of these data sets) in the papers' orientation.
-
-    Parameters
-    ----------
-    name : str
-        '1', '2', '3' (M = 50, N = 200) or '200' (M = 200, N = 2000).
-    rng : default None
-        Default: the seed int(name), so every run sees the same data.
-    missing : float, default 0.2
-        Fraction of the entries hidden at random (missing in the training data).
-
-    Returns
-    -------
-    tuple of ndarray
-        As `luttinen_ilin_dataset`.
-    """
+    """`vbfa_lit.data.make_luttinen_ilin` (the one generator of these data sets) in the papers' orientation."""
     if name not in LUTTINEN_ILIN_SPECTRA:
         raise ValueError(f"name: expected one of {list(LUTTINEN_ILIN_SPECTRA)}, got {name!r}")
     d = make_luttinen_ilin(name, missing=missing, random_state=int(name) if rng is None else rng)

@@ -127,31 +127,6 @@ def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
     The centred data are scaled by a power of two before the product, so variances near the ends of the
     floating-point range give the same eigenvalues as unit-scale ones; variances beyond it are refused.
 
-    Parameters
-    ----------
-    X : array_like of shape (n_samples, n_features)
-        Complete real data (no NaN), N >= 2 rows and d >= 2 columns. A ``numpy.ma.MaskedArray`` is accepted only
-        when nothing is masked (its data are used).
-    ddof : {0, 1}, default 0
-        The divisor is N - ddof.
-    name : str, default 'X'
-        The argument's name in error messages.
-
-    Returns
-    -------
-    g : (n_features,) ndarray
-        The eigenvalues of S, decreasing (>= 0 up to rounding).
-    N : int
-        The number of samples.
-
-    Raises
-    ------
-    TypeError
-        If `X` is not numeric (strings included, even when they spell numbers).
-    ValueError
-        If `X` is complex, not 2-d, contains NaN or infinities, is a masked array with masked entries, has fewer
-        than 2 rows or columns, or its variances lie outside the floating-point range; if `ddof` is not 0 or 1.
-
     Examples
     --------
     >>> g, N = sample_covariance_eigenvalues([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
@@ -407,23 +382,6 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     n = 10, and ``repmat(0.25, 1, 95)`` with n = 60, and draws ``randnorm(n, 0, [], diag(lambdas))``.
     Zhang et al.'s Sets 2 and 4 reuse spectra 1 and 2 (Set 4 with N = 10,000).
 
-    Parameters
-    ----------
-    experiment : {1, 2, 3}, default 1
-    n_samples : int or None, default None
-        None: Minka's number of samples.
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-
-    Returns
-    -------
-    Bunch
-        ``X`` (n_samples, d), ``eigenvalues`` (d,), ``n_components`` (5), ``covariance``.
-
-    Raises
-    ------
-    ValueError
-        If `experiment` is not 1, 2 or 3, or `n_samples` < 1.
-
     References
     ----------
     Minka, T. P. (2000). Automatic choice of dimensionality for PCA. NIPS 13, Sec. 5.
@@ -446,29 +404,6 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     (orthonormal columns); Sigma = diag(sigma) = diag(3.0, 1.0); W = U Sigma; eps ~ N(0, 0.01) in
     R^{N x M}; Y = X W^T + eps. U is drawn by ``vbfa_lit.stiefel.sample_stiefel(M, D, method='qr')``: the QR
     factor of an M x D Gaussian matrix with the signs of diag(R) moved into its columns.
-
-    Parameters
-    ----------
-    n_samples : int, default 150
-    n_features : int, default 5
-        M >= D.
-    sigma : array_like of shape (D,), default (3.0, 1.0)
-        Positive singular values of W (the principal standard deviations).
-    noise_variance : float, default 0.01
-        Variance of eps (not its standard deviation).
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        Draws, in the slides' order: the latent X, then U, then eps.
-
-    Returns
-    -------
-    Bunch
-        ``X`` (n_samples, n_features): the slides' Y. ``latent`` (n_samples, D): the slides' X.
-        ``W`` (n_features, D), ``U`` (n_features, D), ``sigma`` (D,), ``noise_variance``.
-
-    Raises
-    ------
-    ValueError
-        If a size is < 1, D > M, a sigma is not positive, or `noise_variance` < 0.
 
     References
     ----------
@@ -700,48 +635,6 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     downloaded again); a download goes to a temporary file in the cache directory and is moved into place only
     when its checksum matches, so an interrupted or corrupted download never leaves a file under the final name
     and several processes may fetch the same file at once. The `urls` (mirrors) are tried in order.
-
-    Parameters
-    ----------
-    filename : str
-        Name of the file in the cache directory.
-    urls : str or sequence of str
-        Full URLs of the file (``http(s)://`` or ``file://``), tried in order.
-    checksum : str
-        ``'sha256:<64 hex digits>'`` or ``'md5:<32 hex digits>'``.
-    subdir : str, default ''
-        Subdirectory of the cache directory.
-    data_home : str, os.PathLike or None
-        Cache directory (made if missing); None: ``get_data_home()``.
-    download : bool, default True
-        False: never touch the network; fail if there is no valid cached copy.
-    timeout : float, default 60
-        Seconds one download (one mirror) may take in all, not only between two packets.
-    size : int or None, default None
-        The file's size in bytes, when known: a transfer that announces or reaches another size is stopped at once.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    TypeError
-        If `urls` is not a string or a sequence of strings (None, bytes).
-    ValueError
-        If `checksum` or `urls` is malformed, `filename` is not a plain name or names a directory in the cache,
-        `subdir` leaves the data home, `data_home` or `subdir` is an existing file, or `timeout` or `size` is
-        not positive.
-    FileNotFoundError
-        If `download` is False and there is no cached copy.
-    ChecksumError
-        If the cached copy (with `download` False) or every download that succeeded had the wrong checksum (each
-        was deleted).
-    DownloadError
-        If every download failed (for example offline) and there is no cached copy; the message names the URLs,
-        the reasons and where to put a copy by hand.
-    ImportError
-        If pooch is not installed.
 
     Examples
     --------

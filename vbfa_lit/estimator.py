@@ -76,16 +76,6 @@ def default_components(n_samples:int, n_features:int)->int:
     data set (a ratings matrix of thousands of items) at a cost of seconds a sweep; when every one of the 50
     columns stays effective, `VBPCA.fit` warns that the data may support more.
 
-    Parameters
-    ----------
-    n_samples, n_features : int
-        N and M, the shape of X.
-
-    Returns
-    -------
-    int
-        D, in [1, 50].
-
     Examples
     --------
     >>> default_components(100, 10), default_components(943, 1682), default_components(5, 30)
@@ -154,8 +144,7 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
 def available_memory():
     """Bytes of memory this process can still allocate: /proc/meminfo's MemAvailable (Linux), lowered to the
     room left under a cgroup limit (a container's memory.max), or the free physical pages from `os.sysconf`
-    elsewhere; None when none of them can be read.
-    """
+    elsewhere; None when none of them can be read."""
     import os
     found = []
     try:
@@ -262,18 +251,7 @@ def check_data(X, name: str = 'X') -> np.ndarray:
 # %% ../nbs/06_estimator.ipynb #2aed8018
 def data_scale(X):
     """Each feature's mean over its observed values, and one scale for all features: the root mean square of
-    the centred observed values.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        NaN where missing.
-
-    Returns
-    -------
-    tuple
-        (center (n_features,), scale: a float, 0 when no feature varies).
-    """
+    the centred observed values."""
     mask = ~np.isnan(X)
     return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
 
@@ -292,40 +270,14 @@ def entries_scale(cols, values, n_features: int):
 # %% ../nbs/06_estimator.ipynb #0e155405
 def explained_variance(W, psi):
     """The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi)
-    u_k, and its share of the total tr(W W^T) + sum(psi).
-
-    Parameters
-    ----------
-    W : ndarray of shape (M, D)
-        Loadings, in the data's units.
-    psi : ndarray of shape (M,)
-        Noise variances.
-
-    Returns
-    -------
-    tuple of ndarray
-        (explained variances (D,), ratios (D,)).
-    """
+    u_k, and its share of the total tr(W W^T) + sum(psi)."""
     U, s, _ = np.linalg.svd(W, full_matrices=False)
     ev = s ** 2 + (U ** 2).T @ psi
     return ev, ev / (np.sum(s ** 2) + np.sum(psi))
 
 # %% ../nbs/06_estimator.ipynb #2a4e13fd
 def latent_posterior(X, q: Posterior):
-    """The q(x_n) update for new rows, given the fitted q(W), q(mu), q(tau).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, M)
-        New samples, NaN where missing.
-    q : Posterior
-        A fitted posterior over M features and D components.
-
-    Returns
-    -------
-    tuple of ndarray
-        Means (n_samples, D), covariances (n_samples, D, D) or (1, D, D) with nothing missing.
-    """
+    """The q(x_n) update for new rows, given the fitted q(W), q(mu), q(tau)."""
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     return update_X(data, q.W, sum_tau_ww(data, q.W, q.Sw, tau), q.mu, tau)
@@ -363,8 +315,7 @@ def latent_bias_posterior(X, q):
     With s_n = sum_{m in O_n} <tau_m> <w_m> and x0_n the mean of q(x_n) for b_n = 0, the updates read
     x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n), g_n = sum_{m in O_n} <tau_m> (y_mn - <mu_m>);
     so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n) (the denominator is > 0: the Schur complement
-    of the joint precision of x_n and b_n).
-    """
+    of the joint precision of x_n and b_n)."""
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     t = np.broadcast_to(tau, q.mu.shape)
@@ -379,25 +330,7 @@ def latent_bias_posterior(X, q):
 
 # %% ../nbs/06_estimator.ipynb #aad01034
 def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
-    """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, M), or CSR
-        Rows to score, NaN where missing; or a CSR matrix whose stored entries are the observed ones
-        (`check_sparse`).
-    mean : ndarray of shape (M,)
-        Mean of the predictive Gaussian.
-    W : ndarray of shape (M, D)
-        Loadings.
-    psi : ndarray of shape (M,)
-        Noise variances.
-
-    Returns
-    -------
-    ndarray of shape (n_samples,)
-        Log N(x_o | mean_o, W_o W_o^T + diag(psi_o)), o observed.
-    """
+    """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."""
     if sparse.issparse(X): return _predictive_logpdf_sparse(X, mean, W, psi)
     mask = ~np.isnan(X)
     (M, D), N = W.shape, X.shape[0]

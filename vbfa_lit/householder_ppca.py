@@ -30,24 +30,7 @@ class SufficientStatistics(NamedTuple):
 
 # %% ../nbs/13_householder_ppca.ipynb #ec6f2797p1
 def sufficient_statistics(X):
-    """Sample size, mean and biased covariance of `X` (rows are samples).
-
-    Parameters
-    ----------
-    X : array_like, shape (n_samples, n_features)
-        Complete, finite data (a masked array only when nothing is masked).
-
-    Returns
-    -------
-    SufficientStatistics
-        ``(n, mean (M,), cov (M, M))`` with ``cov = (X - mean)^T (X - mean) / n``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        For data that are not a finite numeric 2-D array with at least 2 rows (NaN or masked entries: use
-        ``VBPCA``), or whose variances lie beyond float64's range (rescale them).
-    """
+    """Sample size, mean and biased covariance of `X` (rows are samples)."""
     X = check_2d('X', X, min_samples=2, needs='this model needs complete data')
     mean = X.mean(0)
     R = X - mean
@@ -129,25 +112,7 @@ def ppca_log_likelihood(X, W, noise_std, mu):
 def reference_log_likelihood(X, U, sigma, noise_std, mu):
     """sum_n log N(x_n | mu, C), C = U diag(sigma^2) U^T + sigma_eps^2 I, by the read-off above:
     log|C| = (M - D) log sigma_eps^2 + sum_q log(sigma_q^2 + sigma_eps^2),
-    tr(C^-1 S_mu) = (tr S_mu - sum_q sigma_q^2 / (sigma_q^2 + sigma_eps^2) u_q^T S_mu u_q) / sigma_eps^2.
-
-    Parameters
-    ----------
-    X : ndarray of shape (N, M)
-        The data, one sample x_n per row.
-    U : ndarray of shape (M, D)
-        Orthonormal columns u_q.
-    sigma : ndarray of shape (D,)
-        The singular values of W = U diag(sigma).
-    noise_std : float
-        sigma_eps > 0.
-    mu : ndarray of shape (M,)
-        The mean.
-
-    Returns
-    -------
-    float
-    """
+    tr(C^-1 S_mu) = (tr S_mu - sum_q sigma_q^2 / (sigma_q^2 + sigma_eps^2) u_q^T S_mu u_q) / sigma_eps^2."""
     N, M = X.shape
     s2 = noise_std**2
     S_mu = (X - mu).T @ (X - mu) / N                                   # (M, M)
@@ -241,8 +206,7 @@ def jax_cache_dir()->Path|None:
 
     The environment variable ``VBFA_LIT_JAX_CACHE`` names a directory, or ``off`` to switch the cache off;
     otherwise ``$XDG_CACHE_HOME/vbfa_lit/jax`` (``~/.cache/vbfa_lit/jax``). A directory the user has set
-    in JAX itself (``jax_compilation_cache_dir``) takes precedence over both inside the call.
-    """
+    in JAX itself (``jax_compilation_cache_dir``) takes precedence over both inside the call."""
     env = os.environ.get(_CACHE_ENV, '').strip()
     if env.lower() in ('off', '0', 'none', 'false'): return None
     if env: return Path(env).expanduser()
@@ -312,27 +276,7 @@ def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
     """The model's log posterior density at the parameters NUTS moves, up to a constant (mu has a flat prior):
     each v_i uniform in direction with ||v_i|| ~ Gamma(k, k), U from them by the swap reflections, the ordered
     singular values sigma with the density of `reference_singular_value_logpdf`, sigma_eps half-normal(1), and the
-    likelihood of W = U diag(sigma).
-
-    Parameters
-    ----------
-    vectors : list of D ndarrays
-        [v_M, ..., v_{M-D+1}]: vectors[q] has shape (M - q,).
-    sigma : ndarray of shape (D,)
-        sigma_1 > ... > sigma_D > 0.
-    noise_std : float
-        sigma_eps > 0.
-    mu : ndarray of shape (M,)
-        The mean.
-    X : ndarray of shape (N, M)
-        The data.
-    k : float, optional
-        Shape and rate of the Gamma density of the lengths ||v_i||.
-
-    Returns
-    -------
-    float
-    """
+    likelihood of W = U diag(sigma)."""
     M, D = X.shape[1], len(sigma)
     U = reference_householder_to_stiefel(vectors, reference_swap_reflection)
     r, i = np.array([np.linalg.norm(v) for v in vectors]), M - np.arange(D)     # ||v_i|| and its length i

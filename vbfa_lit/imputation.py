@@ -19,19 +19,7 @@ from .validation import check_random_state, output_dtype
 
 # %% ../nbs/07_imputation.ipynb #08d19194
 def reference_predictive_moments(Y, q):
-    """Posterior predictive mean and variance of every entry y_mn under the fitted q (Eq. (7.4)): the lesson's reference.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        Features x samples, NaN where missing; q(x_n) is computed from the observed entries of column n.
-    q : Posterior
-        The fitted q(W), q(mu), q(tau) (its q(X) is not used); a_tau > 1, so that <1/tau_m> is finite.
-
-    Returns
-    -------
-    mean, var : ndarray of shape (M, N)
-    """
+    """Posterior predictive mean and variance of every entry y_mn under the fitted q (Eq. (7.4)): the lesson's reference."""
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     tau, Sw = np.broadcast_to(q.a_tau / q.b_tau, (M,)), np.broadcast_to(q.Sw, (M, D, D))
     # q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, linear term sum_{m in O_n} <tau_m><w_m>(y_mn - <mu_m>)

@@ -30,18 +30,7 @@ def _check_size(size)->tuple:
 
 # %% ../nbs/12_stiefel.ipynb #5a7fa19b
 def reference_householder(v):
-    """Mezzadri's reflection H~_n(v) = -sgn(v_1) (I - 2 u u^T / u^T u), u = v + sgn(v_1) ||v|| e_1 (sgn(0) = +1).
-
-    Parameters
-    ----------
-    v : ndarray of shape (n,)
-        A nonzero vector.
-
-    Returns
-    -------
-    ndarray of shape (n, n)
-        Orthogonal, with first column v / ||v||.
-    """
+    """Mezzadri's reflection H~_n(v) = -sgn(v_1) (I - 2 u u^T / u^T u), u = v + sgn(v_1) ||v|| e_1 (sgn(0) = +1)."""
     s = 1.0 if v[0] >= 0 else -1.0
     u = np.array(v, dtype=float)
     u[0] += s * np.linalg.norm(v)
@@ -99,20 +88,7 @@ def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r, as ||v_{2:}||^2 / (r (r
 
 # %% ../nbs/12_stiefel.ipynb #e41a950d
 def reference_householder_to_stiefel(vectors, reflection=reference_householder):
-    """U = H_M(v_M) H_{M-1}(v_{M-1}) ... H_{M-D+1}(v_{M-D+1}) [e_1 ... e_D], with H_n(v) = diag(I_{M-n}, H~_n(v)).
-
-    Parameters
-    ----------
-    vectors : list of D ndarrays
-        [v_M, v_{M-1}, ..., v_{M-D+1}]: vectors[k] has shape (M - k,), each nonzero.
-    reflection : callable, optional
-        v (n,) -> the n x n reflection H~_n(v): `reference_householder` (Mezzadri's) or `reference_swap_reflection`.
-
-    Returns
-    -------
-    ndarray of shape (M, D)
-        Orthonormal columns; the first is v_M / ||v_M||.
-    """
+    """U = H_M(v_M) H_{M-1}(v_{M-1}) ... H_{M-D+1}(v_{M-D+1}) [e_1 ... e_D], with H_n(v) = diag(I_{M-n}, H~_n(v))."""
     M, D = len(vectors[0]), len(vectors)
     U = np.eye(M)[:, :D]
     for v in reversed(vectors):                          # H_{M-D+1} acts first, H_M last
@@ -124,19 +100,7 @@ def reference_householder_to_stiefel(vectors, reflection=reference_householder):
 
 def reference_sample_stiefel(M, D, rng):
     """A uniform point of the Stiefel manifold V_{M,D}: D standard normal vectors of lengths M, M-1, ..., M-D+1
-    through `reference_householder_to_stiefel`.
-
-    Parameters
-    ----------
-    M, D : int
-        Rows and orthonormal columns, 1 <= D <= M.
-    rng : numpy.random.Generator
-        The source of the normal numbers.
-
-    Returns
-    -------
-    ndarray of shape (M, D)
-    """
+    through `reference_householder_to_stiefel`."""
     return reference_householder_to_stiefel([rng.standard_normal(M - k) for k in range(D)])
 
 
@@ -385,18 +349,7 @@ def haar_orthogonal(M, *, size=None, random_state=None, method='householder'):
 
 # %% ../nbs/12_stiefel.ipynb #4c298ce3
 def reference_swap_reflection(v):
-    """The reflection I - 2 w w^T / w^T w, w = e_1 - v / ||v||, that exchanges e_1 and v / ||v|| (I for v along +e_1).
-
-    Parameters
-    ----------
-    v : ndarray of shape (n,)
-        A nonzero vector.
-
-    Returns
-    -------
-    ndarray of shape (n, n)
-        Orthogonal and symmetric, with first column v / ||v||.
-    """
+    """The reflection I - 2 w w^T / w^T w, w = e_1 - v / ||v||, that exchanges e_1 and v / ||v|| (I for v along +e_1)."""
     w = -np.array(v, dtype=float) / np.linalg.norm(v)
     w[0] += 1
     return np.eye(len(v)) - 2 * np.outer(w, w) / (w @ w) if w @ w > 0 else np.eye(len(v))
@@ -405,19 +358,7 @@ def reference_swap_reflection(v):
 # %% ../nbs/12_stiefel.ipynb #fd1e21db
 def reference_singular_value_logpdf(sigma, M):
     """log p(sigma) = log c_{M,D} + sum_q [log 2 + (M - D) log sigma_q - sigma_q^2 / 2]
-    + sum_{q<j} log(sigma_q^2 - sigma_j^2), the ordered singular values of an M x D matrix with iid N(0, 1) entries.
-
-    Parameters
-    ----------
-    sigma : ndarray of shape (D,)
-        sigma_1 > ... > sigma_D > 0.
-    M : int
-        Rows, M >= D.
-
-    Returns
-    -------
-    float
-    """
+    + sum_{q<j} log(sigma_q^2 - sigma_j^2), the ordered singular values of an M x D matrix with iid N(0, 1) entries."""
     D = len(sigma)
     log_c = (D * D / 2 * np.log(np.pi) - M * D / 2 * np.log(2)
              - special.multigammaln(M / 2, D) - special.multigammaln(D / 2, D))

@@ -323,25 +323,7 @@ from .vbpca import Posterior, Prior
 # %% ../nbs/03_vbpca.ipynb #436108a5
 def symbolic_vbfa(M: int, N: int, D: int, observed=None, noise: str = 'per_feature',
                   prior: str = 'broad') -> SimpleNamespace:
-    """The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its mean-field factors.
-
-    Parameters
-    ----------
-    M, N, D : int
-        Numbers of features, samples and latent components.
-    observed : iterable of (int, int), optional
-        1-based (m, n) pairs of the observed set O; default all.
-    noise : {'per_feature', 'shared'}, default 'per_feature'
-        One precision tau_m per feature, or one shared tau.
-    prior : {'broad', 'ard'}, default 'broad'
-        'broad': the alpha_d are fixed symbols; 'ard': a Gamma factor per alpha_d.
-
-    Returns
-    -------
-    SimpleNamespace
-        The factors (X, W, mu, tau, alpha dicts and the `factors` list), the data symbols Y, the hyperparameters
-        and the log joint.
-    """
+    """The VBFA log joint (Luttinen & Ilin, Sec. 2.1) of an explicit small problem, with its mean-field factors."""
     everything = [(m, n) for m in range(1, M + 1) for n in range(1, N + 1)]
     observed = sorted(observed if observed is not None else everything)
     log2pi = sp.log(2 * sp.pi)
@@ -386,44 +368,14 @@ def symbolic_vbfa(M: int, N: int, D: int, observed=None, noise: str = 'per_featu
                            hyper=hyper, factors=factors, log_lik=log_lik, log_joint=log_joint)
 
 def mean_field(model: SimpleNamespace, factor):
-    """The optimal log factor (Bishop 1999, eq. 13; PRML 10.9): the log joint averaged over all other factors, constants dropped.
-
-    Parameters
-    ----------
-    model : SimpleNamespace
-        From `symbolic_vbfa`.
-    factor
-        One of ``model.factors``.
-
-    Returns
-    -------
-    sympy.Expr
-        log q*(factor), up to an additive constant.
-    """
+    """The optimal log factor (Bishop 1999, eq. 13; PRML 10.9): the log joint averaged over all other factors, constants dropped."""
     others = [f for f in model.factors if f is not factor]
     keep = factor.vars + ([sp.log(factor.var)] if isinstance(factor, GammaFactor) else [])
     return drop_constant(expectation(model.log_joint, others), keep)
 
 # %% ../nbs/03_vbpca.ipynb #c2d64efd
 def symbolic_values(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> dict:
-    """Numbers for the symbols of a symbolic model, taken from a numeric posterior.
-
-    Parameters
-    ----------
-    model : SimpleNamespace
-        From `symbolic_vbfa`.
-    Y : ndarray of shape (M, N)
-        The data, NaN where missing.
-    q : Posterior
-        A posterior of matching shapes.
-    prior : Prior
-        Hyperparameters (and the prior on W).
-
-    Returns
-    -------
-    dict
-        {symbol: number} for every data, moment and hyperparameter symbol.
-    """
+    """Numbers for the symbols of a symbolic model, taken from a numeric posterior."""
     vals = {s: Y[m - 1, n - 1] for (m, n), s in model.Y.items()}
     for n, f in model.X.items(): vals.update(f.values(q.X[n - 1], q.Sx[(n - 1) % len(q.Sx)]))
     for m, f in model.W.items(): vals.update(f.values(q.W[m - 1], q.Sw[(m - 1) % len(q.Sw)]))
@@ -440,24 +392,7 @@ def symbolic_values(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> di
 
 # %% ../nbs/03_vbpca.ipynb #f4527c7e
 def symbolic_elbo(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> float:
-    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor.
-
-    Parameters
-    ----------
-    model : SimpleNamespace
-        From `symbolic_vbfa`.
-    Y : ndarray of shape (M, N)
-        The data, NaN where missing.
-    q : Posterior
-        A posterior of matching shapes.
-    prior : Prior
-        Hyperparameters (and the prior on W).
-
-    Returns
-    -------
-    float
-        The lower bound.
-    """
+    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor."""
     vals = symbolic_values(model, Y, q, prior)
     expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
     full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])

@@ -19,21 +19,7 @@ from .ard import ARD
 
 # %% ../nbs/05_transformations.ipynb #reftrans
 def reference_translation_statistics(Y, q: Posterior, beta: float):
-    """Omega and g of the translation's gain g^T t - t^T Omega t / 2 (Luttinen & Ilin, eq. 18, with p(mu)).
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-    beta : float
-        Prior precision of mu_m.
-
-    Returns
-    -------
-    tuple of ndarray
-        (Omega (D, D), g (D,)).
-    """
+    """Omega and g of the translation's gain g^T t - t^T Omega t / 2 (Luttinen & Ilin, eq. 18, with p(mu))."""
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
     # Gamma_n = I + sum_{m in O_n} <tau_m> Sigma_w_m, one (D, D) matrix per sample
@@ -43,72 +29,24 @@ def reference_translation_statistics(Y, q: Posterior, beta: float):
     return Omega, g
 
 def reference_translation(Y, q: Posterior, beta: float):
-    """The optimal translation t = Omega^-1 g.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-    beta : float
-        Prior precision of mu_m.
-
-    Returns
-    -------
-    ndarray of shape (D,)
-    """
+    """The optimal translation t = Omega^-1 g."""
     Omega, g = reference_translation_statistics(Y, q, beta)
     return np.linalg.solve(Omega, g)
 
 def reference_translate(q: Posterior, t) -> Posterior:
-    """Move the bias t from the latents to the mean: q(x_n) -> N(x_n - t, Sigma_x_n), q(mu_m) -> N(mu_m + w_m^T t, .).
-
-    Parameters
-    ----------
-    q : Posterior
-    t : ndarray of shape (D,)
-
-    Returns
-    -------
-    Posterior
-    """
+    """Move the bias t from the latents to the mean: q(x_n) -> N(x_n - t, Sigma_x_n), q(mu_m) -> N(mu_m + w_m^T t, .)."""
     return q._replace(X=q.X - t, mu=q.mu + q.W @ t)
 
 
 # %% ../nbs/05_transformations.ipynb #refrotat
 def reference_rotation_statistics(q: Posterior):
-    """The Gram matrices G_X = <X X^T> = sum_n <x_n x_n^T> and G_W = <W^T W> = sum_m <w_m w_m^T>.
-
-    Parameters
-    ----------
-    q : Posterior
-
-    Returns
-    -------
-    tuple of ndarray
-        (G_X (D, D), G_W (D, D)).
-    """
+    """The Gram matrices G_X = <X X^T> = sum_n <x_n x_n^T> and G_W = <W^T W> = sum_m <w_m w_m^T>."""
     (N, D), M = q.X.shape, q.W.shape[0]
     return (q.X.T @ q.X + np.broadcast_to(q.Sx, (N, D, D)).sum(0),
             q.W.T @ q.W + np.broadcast_to(q.Sw, (M, D, D)).sum(0))
 
 def reference_rotation_bound(R, G_X, G_W, N: int, M: int, w_prior) -> float:
-    """L(R): the R-dependent part of the bound, q(alpha) re-updated (ARD) or alpha fixed (FixedAlpha).
-
-    Parameters
-    ----------
-    R : ndarray of shape (D, D)
-        Invertible.
-    G_X, G_W : ndarray of shape (D, D)
-        The Gram matrices of `reference_rotation_statistics`.
-    N, M : int
-        Numbers of samples and features.
-    w_prior : ARD or FixedAlpha
-
-    Returns
-    -------
-    float
-    """
+    """L(R): the R-dependent part of the bound, q(alpha) re-updated (ARD) or alpha fixed (FixedAlpha)."""
     Ri = np.linalg.inv(R)
     s = np.diag(R.T @ G_W @ R)                                   # s_*d, the diagonal of G_W*
     L = -np.trace(Ri @ G_X @ Ri.T) / 2 + (M - N) * np.linalg.slogdet(R)[1]
@@ -117,19 +55,7 @@ def reference_rotation_bound(R, G_X, G_W, N: int, M: int, w_prior) -> float:
     return float(L - np.sum(w_prior.alpha * s) / 2)
 
 def reference_rotate(q: Posterior, R, prior: Prior) -> Posterior:
-    """Rotate q(W) by R and q(X) by R^-1 (means and covariances), then re-update q(alpha).
-
-    Parameters
-    ----------
-    q : Posterior
-    R : ndarray of shape (D, D)
-        Invertible.
-    prior : Prior
-
-    Returns
-    -------
-    Posterior
-    """
+    """Rotate q(W) by R and q(X) by R^-1 (means and covariances), then re-update q(alpha)."""
     Ri = np.linalg.inv(R)
     q = q._replace(W=q.W @ R, Sw=R.T @ q.Sw @ R, X=q.X @ Ri.T, Sx=Ri @ q.Sx @ Ri.T)
     return prior.w.update(q)          # q(alpha_d) = G(a + M/2, b + r_d^T G_W r_d / 2) under ARD

@@ -151,20 +151,7 @@ class Prior(NamedTuple):
 
 # %% ../nbs/03_vbpca.ipynb #94810b0c
 def reference_q_x(Y, q:Posterior) -> Posterior:
-    """The update of every q(x_n), in plain NumPy: the lesson's reference.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior; left unchanged.
-
-    Returns
-    -------
-    Posterior
-        q with X (N, D) and Sx (N, D, D) updated.
-    """
+    """The update of every q(x_n), in plain NumPy: the lesson's reference."""
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))                          # <tau_m>
     WW = np.einsum('md,me->mde', q.W, q.W) + np.broadcast_to(q.Sw, (M, D, D))   # <w_m w_m^T>
@@ -188,21 +175,7 @@ def random_posterior(rng: np.random.Generator, M: int, N: int, D: int, shared: b
 
 # %% ../nbs/03_vbpca.ipynb #e02ee85a
 def reference_q_w(Y, q:Posterior, prior:Prior) -> Posterior:
-    """The update of every q(w_m), in plain NumPy: the lesson's reference.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior; left unchanged.
-    prior : Prior
-
-    Returns
-    -------
-    Posterior
-        q with W (M, D) and Sw (M, D, D) updated.
-    """
+    """The update of every q(w_m), in plain NumPy: the lesson's reference."""
     O, M = ~np.isnan(Y), Y.shape[0]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
     XX = np.einsum('nd,ne->nde', q.X, q.X) + q.Sx                           # <x_n x_n^T>
@@ -212,21 +185,7 @@ def reference_q_w(Y, q:Posterior, prior:Prior) -> Posterior:
 
 # %% ../nbs/03_vbpca.ipynb #51234ce8
 def reference_q_mu(Y, q:Posterior, prior:Prior) -> Posterior:
-    """The update of every q(mu_m), in plain NumPy: the lesson's reference.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior; left unchanged.
-    prior : Prior
-
-    Returns
-    -------
-    Posterior
-        q with mu and vmu (M,) updated.
-    """
+    """The update of every q(mu_m), in plain NumPy: the lesson's reference."""
     O, M = ~np.isnan(Y), Y.shape[0]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
     vmu = 1 / (prior.beta + tau * O.sum(1))                                 # variance: 1 / precision
@@ -234,18 +193,7 @@ def reference_q_mu(Y, q:Posterior, prior:Prior) -> Posterior:
 
 # %% ../nbs/03_vbpca.ipynb #c3ba89c4
 def expected_squared_errors(Y, q:Posterior):
-    """<(y_mn - w_m^T x_n - mu_m)^2> under q for every observed entry, 0 where y_mn is missing: the reference form.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-
-    Returns
-    -------
-    ndarray of shape (M, N)
-    """
+    """<(y_mn - w_m^T x_n - mu_m)^2> under q for every observed entry, 0 where y_mn is missing: the reference form."""
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
     XX = np.einsum('nd,ne->nde', q.X, q.X) + Sx                               # <x_n x_n^T>
@@ -254,23 +202,7 @@ def expected_squared_errors(Y, q:Posterior):
                 + np.einsum('mde,ned->mn', Sw, XX) + q.vmu[:, None])
 
 def reference_q_tau(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior:
-    """The update of q(tau_m), or of one shared q(tau), in plain NumPy: the lesson's reference.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior; left unchanged.
-    prior : Prior
-    shared : bool, default False
-        One noise precision for all features (VB PCA) instead of one per feature (VBFA).
-
-    Returns
-    -------
-    Posterior
-        q with a_tau and b_tau, (M,) or (1,), updated.
-    """
+    """The update of q(tau_m), or of one shared q(tau), in plain NumPy: the lesson's reference."""
     O, err = ~np.isnan(Y), expected_squared_errors(Y, q)
     if shared: a, b = np.array([O.sum()]), np.array([err.sum()])
     else: a, b = O.sum(1), err.sum(1)
@@ -278,19 +210,7 @@ def reference_q_tau(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior
 
 # %% ../nbs/03_vbpca.ipynb #ae8d0c9d
 def reference_bound(Y, q:Posterior, prior:Prior) -> float:
-    """The lower bound L(q), every constant included, in plain NumPy: the reference for the package's `elbo`.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-    prior : Prior
-
-    Returns
-    -------
-    float
-    """
+    """The lower bound L(q), every constant included, in plain NumPy: the reference for the package's `elbo`."""
     O, (M, N), D = ~np.isnan(Y), Y.shape, q.W.shape[1]
     Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
     tau, logtau = (np.broadcast_to(v, (M,)) for v in gamma_moments(q.a_tau, q.b_tau))
@@ -322,22 +242,7 @@ def sum_ww(W, Sw):
 # %% ../nbs/03_vbpca.ipynb #b9324521
 def reference_sweep(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior:
     """One sweep of the VB updates X -> W -> mu -> tau -> prior on W, in plain NumPy: the lesson's reference
-    implementation, which the package's engine equals to rounding.
-
-    Parameters
-    ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior; left unchanged.
-    prior : Prior
-    shared : bool, default False
-        One noise precision for all features (VB PCA) instead of one per feature (VBFA).
-
-    Returns
-    -------
-    Posterior
-    """
+    implementation, which the package's engine equals to rounding."""
     q = reference_q_x(Y, q)
     q = reference_q_w(Y, q, prior)
     q = reference_q_mu(Y, q, prior)
