@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
+from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
@@ -28,7 +29,7 @@ from .factorised_engine import fit_factorised
 from .ard import ARD, effective_components
 from .linalg import one_blas_thread, usable_cores
 from .linalg import check_engine
-from .validation import check_2d as _check_2d
+from .validation import check_2d
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)
 from .transformations import TRANSFORMATIONS, between_sweeps
@@ -225,7 +226,7 @@ def check_data(X, name: str = 'X') -> np.ndarray:
                         "scikit-learn an unstored entry is an implicit zero, so VBPCA does not guess: with "
                         "the default missing_values=nan pass a dense array with NaN at the missing entries (or "
                         "X.toarray() if the zeros are observed values).")
-    if isinstance(X, np.ma.MaskedArray): return _check_2d(name, X, allow_nan=True)    # masked = missing
+    if isinstance(X, np.ma.MaskedArray): return check_2d(name, X, allow_nan=True)    # masked = missing
     if hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
         _check_frame_columns(X, name)
         # a DataFrame: pandas' NA means missing
@@ -245,7 +246,7 @@ def check_data(X, name: str = 'X') -> np.ndarray:
     if arr.ndim == 2 and 0 in arr.shape:            # scikit-learn's wording, which its estimator checks expect
         what = 'feature' if arr.shape[1] == 0 else 'sample'
         raise ValueError(f"{name}: found array with 0 {what}(s) (shape={arr.shape}) while a minimum of 1 is required.")
-    return _check_2d(name, arr, allow_nan=True)
+    return check_2d(name, arr, allow_nan=True)
 
 
 # %% ../nbs/06_estimator.ipynb #2aed8018
@@ -417,8 +418,31 @@ def observed_counts(X):
     mask = ~np.isnan(X)
     return mask.sum(1), mask.sum(0)
 
+# %% ../nbs/06_estimator.ipynb #b1fab30am
+class _MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, the fitted check, impute's container
+    def __sklearn_tags__(self): # a transformer that allows NaN (missing); sparse input only where a method says so
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan, tags.input_tags.sparse = True, False
+        return tags
+
+    def _check_fitted(self):
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first.")
+
+    def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
+        kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
+        # scikit-learn's global set_config(transform_output=...)
+        if kind == 'default' and 'sklearn' in sys.modules:
+            kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+        if kind == 'pandas':
+            pd = _output_library(kind)
+            return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
+        if kind == 'polars':
+            return _output_library(kind).DataFrame(Z, schema=list(columns), orient='row')
+        return Z
+
 # %% ../nbs/06_estimator.ipynb #b1fab30a
-class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class VBPCA(_MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Variational Bayesian PCA and factor analysis with missing values.
 
     Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and the VB factor-analysis model of
@@ -606,19 +630,10 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.sample_bias, self.callback, self.mean_prior = sample_bias, callback, mean_prior
         self.posterior = posterior
 
-    def __sklearn_tags__(self): # a transformer that allows NaN (missing) and, by default, refuses sparse input
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan, tags.input_tags.sparse = True, False
-        return tags
-
     def __sklearn_is_fitted__(self): return hasattr(self, 'posterior_')
 
     @property
     def _n_features_out(self): return self.n_components_       # the names vbpca0, vbpca1, ... of transform's columns
-
-    def _check_fitted(self):
-        if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first.")
 
     def _unstored(self): # True when unstored entries of sparse input are the missing ones
         v = getattr(self, 'missing_values', np.nan)                 # the imputer has none: NaN
@@ -662,206 +677,7 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                      "(posterior='full')")
         return s
 
-    @one_blas_thread
-    def fit(self, X, y=None, client=None):
-        """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features), or dask.array.Array
-            NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
-            A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
-            chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
-            block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
-            Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
-            n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D). Without a client
-            `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
-            is the workers').
-        y : default None
-            Ignored.
-        client : distributed.Client, optional
-            Dask input only: the cluster to fit on. None: Dask's default client when there is one (the client made
-            last, or the one of a ``with client:`` block), else Dask's threaded scheduler in this process.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        TypeError
-            Input that is not numbers; sparse input without ``missing_values='unstored'``; a client that is not a
-            distributed.Client, or a client with input that is not a dask array.
-        ValueError
-            Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
-            with the chunk of rows that holds it.
-        """
-        if _is_dask_array(X):
-            if self.posterior == 'factorised':
-                raise ValueError("posterior='factorised': dask input needs the full posterior (posterior='full'), "
-                                 "or compute the array into memory first")
-            return _fit_dask(self, X, client)
-        if client is not None:
-            raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
-                            "process); pass client=None")
-        arr = self._check_input(X)
-        validate_data(self, X, reset=True, skip_check_array=True)      # feature_names_in_, n_features_in_
-        X, ((N, M), s) = arr, (arr.shape, self._settings(*arr.shape))
-        if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
-        counts = observed_counts(X)
-        n_obs = int(counts[0].sum())
-        if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
-        self._warn_missing(*counts)
-        dense_storage = not sparse.issparse(X) and not (
-            s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
-        self._check_cost(N, M, s, n_obs, dense_storage, complete=n_obs == N * M and not s['sample_bias'])
-        center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
-        scale, varies = _fitted_scale(scale)
-        Y = standardise(X, center, scale).T
-        if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
-        else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
-        if s['posterior'] == 'factorised': run = _factorised_run(data, s['n_jobs'])
-        else: run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
-        return self._fit_posterior(run, s, counts, center, scale, varies, _feature_ss(Y))
-
-    def _fit_posterior(self, run, s, counts, center, scale, varies, ss):
-        """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
-        callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
-        sum of squares in the fitted units."""
-        (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
-        w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
-        offset = None
-        if s['mean_prior'] == 'learned':    # each feature keeps its own centre; the prior holds their offsets from the
-            level = np.dot(counts[1], center) / max(n_obs, 1)        # level of all observed values (lesson 08)
-            center = np.where(counts[1] > 0, center, level)          # a feature never observed: centred on the level
-            offset = (center - level) / scale
-        prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior,
-                      learned_mean=offset is not None, mu_offset=offset)
-        with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
-                  disable=not self.progress) as bar:
-            stopped = []
-            def callback(it, q, bound): # bound: the lower bound after the sweep, in the fitted units
-                bar.update(1)
-                elbo = bound - n_obs * np.log(scale)
-                if self.progress: bar.set_postfix(elbo=f"{elbo:.6g}", refresh=False)
-                if self.callback is not None and self.callback(it, elbo) is True:
-                    stopped.append(it)
-                    return True
-            kind = s['transformations']
-            # the sweeps own their posteriors (the callback keeps none): replaced covariances are reused
-            transform = None if kind == 'none' else between_sweeps(kind, in_place=True)
-            fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
-                      s['warmup_sweeps'], s['engine'])
-            if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
-                bar.total = bar.n
-                bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
-        q = _ordered_columns(fit.q)
-        # log-density of X = log-density of (X - c) / s - |O| log s
-        shift = -n_obs * np.log(scale)
-        self.n_features_in_, self.n_components_ = M, s['D']
-        self.center_, self.scale_ = center, scale
-        self.posterior_, self.prior_ = q, prior
-        self.elbo_ = np.asarray(fit.elbo) + shift
-        self.elbo_terms_ = fit.terms._replace(loglik=fit.terms.loglik + shift)
-        self.n_iter_, self.converged_ = len(fit.elbo), fit.converged
-        self.components_, self.mean_ = scale * np.ascontiguousarray(q.W.T), center + scale * q.mu
-        noise_variance = scale ** 2 * q.b_tau / q.a_tau                        # 1/<tau> for a Gamma(a, b)
-        self.noise_variance_ = float(noise_variance[0]) if s['noise'] == 'shared' else noise_variance
-        self.explained_variance_, self.explained_variance_ratio_ = explained_variance(
-            self.components_.T, np.broadcast_to(noise_variance, (M,)))
-        self.alpha_ = w_prior.moments(q)[0]
-        for name in ('sample_bias_', 'sample_bias_variance_'):
-            if hasattr(self, name): delattr(self, name)          # from an earlier fit with sample_bias=True
-        if s['sample_bias']:
-            self.sample_bias_ = scale * q.b
-            self.sample_bias_variance_ = float(scale ** 2 * q.b_gamma[0] / q.a_gamma[0])
-        self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
-        self.n_effective_components_ = int(self.effective_components_.sum())
-        self._warn_degenerate(counts, varies, q, prior, ss)
-        spare = s['D'] - self.n_effective_components_           # the columns ARD switched off
-        if self.n_components is None and s['D'] == DEFAULT_MAX_COMPONENTS < min(N, M) - 1 and spare <= s['D'] // 10:
-            warn_caller(f"VBPCA: ARD kept {self.n_effective_components_} of the {s['D']} columns of the default "
-                        f"n_components (at most {DEFAULT_MAX_COMPONENTS}), switching off {spare}: with so few spare "
-                        "columns the data may hold more components; pass a larger n_components", UserWarning)
-        if not fit.converged and not stopped:
-            warn_caller(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
-                          f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
-                          ConvergenceWarning)
-        return self
-
-    def _check_cost(self, N, M, s, n_obs, dense, complete=False): # refuse a fit that cannot fit in memory, warn about
-        D = s['D']                                                      # a long one; settles s['n_jobs']
-        nbytes, flops = fit_cost(N, M, D, n_obs, dense, complete)
-        avail = available_memory()
-        per_thread = 16.0 * M * D ** 2                      # each further block's sums of second moments
-        if s['n_jobs'] is None:                             # the default: no more threads than the memory holds
-            s['n_jobs'] = default_jobs(flops)
-            while s['n_jobs'] > 1 and avail is not None and nbytes + per_thread * (s['n_jobs'] - 1) > avail:
-                s['n_jobs'] -= 1
-        extra = per_thread * (s['n_jobs'] - 1)
-        nbytes += extra
-        if avail is not None and nbytes > avail:
-            threads = f", and 2 M D^2 for each of {s['n_jobs'] - 1} further thread(s)" if extra else ""
-            raise ValueError(f"n_components: a fit with n_components = {D} on {N} x {M} data needs about "
-                             f"{nbytes / 1e9:.3g} GB of memory (6 (N + M) D^2 floats for the D x D covariances{threads}), "
-                             f"and {avail / 1e9:.3g} GB are available; pass a smaller n_components (with the ARD "
-                             "prior it need only exceed the number of components you expect)")
-        seconds = flops / SWEEP_FLOPS_PER_SECOND * min(s['max_iter'], 100)
-        if seconds > 60 and not self.progress:
-            warn_caller(f"VBPCA: this fit may take about {seconds / 60:.0f} minutes (an estimated "
-                        f"{flops / SWEEP_FLOPS_PER_SECOND:.2g} s a sweep with n_components = {D}, for "
-                        f"{min(s['max_iter'], 100)} sweeps); progress=True shows a progress bar, and a smaller "
-                        "n_components is faster", UserWarning)
-
-    def _warn_missing(self, per_row, per_col):
-        "A MissingDataWarning for rows or columns with nothing observed (per_row (N,), per_col (M,) counts)."
-        N, M, empty_rows, empty_cols = len(per_row), len(per_col), int((per_row == 0).sum()), int((per_col == 0).sum())
-        if empty_rows:
-            warn_caller(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
-                          "variables keep their prior", MissingDataWarning)
-        if empty_cols:
-            warn_caller(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
-                          "loadings and noise keep their priors", MissingDataWarning)
-
-    def _warn_degenerate(self, counts, varies, q, prior, ss):
-        """A DegenerateDataWarning for each way in which the data leave the answer poorly determined (counts: the
-        numbers of observed values per row (N,) and per column (M,); ss: each feature's sum of squares in the
-        fitted units (M,))."""
-        (per_row, per_feature), seen = counts, counts[1] > 0
-        say = lambda msg: warn_caller(msg, DegenerateDataWarning)
-        listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
-        if not varies:
-            say("X: no feature varies (every observed value equals its column's mean): there is nothing for "
-                "components to explain, and n_effective_components_ = 0")
-            return
-        if self.n_effective_components_ == 0:
-            say(f"VBPCA kept no component: with {len(per_row)} samples the data cannot be told apart from "
-                "noise (components_ are near zero; PCA would still report axes, but they are not supported "
-                "by the evidence)")
-        # the rate of q(tau) is b_tau + err/2: when the prior's
-        # b_tau is a tenth of it or more, the prior sets the noise
-        prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau, seen.shape) & seen)
-        if len(prior_only) and (len(q.b_tau) > 1 or seen.all()):
-            what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
-            # the data's own share of the rate is at most half their sum of squares (no component, err <= ss):
-            # a prior b_tau of a tenth of that or more sets the noise whatever the fit does
-            data_rate = 0.5 * (ss[prior_only] if len(q.b_tau) > 1 else ss.sum(keepdims=True))
-            if np.all(prior.b_tau >= 0.1 * data_rate):
-                say(f"X: the noise variance of {what} is set by its prior rather than by the data: the prior's "
-                    f"b_tau = {prior.b_tau:g} (in the fitted units, where the observed values have a mean square "
-                    f"of 1) outweighs the data's sum of squares / 2 = {float(np.max(data_rate)):.3g}; lower b_tau")
-            else:
-                say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its "
-                    f"prior (b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
-                    + ("n_components = n_features leaves no room for noise" if q.W.shape[1] >= len(q.W) else
-                       "constant, duplicated or linearly dependent columns?"))
-        few_rows = int((per_row > 0).sum())
-        scarce = np.flatnonzero((per_feature > 0) & (per_feature < 3))
-        if few_rows < 5 or len(scarce):
-            detail = (f"{few_rows} samples with observed values" if few_rows < 5 else
-                      f"feature(s) {listed(scarce)} observed fewer than 3 times")
-            say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
-
+    # in the class body: set_output wraps transform when the class is made
     @one_blas_thread
     def transform(self, X):
         """Posterior means of the latent variables of each row: one q(x_n) update under the fitted q(W),
@@ -896,234 +712,441 @@ class VBPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         arr = self._check_new(X, allow_sparse=True)
         return _transform_rows(arr, self.posterior_, self.center_, self.scale_).astype(output_dtype(X), copy=False)
 
-    @one_blas_thread
-    def predict_entries(self, X, rows, cols, return_std:bool=False):
-        """Posterior predictive means (and standard deviations) of chosen entries of X, without densifying it.
+# %% ../nbs/06_estimator.ipynb #b1fab30ap1
+@patch
+@one_blas_thread
+def fit(self:VBPCA, X, y=None, client=None):
+    """Fit q(X) q(W) q(mu) q(tau) q(alpha) to the observed entries of `X` by variational Bayes; returns self.
 
-        For entry (n, m) the mean is <w_m>^T <x_n> + <mu_m>, q(x_n) computed from row n's observed entries, in
-        X's units: the filled value of `impute`, for the entries you ask for (a recommender's scores of unrated
-        items, say), at the cost of the rows' latent posteriors and O(len(rows) D^2).
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), or dask.array.Array
+        NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
+        A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
+        chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
+        block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
+        Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
+        n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D). Without a client
+        `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
+        is the workers').
+    y : default None
+        Ignored.
+    client : distributed.Client, optional
+        Dask input only: the cluster to fit on. None: Dask's default client when there is one (the client made
+        last, or the one of a ``with client:`` block), else Dask's threaded scheduler in this process.
 
-        Parameters
-        ----------
-        X : array_like, scipy.sparse matrix or dask.array.Array, shape (n_samples, n_features)
-            The rows the entries belong to; NaN where missing (or unstored, with
-            ``missing_values='unstored'``). Of a dask array, only the chunks holding the rows asked for are read.
-        rows, cols : array_like of int, shape (n_entries,)
-            Row and column index of each entry wanted; observed entries may be asked for too (their
-            predictive value, not the observation).
-        return_std : bool, default False
-            Also return the predictive standard deviation of each entry (mean-field; see `impute`).
+    Returns
+    -------
+    self
 
-        Returns
-        -------
-        mean : ndarray, shape (n_entries,)
-        std : ndarray, shape (n_entries,)
-            Only with `return_std`.
+    Raises
+    ------
+    TypeError
+        Input that is not numbers; sparse input without ``missing_values='unstored'``; a client that is not a
+        distributed.Client, or a client with input that is not a dask array.
+    ValueError
+        Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
+        with the chunk of rows that holds it.
+    """
+    if _is_dask_array(X):
+        if self.posterior == 'factorised':
+            raise ValueError("posterior='factorised': dask input needs the full posterior (posterior='full'), "
+                             "or compute the array into memory first")
+        return _fit_dask(self, X, client)
+    if client is not None:
+        raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
+                        "process); pass client=None")
+    arr = self._check_input(X)
+    validate_data(self, X, reset=True, skip_check_array=True)      # feature_names_in_, n_features_in_
+    X, ((N, M), s) = arr, (arr.shape, self._settings(*arr.shape))
+    if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
+    counts = observed_counts(X)
+    n_obs = int(counts[0].sum())
+    if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
+    self._warn_missing(*counts)
+    dense_storage = not sparse.issparse(X) and not (
+        s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
+    self._check_cost(N, M, s, n_obs, dense_storage, complete=n_obs == N * M and not s['sample_bias'])
+    center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
+    scale, varies = _fitted_scale(scale)
+    Y = standardise(X, center, scale).T
+    if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
+    else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
+    if s['posterior'] == 'factorised': run = _factorised_run(data, s['n_jobs'])
+    else: run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
+    return self._fit_posterior(run, s, counts, center, scale, varies, _feature_ss(Y))
 
-        Raises
-        ------
-        NotFittedError
-            Before `fit`.
-        ValueError
-            rows or cols not 1-d, of different lengths, or out of range; X as in `transform`.
-        TypeError
-            rows or cols not integers; return_std not a bool.
-        """
-        self._check_fitted()
-        return_std = check_bool('return_std', return_std)
-        if _is_dask_array(X): mean, std = _dask_predict_entries(self, X, rows, cols)
+# %% ../nbs/06_estimator.ipynb #b1fab30ap2
+@patch
+def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
+    """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
+    callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
+    sum of squares in the fitted units."""
+    (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
+    w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
+    offset = None
+    if s['mean_prior'] == 'learned':    # each feature keeps its own centre; the prior holds their offsets from the
+        level = np.dot(counts[1], center) / max(n_obs, 1)        # level of all observed values (lesson 08)
+        center = np.where(counts[1] > 0, center, level)          # a feature never observed: centred on the level
+        offset = (center - level) / scale
+    prior = Prior(beta=s['beta'], a_tau=s['a_tau'], b_tau=s['b_tau'], w=w_prior,
+                  learned_mean=offset is not None, mu_offset=offset)
+    with tqdm(total=s['max_iter'], desc=type(self).__name__, unit='sweep',
+              disable=not self.progress) as bar:
+        stopped = []
+        def callback(it, q, bound): # bound: the lower bound after the sweep, in the fitted units
+            bar.update(1)
+            elbo = bound - n_obs * np.log(scale)
+            if self.progress: bar.set_postfix(elbo=f"{elbo:.6g}", refresh=False)
+            if self.callback is not None and self.callback(it, elbo) is True:
+                stopped.append(it)
+                return True
+        kind = s['transformations']
+        # the sweeps own their posteriors (the callback keeps none): replaced covariances are reused
+        transform = None if kind == 'none' else between_sweeps(kind, in_place=True)
+        fit = run(s['D'], prior, s['noise'] == 'shared', s['max_iter'], s['tol'], s['rng'], callback, transform,
+                  s['warmup_sweeps'], s['engine'])
+        if fit.converged and self.progress:      # end the bar at the sweep that converged, not at max_iter
+            bar.total = bar.n
+            bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
+    q = _ordered_columns(fit.q)
+    # log-density of X = log-density of (X - c) / s - |O| log s
+    shift = -n_obs * np.log(scale)
+    self.n_features_in_, self.n_components_ = M, s['D']
+    self.center_, self.scale_ = center, scale
+    self.posterior_, self.prior_ = q, prior
+    self.elbo_ = np.asarray(fit.elbo) + shift
+    self.elbo_terms_ = fit.terms._replace(loglik=fit.terms.loglik + shift)
+    self.n_iter_, self.converged_ = len(fit.elbo), fit.converged
+    self.components_, self.mean_ = scale * np.ascontiguousarray(q.W.T), center + scale * q.mu
+    noise_variance = scale ** 2 * q.b_tau / q.a_tau                        # 1/<tau> for a Gamma(a, b)
+    self.noise_variance_ = float(noise_variance[0]) if s['noise'] == 'shared' else noise_variance
+    self.explained_variance_, self.explained_variance_ratio_ = explained_variance(
+        self.components_.T, np.broadcast_to(noise_variance, (M,)))
+    self.alpha_ = w_prior.moments(q)[0]
+    for name in ('sample_bias_', 'sample_bias_variance_'):
+        if hasattr(self, name): delattr(self, name)          # from an earlier fit with sample_bias=True
+    if s['sample_bias']:
+        self.sample_bias_ = scale * q.b
+        self.sample_bias_variance_ = float(scale ** 2 * q.b_gamma[0] / q.a_gamma[0])
+    self.effective_components_ = effective_components(q, tol=s['effective_tol']) & varies
+    self.n_effective_components_ = int(self.effective_components_.sum())
+    self._warn_degenerate(counts, varies, q, prior, ss)
+    spare = s['D'] - self.n_effective_components_           # the columns ARD switched off
+    if self.n_components is None and s['D'] == DEFAULT_MAX_COMPONENTS < min(N, M) - 1 and spare <= s['D'] // 10:
+        warn_caller(f"VBPCA: ARD kept {self.n_effective_components_} of the {s['D']} columns of the default "
+                    f"n_components (at most {DEFAULT_MAX_COMPONENTS}), switching off {spare}: with so few spare "
+                    "columns the data may hold more components; pass a larger n_components", UserWarning)
+    if not fit.converged and not stopped:
+        warn_caller(f"VBPCA: max_iter={s['max_iter']} sweeps were used up before the relative change "
+                      f"of the lower bound fell below tol={s['tol']:g}; increase max_iter (or tol)",
+                      ConvergenceWarning)
+    return self
+
+# %% ../nbs/06_estimator.ipynb #b1fab30ap3
+@patch
+def _check_cost(self:VBPCA, N, M, s, n_obs, dense, complete=False): # refuse a fit that cannot fit in memory, warn about
+    D = s['D']                                                      # a long one; settles s['n_jobs']
+    nbytes, flops = fit_cost(N, M, D, n_obs, dense, complete)
+    avail = available_memory()
+    per_thread = 16.0 * M * D ** 2                      # each further block's sums of second moments
+    if s['n_jobs'] is None:                             # the default: no more threads than the memory holds
+        s['n_jobs'] = default_jobs(flops)
+        while s['n_jobs'] > 1 and avail is not None and nbytes + per_thread * (s['n_jobs'] - 1) > avail:
+            s['n_jobs'] -= 1
+    extra = per_thread * (s['n_jobs'] - 1)
+    nbytes += extra
+    if avail is not None and nbytes > avail:
+        threads = f", and 2 M D^2 for each of {s['n_jobs'] - 1} further thread(s)" if extra else ""
+        raise ValueError(f"n_components: a fit with n_components = {D} on {N} x {M} data needs about "
+                         f"{nbytes / 1e9:.3g} GB of memory (6 (N + M) D^2 floats for the D x D covariances{threads}), "
+                         f"and {avail / 1e9:.3g} GB are available; pass a smaller n_components (with the ARD "
+                         "prior it need only exceed the number of components you expect)")
+    seconds = flops / SWEEP_FLOPS_PER_SECOND * min(s['max_iter'], 100)
+    if seconds > 60 and not self.progress:
+        warn_caller(f"VBPCA: this fit may take about {seconds / 60:.0f} minutes (an estimated "
+                    f"{flops / SWEEP_FLOPS_PER_SECOND:.2g} s a sweep with n_components = {D}, for "
+                    f"{min(s['max_iter'], 100)} sweeps); progress=True shows a progress bar, and a smaller "
+                    "n_components is faster", UserWarning)
+
+@patch
+def _warn_missing(self:VBPCA, per_row, per_col):
+    "A MissingDataWarning for rows or columns with nothing observed (per_row (N,), per_col (M,) counts)."
+    N, M, empty_rows, empty_cols = len(per_row), len(per_col), int((per_row == 0).sum()), int((per_col == 0).sum())
+    if empty_rows:
+        warn_caller(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
+                      "variables keep their prior", MissingDataWarning)
+    if empty_cols:
+        warn_caller(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
+                      "loadings and noise keep their priors", MissingDataWarning)
+
+@patch
+def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
+    """A DegenerateDataWarning for each way in which the data leave the answer poorly determined (counts: the
+    numbers of observed values per row (N,) and per column (M,); ss: each feature's sum of squares in the
+    fitted units (M,))."""
+    (per_row, per_feature), seen = counts, counts[1] > 0
+    say = lambda msg: warn_caller(msg, DegenerateDataWarning)
+    listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
+    if not varies:
+        say("X: no feature varies (every observed value equals its column's mean): there is nothing for "
+            "components to explain, and n_effective_components_ = 0")
+        return
+    if self.n_effective_components_ == 0:
+        say(f"VBPCA kept no component: with {len(per_row)} samples the data cannot be told apart from "
+            "noise (components_ are near zero; PCA would still report axes, but they are not supported "
+            "by the evidence)")
+    # the rate of q(tau) is b_tau + err/2: when the prior's
+    # b_tau is a tenth of it or more, the prior sets the noise
+    prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau, seen.shape) & seen)
+    if len(prior_only) and (len(q.b_tau) > 1 or seen.all()):
+        what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
+        # the data's own share of the rate is at most half their sum of squares (no component, err <= ss):
+        # a prior b_tau of a tenth of that or more sets the noise whatever the fit does
+        data_rate = 0.5 * (ss[prior_only] if len(q.b_tau) > 1 else ss.sum(keepdims=True))
+        if np.all(prior.b_tau >= 0.1 * data_rate):
+            say(f"X: the noise variance of {what} is set by its prior rather than by the data: the prior's "
+                f"b_tau = {prior.b_tau:g} (in the fitted units, where the observed values have a mean square "
+                f"of 1) outweighs the data's sum of squares / 2 = {float(np.max(data_rate)):.3g}; lower b_tau")
         else:
-            arr = self._check_new(X, allow_sparse=True)
-            rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
-            if len(rows) != len(cols):
-                raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
-            mean, std = _entry_moments(arr, self.posterior_, self.center_, self.scale_, rows, cols)
-        return (mean, std) if return_std else mean
+            say(f"X: the components reproduce {what} almost exactly, so the noise variance is set by its "
+                f"prior (b_tau = {prior.b_tau:g} in the fitted units) rather than by the data: "
+                + ("n_components = n_features leaves no room for noise" if q.W.shape[1] >= len(q.W) else
+                   "constant, duplicated or linearly dependent columns?"))
+    few_rows = int((per_row > 0).sum())
+    scarce = np.flatnonzero((per_feature > 0) & (per_feature < 3))
+    if few_rows < 5 or len(scarce):
+        detail = (f"{few_rows} samples with observed values" if few_rows < 5 else
+                  f"feature(s) {listed(scarce)} observed fewer than 3 times")
+        say(f"X: the fit rests on a handful of observed values ({detail}): treat its answer with care")
 
-    @one_blas_thread
-    def impute(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-               return_std:bool=False, # also return the predictive standard deviation of each filled entry
-              ): # X filled (n_samples, n_features); with return_std, also std (n_samples, n_features)
-        """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
+# %% ../nbs/06_estimator.ipynb #b1fab30ap4
+@patch
+@one_blas_thread
+def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
+    """Posterior predictive means (and standard deviations) of chosen entries of X, without densifying it.
 
-        For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed
-        entries, so new rows work as well as the training rows), and its variance under the fitted q is
-        w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], all in X's units. This is
-        the mean-field predictive: the factorised q is narrower than the true posterior, so these error
-        bars tend to be too narrow (lesson 02's variance shrinkage).
+    For entry (n, m) the mean is <w_m>^T <x_n> + <mu_m>, q(x_n) computed from row n's observed entries, in
+    X's units: the filled value of `impute`, for the entries you ask for (a recommender's scores of unrated
+    items, say), at the cost of the rows' latent posteriors and O(len(rows) D^2).
 
-        Parameters
-        ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
-            NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on. A dask array
-            chunked by rows gives dask arrays chunked as X (computed when you compute them).
-        return_std : bool, default False
-            Also return the predictive standard deviation of each filled entry (0 where observed).
+    Parameters
+    ----------
+    X : array_like, scipy.sparse matrix or dask.array.Array, shape (n_samples, n_features)
+        The rows the entries belong to; NaN where missing (or unstored, with
+        ``missing_values='unstored'``). Of a dask array, only the chunks holding the rows asked for are read.
+    rows, cols : array_like of int, shape (n_entries,)
+        Row and column index of each entry wanted; observed entries may be asked for too (their
+        predictive value, not the observation).
+    return_std : bool, default False
+        Also return the predictive standard deviation of each entry (mean-field; see `impute`).
 
-        Returns
-        -------
-        X_filled : ndarray or DataFrame, shape (n_samples, n_features)
-            Float64 (float32 stays float32); a DataFrame with X's columns under ``set_output(transform='pandas')``.
-        std : ndarray or DataFrame, shape (n_samples, n_features)
-            Only with `return_std`.
+    Returns
+    -------
+    mean : ndarray, shape (n_entries,)
+    std : ndarray, shape (n_entries,)
+        Only with `return_std`.
 
-        Raises
-        ------
-        NotFittedError
-            Before `fit`.
-        ValueError
-            If X has another number of features, infinities, or is not numeric; set_output to pandas or polars
-            with a dask array X.
-        TypeError
-            If return_std is not a bool, or X is sparse (use `predict_entries`).
-        """
-        self._check_fitted()
-        return_std = check_bool('return_std', return_std)
-        if _is_dask_array(X):
-            X, _ = _dask_new(self, X, allow_sparse=False, wrapped=True)
-            dtype = output_dtype(X)
-            out = X.map_blocks(_chunk_impute, _dask_model(self), dtype, return_std, dtype=dtype,
-                               meta=np.empty((0, 0) + (0,) * return_std, dtype),
-                               **(dict(new_axis=2, chunks=X.chunks + ((2,),)) if return_std else {}))
-            return (out[..., 0], out[..., 1]) if return_std else out
-        arr = self._check_new(X)
-        filled, std = _impute_rows(arr, self.posterior_, self.center_, self.scale_, return_std)
-        dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
-        if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
-        out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
-        if not return_std: return out
-        return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
-
-    @one_blas_thread
-    def inverse_transform(self, Z, sample_bias=None) -> np.ndarray:
-        """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise), plus each row's bias
-        when the model has one.
-
-        Parameters
-        ----------
-        Z : ndarray of shape (n_samples, n_components_)
-            Latent values.
-        sample_bias : array_like of shape (n_samples,), or None
-            Required with ``sample_bias=True`` (and refused without it): each row's bias b_n, which Z does not hold;
-            ``transform_bias(X)`` gives those of the rows ``transform(X)`` mapped (``sample_bias_`` those of the
-            training fit).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            Z <W>^T + <mu> (+ b_n), in the units of X.
-
-        Raises
-        ------
-        ValueError
-            Z of the wrong width or with NaN; `sample_bias` missing for a model with a bias per sample, given for one
-            without, or not of length n_samples.
-        """
-        self._check_fitted()
-        arr = check_data(Z, 'Z')
-        if arr.shape[1] != self.n_components_:
-            raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = "
-                             f"{self.n_components_}")
-        if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
-        out = arr @ self.components_ + self.mean_
-        biased = getattr(self.posterior_, 'b', None) is not None
-        if biased and sample_bias is None:
-            raise ValueError("sample_bias: this model has a bias per sample (sample_bias=True), which Z does not hold; "
-                             "pass inverse_transform(Z, sample_bias=model.transform_bias(X)) for Z = transform(X), "
-                             "or use impute(X) / predict_entries(X, rows, cols), which include it")
-        if sample_bias is not None:
-            if not biased:
-                raise ValueError("sample_bias: this model has no bias per sample (fitted with sample_bias=False); "
-                                 "pass sample_bias=None")
-            b = np.asarray(sample_bias, dtype=float)
-            if b.shape != (len(arr),) or not np.all(np.isfinite(b)):
-                raise ValueError(f"sample_bias: expected {len(arr)} finite numbers (one per row of Z), got "
-                                 f"shape {b.shape}")
-            out = out + b[:, None]
-        return out.astype(output_dtype(Z), copy=False)
-
-    @one_blas_thread
-    def transform_bias(self, X) -> np.ndarray:
-        """Posterior means of each row's bias b_n (a model fitted with ``sample_bias=True``), inferred with the
-        row's latent variables as `transform` infers them.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features), or scipy.sparse matrix
-            NaN, a masked entry or pandas' NA where missing (unstored, with ``missing_values='unstored'``).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            <b_n>, in the units of X.
-
-        Raises
-        ------
-        ValueError
-            A model fitted without a bias per sample; X as in `transform`.
-        """
-        self._check_fitted()
-        if getattr(self.posterior_, 'b', None) is None:
-            raise ValueError("sample_bias: this model has no bias per sample; fit with sample_bias=True")
+    Raises
+    ------
+    NotFittedError
+        Before `fit`.
+    ValueError
+        rows or cols not 1-d, of different lengths, or out of range; X as in `transform`.
+    TypeError
+        rows or cols not integers; return_std not a bool.
+    """
+    self._check_fitted()
+    return_std = check_bool('return_std', return_std)
+    if _is_dask_array(X): mean, std = _dask_predict_entries(self, X, rows, cols)
+    else:
         arr = self._check_new(X, allow_sparse=True)
-        return self.scale_ * _latent_rows(standardise(arr, self.center_, self.scale_), self.posterior_)[2]
+        rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
+        if len(rows) != len(cols):
+            raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+        mean, std = _entry_moments(arr, self.posterior_, self.center_, self.scale_, rows, cols)
+    return (mean, std) if return_std else mean
 
-    @one_blas_thread
-    def score_samples(self, X) -> np.ndarray:
-        """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
-        diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed.
+# %% ../nbs/06_estimator.ipynb #b1fab30ap5
+@patch
+@one_blas_thread
+def impute(self:VBPCA, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
+           return_std:bool=False, # also return the predictive standard deviation of each filled entry
+          ): # X filled (n_samples, n_features); with return_std, also std (n_samples, n_features)
+    """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
 
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features), or dask.array.Array
-            NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
+    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed
+    entries, so new rows work as well as the training rows), and its variance under the fitted q is
+    w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], all in X's units. This is
+    the mean-field predictive: the factorised q is narrower than the true posterior, so these error
+    bars tend to be too narrow (lesson 02's variance shrinkage).
 
-        Returns
-        -------
-        ndarray of shape (n_samples,), or dask.array.Array
-            Log densities in nats, in the units of X; -inf for a row too far from the model for float64 to
-            hold its density (values of 1e200 for a model of values near 1). For a dask array, a dask array
-            chunked as X's rows.
-        """
-        self._check_fitted()
-        if _is_dask_array(X):
-            X, unstored = _dask_new(self, X)
-            return X.map_blocks(_chunk_score, unstored, _dask_model(self), drop_axis=1, chunks=(X.chunks[0],),
-                                dtype=float, meta=np.empty((0,)))
-        X = self._check_new(X, allow_sparse=True)
-        return _score_rows(X, self.posterior_, self.center_, self.scale_)
+    Parameters
+    ----------
+    X : array_like or dask.array.Array, shape (n_samples, n_features)
+        NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on. A dask array
+        chunked by rows gives dask arrays chunked as X (computed when you compute them).
+    return_std : bool, default False
+        Also return the predictive standard deviation of each filled entry (0 where observed).
 
-    @one_blas_thread
-    def score(self, X, y=None) -> float:
-        """Mean of `score_samples(X)`: the average log predictive density of a row's observed entries.
+    Returns
+    -------
+    X_filled : ndarray or DataFrame, shape (n_samples, n_features)
+        Float64 (float32 stays float32); a DataFrame with X's columns under ``set_output(transform='pandas')``.
+    std : ndarray or DataFrame, shape (n_samples, n_features)
+        Only with `return_std`.
 
-        Parameters
-        ----------
-        X
-            The data, NaN for missing entries.
-        y : default None
-            Ignored; kept for scikit-learn pipelines.
+    Raises
+    ------
+    NotFittedError
+        Before `fit`.
+    ValueError
+        If X has another number of features, infinities, or is not numeric; set_output to pandas or polars
+        with a dask array X.
+    TypeError
+        If return_std is not a bool, or X is sparse (use `predict_entries`).
+    """
+    self._check_fitted()
+    return_std = check_bool('return_std', return_std)
+    if _is_dask_array(X):
+        X, _ = _dask_new(self, X, allow_sparse=False, wrapped=True)
+        dtype = output_dtype(X)
+        out = X.map_blocks(_chunk_impute, _dask_model(self), dtype, return_std, dtype=dtype,
+                           meta=np.empty((0, 0) + (0,) * return_std, dtype),
+                           **(dict(new_axis=2, chunks=X.chunks + ((2,),)) if return_std else {}))
+        return (out[..., 0], out[..., 1]) if return_std else out
+    arr = self._check_new(X)
+    filled, std = _impute_rows(arr, self.posterior_, self.center_, self.scale_, return_std)
+    dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
+    if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
+    out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
+    if not return_std: return out
+    return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
 
-        Returns
-        -------
-        float
-        """
-        logp = self.score_samples(X)
-        return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
+# %% ../nbs/06_estimator.ipynb #b1fab30ap6
+@patch
+@one_blas_thread
+def inverse_transform(self:VBPCA, Z, sample_bias=None) -> np.ndarray:
+    """Map latent values back to data space: ``Z @ components_ + mean_`` (no noise), plus each row's bias
+    when the model has one.
 
-    def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
-        kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
-        # scikit-learn's global set_config(transform_output=...)
-        if kind == 'default' and 'sklearn' in sys.modules:
-            kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
-        if kind == 'pandas':
-            pd = _output_library(kind)
-            return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
-        if kind == 'polars':
-            return _output_library(kind).DataFrame(Z, schema=list(columns), orient='row')
-        return Z
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_components_)
+        Latent values.
+    sample_bias : array_like of shape (n_samples,), or None
+        Required with ``sample_bias=True`` (and refused without it): each row's bias b_n, which Z does not hold;
+        ``transform_bias(X)`` gives those of the rows ``transform(X)`` mapped (``sample_bias_`` those of the
+        training fit).
 
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+        Z <W>^T + <mu> (+ b_n), in the units of X.
+
+    Raises
+    ------
+    ValueError
+        Z of the wrong width or with NaN; `sample_bias` missing for a model with a bias per sample, given for one
+        without, or not of length n_samples.
+    """
+    self._check_fitted()
+    arr = check_data(Z, 'Z')
+    if arr.shape[1] != self.n_components_:
+        raise ValueError(f"Z has {arr.shape[1]} columns, but {type(self).__name__} has n_components_ = "
+                         f"{self.n_components_}")
+    if np.isnan(arr).any(): raise ValueError("Z: contains NaN; latent values cannot be missing")
+    out = arr @ self.components_ + self.mean_
+    biased = getattr(self.posterior_, 'b', None) is not None
+    if biased and sample_bias is None:
+        raise ValueError("sample_bias: this model has a bias per sample (sample_bias=True), which Z does not hold; "
+                         "pass inverse_transform(Z, sample_bias=model.transform_bias(X)) for Z = transform(X), "
+                         "or use impute(X) / predict_entries(X, rows, cols), which include it")
+    if sample_bias is not None:
+        if not biased:
+            raise ValueError("sample_bias: this model has no bias per sample (fitted with sample_bias=False); "
+                             "pass sample_bias=None")
+        b = np.asarray(sample_bias, dtype=float)
+        if b.shape != (len(arr),) or not np.all(np.isfinite(b)):
+            raise ValueError(f"sample_bias: expected {len(arr)} finite numbers (one per row of Z), got "
+                             f"shape {b.shape}")
+        out = out + b[:, None]
+    return out.astype(output_dtype(Z), copy=False)
+
+@patch
+@one_blas_thread
+def transform_bias(self:VBPCA, X) -> np.ndarray:
+    """Posterior means of each row's bias b_n (a model fitted with ``sample_bias=True``), inferred with the
+    row's latent variables as `transform` infers them.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), or scipy.sparse matrix
+        NaN, a masked entry or pandas' NA where missing (unstored, with ``missing_values='unstored'``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        <b_n>, in the units of X.
+
+    Raises
+    ------
+    ValueError
+        A model fitted without a bias per sample; X as in `transform`.
+    """
+    self._check_fitted()
+    if getattr(self.posterior_, 'b', None) is None:
+        raise ValueError("sample_bias: this model has no bias per sample; fit with sample_bias=True")
+    arr = self._check_new(X, allow_sparse=True)
+    return self.scale_ * _latent_rows(standardise(arr, self.center_, self.scale_), self.posterior_)[2]
+
+# %% ../nbs/06_estimator.ipynb #b1fab30ap7
+@patch
+@one_blas_thread
+def score_samples(self:VBPCA, X) -> np.ndarray:
+    """Log density of each row's observed entries under ``N(mean_, components_.T @ components_ +
+    diag(noise_variance_))``, missing entries marginalised; 0 for a row with nothing observed.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), or dask.array.Array
+        NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), or dask.array.Array
+        Log densities in nats, in the units of X; -inf for a row too far from the model for float64 to
+        hold its density (values of 1e200 for a model of values near 1). For a dask array, a dask array
+        chunked as X's rows.
+    """
+    self._check_fitted()
+    if _is_dask_array(X):
+        X, unstored = _dask_new(self, X)
+        return X.map_blocks(_chunk_score, unstored, _dask_model(self), drop_axis=1, chunks=(X.chunks[0],),
+                            dtype=float, meta=np.empty((0,)))
+    X = self._check_new(X, allow_sparse=True)
+    return _score_rows(X, self.posterior_, self.center_, self.scale_)
+
+@patch
+@one_blas_thread
+def score(self:VBPCA, X, y=None) -> float:
+    """Mean of `score_samples(X)`: the average log predictive density of a row's observed entries.
+
+    Parameters
+    ----------
+    X
+        The data, NaN for missing entries.
+    y : default None
+        Ignored; kept for scikit-learn pipelines.
+
+    Returns
+    -------
+    float
+    """
+    logp = self.score_samples(X)
+    return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
+
+# %% ../nbs/06_estimator.ipynb #b1fab30ap8
 def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
     a = np.asarray(idx)
     if a.ndim != 1: raise ValueError(f"{name}: expected a 1-d array of indices, got shape {a.shape}")
@@ -1203,7 +1226,6 @@ def _score_rows(X, q, center, scale): # score_samples of checked rows
     W = q.W    # with per-sample biases, b_n ~ N(0, 1/<gamma>) is one more column of W, of ones / sqrt(<gamma>)
     if getattr(q, 'b', None) is not None: W = np.column_stack([W, np.full(len(W), np.sqrt(q.b_gamma[0] / q.a_gamma[0]))])
     return predictive_logpdf(Xs, q.mu, W, psi) - observed_counts(X)[0] * np.log(scale)
-
 
 # %% ../nbs/06_estimator.ipynb #dask4a01
 def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of columns, unstored), checked on its metadata

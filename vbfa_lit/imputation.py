@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .estimator import VBPCA, is_sparse_frame, check_data
+from .estimator import VBPCA, _MissingDataTransformer, is_sparse_frame, check_data
 from .validation import check_random_state, output_dtype
 
 # %% ../nbs/07_imputation.ipynb #08d19194
@@ -35,7 +35,7 @@ def reference_predictive_moments(Y, q):
 
 
 # %% ../nbs/07_imputation.ipynb #5338b4b3
-class VBPCAImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class VBPCAImputer(_MissingDataTransformer, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Fill missing values with VB PCA's posterior predictive mean, with a predictive standard deviation.
 
     A scikit-learn transformer: ``fit`` learns a `VBPCA` model from the observed entries of X, ``transform`` returns
@@ -102,11 +102,6 @@ class VBPCAImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                                  ('n_components', 'prior', 'noise', 'max_iter', 'tol', 'random_state')},
                               'calibrate': [StrOptions({'none', 'holdout'})],
                               'holdout': [Interval(Real, 0, 0.5, closed='right')]}
-    _check_fitted, _wrap = VBPCA._check_fitted, VBPCA._wrap
-    def __sklearn_tags__(self): # a transformer that allows NaN (missing), refuses sparse input
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
     def __sklearn_is_fitted__(self): return hasattr(self, 'estimator_')
 
     def _check_dense(self, X, reset): # checked dense data with NaN where missing; sparse input refused
