@@ -970,9 +970,7 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 # %% ../nbs/06_estimator.ipynb #b1fab30ap5
 @patch
 @one_blas_thread
-def impute(self:VBPCA, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-           return_std:bool=False, # also return the predictive standard deviation of each filled entry
-          ): # X filled (n_samples, n_features); with return_std, also std (n_samples, n_features)
+def impute(self:VBPCA, X, return_std:bool=False):
     """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
 
     For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed

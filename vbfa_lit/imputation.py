@@ -114,9 +114,7 @@ class VBPCAImputer(_MissingDataTransformer, OneToOneFeatureMixin, TransformerMix
         validate_data(self, X, reset=reset, skip_check_array=True)       # scikit-learn's feature names and count
         return arr
 
-    def fit(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-            y=None, # ignored
-           ):
+    def fit(self, X, y=None):
         """Fit `VBPCA` to the observed entries of X (and, with ``calibrate='holdout'``, estimate the calibration
         factor); returns self.
 
@@ -157,9 +155,7 @@ class VBPCAImputer(_MissingDataTransformer, OneToOneFeatureMixin, TransformerMix
         self.n_iter_ = est.n_iter_
         return self
 
-    def transform(self, X, # (n_samples, n_features): NaN, a masked entry or pandas' NA where missing
-                  return_std:bool=False, # also return the predictive standard deviations
-                 ):
+    def transform(self, X, return_std:bool=False):
         """X with every missing entry filled by its posterior predictive mean; observed entries unchanged.
 
         Parameters
