@@ -48,8 +48,8 @@ class ARD(NamedTuple):
     b_alpha : float, default 1e-5
         Rate of p(alpha_d).
     """
-    a_alpha: float = 1e-5 # shape of p(alpha_d)
-    b_alpha: float = 1e-5 # rate of p(alpha_d)
+    a_alpha: float = 1e-5
+    b_alpha: float = 1e-5
     def moments(self, q: Posterior):
         """Moments of q(alpha) (unchecked: the parameters come from `update`).
 

@@ -50,20 +50,20 @@ class Posterior(NamedTuple):
     b_beta : ndarray of shape (1,) or None
         Rate of q(beta_mu).
     """
-    X: np.ndarray            # (N, D)     rows xbar_n^T: the means of q(x_n)
-    Sx: np.ndarray           # (N, D, D)  Sigma_x_n: their covariances; (1, D, D) when all are equal
-    W: np.ndarray            # (M, D)     rows wbar_m^T: the means of q(w_m)
-    Sw: np.ndarray           # (M, D, D)  Sigma_w_m: their covariances; (1, D, D) when all are equal
-    mu: np.ndarray           # (M,)       mubar_m: the means of q(mu_m)
-    vmu: np.ndarray          # (M,)       mutilde_m: the variances of q(mu_m)
-    a_tau: np.ndarray        # (M,)       check a_tau_m: shapes of q(tau_m); (1,) for one shared tau
-    b_tau: np.ndarray        # (M,)       check b_tau_m: rates of q(tau_m); (1,) for one shared tau
-    a_alpha: object = None   # (D,)       shapes of q(alpha_d) under ARD (lesson 04); None for a fixed alpha
-    b_alpha: object = None   # (D,)       rates of q(alpha_d); None for a fixed alpha
-    m0: object = None        # (1,)       mean of q(m_0), the learned centre of the mu_m (lesson 08); None: broad prior
-    vm0: object = None       # (1,)       variance of q(m_0)
-    a_beta: object = None    # (1,)       shape of q(beta_mu), the learned precision of the mu_m
-    b_beta: object = None    # (1,)       rate of q(beta_mu)
+    X: np.ndarray
+    Sx: np.ndarray
+    W: np.ndarray
+    Sw: np.ndarray
+    mu: np.ndarray
+    vmu: np.ndarray
+    a_tau: np.ndarray
+    b_tau: np.ndarray
+    a_alpha: object = None
+    b_alpha: object = None
+    m0: object = None
+    vm0: object = None
+    a_beta: object = None
+    b_beta: object = None
 
 
 # %% ../nbs/03_vbpca.ipynb #81c33a31
@@ -75,7 +75,7 @@ class FixedAlpha(NamedTuple):
     alpha : float, default 1e-3
         The fixed precision of each w_md.
     """
-    alpha: float = 1e-3 # the fixed precision of each w_md
+    alpha: float = 1e-3
     def moments(self, q: Posterior):
         """The fixed alpha_d and their logarithms.
 
@@ -137,17 +137,17 @@ class Prior(NamedTuple):
         Offsets c_m of the features from the common level: mu_m ~ N(m_0 - c_m, 1/beta_mu) (used only with
         `learned_mean`; None is 0). `VBPCA` centres each feature on its own mean and puts the centres here.
     """
-    beta: float = 1e-5 # precision of p(mu_m) = N(0, 1/beta)
-    a_tau: float = 1e-5 # shape of p(tau_m) = G(a_tau, b_tau)
-    b_tau: float = 1e-5 # rate of p(tau_m)
-    w: object = FixedAlpha() # the prior on the columns of W: FixedAlpha or vbfa_lit.ard.ARD
-    a_gamma: float = 1e-5 # shape of p(gamma), the precision of the per-sample biases b_n
-    b_gamma: float = 1e-5 # rate of p(gamma)
-    learned_mean: bool = False # True: mu_m ~ N(m_0, 1/beta_mu), centre and precision learned (lesson 08)
-    beta_0: float = 1e-5 # precision of p(m_0) = N(0, 1/beta_0)
-    a_beta: float = 1e-5 # shape of p(beta_mu) = G(a_beta, b_beta)
-    b_beta: float = 1e-5 # rate of p(beta_mu)
-    mu_offset: object = None # (M,) c_m: mu_m ~ N(m_0 - c_m, 1/beta_mu); None is 0
+    beta: float = 1e-5
+    a_tau: float = 1e-5
+    b_tau: float = 1e-5
+    w: object = FixedAlpha()
+    a_gamma: float = 1e-5
+    b_gamma: float = 1e-5
+    learned_mean: bool = False
+    beta_0: float = 1e-5
+    a_beta: float = 1e-5
+    b_beta: float = 1e-5
+    mu_offset: object = None
 
 # %% ../nbs/03_vbpca.ipynb #94810b0c
 def reference_q_x(Y, q:Posterior) -> Posterior:
