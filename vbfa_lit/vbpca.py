@@ -50,20 +50,20 @@ class Posterior(NamedTuple):
     b_beta : ndarray of shape (1,) or None
         Rate of q(beta_mu).
     """
-    X: np.ndarray
-    Sx: np.ndarray
-    W: np.ndarray
-    Sw: np.ndarray
-    mu: np.ndarray
-    vmu: np.ndarray
-    a_tau: np.ndarray
-    b_tau: np.ndarray
-    a_alpha: object = None
-    b_alpha: object = None
-    m0: object = None
-    vm0: object = None
-    a_beta: object = None
-    b_beta: object = None
+    X: np.ndarray            # (N, D)     rows xbar_n^T: the means of q(x_n)
+    Sx: np.ndarray           # (N, D, D)  Sigma_x_n: their covariances; (1, D, D) when all are equal
+    W: np.ndarray            # (M, D)     rows wbar_m^T: the means of q(w_m)
+    Sw: np.ndarray           # (M, D, D)  Sigma_w_m: their covariances; (1, D, D) when all are equal
+    mu: np.ndarray           # (M,)       mubar_m: the means of q(mu_m)
+    vmu: np.ndarray          # (M,)       mutilde_m: the variances of q(mu_m)
+    a_tau: np.ndarray        # (M,)       check a_tau_m: shapes of q(tau_m); (1,) for one shared tau
+    b_tau: np.ndarray        # (M,)       check b_tau_m: rates of q(tau_m); (1,) for one shared tau
+    a_alpha: object = None   # (D,)       shapes of q(alpha_d) under ARD (lesson 04); None for a fixed alpha
+    b_alpha: object = None   # (D,)       rates of q(alpha_d); None for a fixed alpha
+    m0: object = None        # (1,)       mean of q(m_0), the learned centre of the mu_m (lesson 08); None: broad prior
+    vm0: object = None       # (1,)       variance of q(m_0)
+    a_beta: object = None    # (1,)       shape of q(beta_mu), the learned precision of the mu_m
+    b_beta: object = None    # (1,)       rate of q(beta_mu)
 
 
 # %% ../nbs/03_vbpca.ipynb #81c33a31
