@@ -78,7 +78,9 @@ def directive_tags(dirs: dict) -> list[str]:
     "myst-nb cell tags for nbdev's and Quarto's directives."
     no, yes = {'false', 'False'}, {'true', 'True'}
     tags = []
-    if {'hide', 'export', 'exporti'} & dirs.keys() or dirs.get('include') in no: tags.append('remove-cell')
+    # `#| exporti` + `#| echo: true`: a lesson's reference code, shown but out of `__all__`
+    if {'hide', 'export'} & dirs.keys() or ('exporti' in dirs and dirs.get('echo') not in yes) or dirs.get('include') in no:
+        tags.append('remove-cell')
     if dirs.get('echo') in no: tags.append('remove-input')
     if dirs.get('output') in no: tags.append('remove-output')
     if dirs.get('code-fold') in yes: tags.append('hide-input')
@@ -214,7 +216,7 @@ def convert_notebook(nb: dict, stem: str, api: dict[str, str] | None = None, key
             if m := re.fullmatch(r'\s*show_doc\(\s*([\w.]+)[^()]*\)\s*', body): names.append(m[1]); continue
             if 'default_exp' in dirs and not body.strip(): continue
             flush()
-            cell['source'] = strip_docstrings(body) if 'exports' in dirs else body
+            cell['source'] = strip_docstrings(body) if {'exports', 'exporti'} & dirs.keys() else body
             tags = cell['metadata'].get('tags', [])
             tags += [t for t in directive_tags(dirs) if t not in tags]
             if tags: cell['metadata']['tags'] = tags

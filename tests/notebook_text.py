@@ -70,8 +70,9 @@ def is_folded(src):
 
 
 def is_exported(src):
-    "Whether a code cell is `#| export` (the site shows its API entry instead of its code)."
-    return bool(re.search(r'^#\|\s*export\s*$', src, re.M))
+    "Whether a code cell is `#| export` (the site shows its API entry instead of its code) or an `#| exporti` not shown."
+    return bool(re.search(r'^#\|\s*export\s*$', src, re.M)) or bool(
+        re.search(r'^#\|\s*exporti\b', src, re.M) and not re.search(r'^#\|\s*echo:\s*true\s*$', src, re.M))
 
 
 def on_page(stem):
@@ -83,9 +84,9 @@ def shown_code(src):
     "What the page shows unfolded of a code cell's source: nothing when hidden, folded or exported as an API entry."
     d = ' '.join(l for l in src.splitlines() if l.startswith('#|'))
     if any(k in d for k in ('hide', 'echo: false', 'code-fold: true', 'include: false', 'default_exp')): return ''
-    if re.search(r'#\|\s*export(?!s)', d): return ''
+    if re.search(r'#\|\s*export(?!s|i)', d) or ('exporti' in d and 'echo: true' not in d): return ''
     body = '\n'.join(l for l in src.splitlines() if not l.startswith('#|'))
-    return re.sub(r'"""[\s\S]*?"""', '', body) if 'exports' in d else body
+    return re.sub(r'"""[\s\S]*?"""', '', body) if 'exports' in d or 'exporti' in d else body
 
 
 def shown_cells(stem):

@@ -7,6 +7,7 @@ __all__ = []
 
 # %% ../nbs/25_engine.ipynb #b96f043f
 import functools
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
@@ -63,28 +64,11 @@ def observed(Y, mask=None, sparse_storage: bool = False, fast: bool = True) -> O
     return Observed(Y, mask_, YT, maskT, n_row, np.asarray(Y.sum(1)).ravel(), bool(complete))
 
 # %% ../nbs/25_engine.ipynb #a4e40111
-class BiasedPosterior(NamedTuple):
-    """`vbpca.Posterior` with a bias per sample as well: q(b_n) = N(b_n, vb_n) and q(gamma) = G(a_gamma, b_gamma), gamma
+BiasedPosterior = namedtuple('BiasedPosterior', Posterior._fields + ('b', 'vb', 'a_gamma', 'b_gamma'),
+                             defaults=(None,) * (len(Posterior._field_defaults) + 4))
+BiasedPosterior.__doc__ = """`vbpca.Posterior` with a bias per sample as well: q(b_n) = N(b_n, vb_n) and q(gamma) = G(a_gamma, b_gamma), gamma
     the precision of the b_n (lesson 08). The sweep runs the extra factors when the posterior has them.
     """
-    X: np.ndarray
-    Sx: np.ndarray
-    W: np.ndarray
-    Sw: np.ndarray
-    mu: np.ndarray
-    vmu: np.ndarray
-    a_tau: np.ndarray
-    b_tau: np.ndarray
-    a_alpha: object = None
-    b_alpha: object = None
-    b: np.ndarray = None
-    vb: np.ndarray = None
-    a_gamma: np.ndarray = None
-    b_gamma: np.ndarray = None
-    m0: np.ndarray = None
-    vm0: np.ndarray = None
-    a_beta: np.ndarray = None
-    b_beta: np.ndarray = None
 
 def has_sample_bias(q) -> bool:
     """Whether a posterior carries per-sample biases (a `BiasedPosterior`)."""
@@ -262,19 +246,12 @@ class ElboTerms(NamedTuple):
     alpha: float # -KL(q(alpha) || p(alpha)); 0 for a fixed alpha
     tau: float # -KL(q(tau) || p(tau))
     @property
-    def total(self): return self.loglik + self.x + self.mu + self.w + self.alpha + self.tau
+    def total(self): return sum(self)   # the fields, in order
 
-class BiasedElboTerms(NamedTuple):
+class BiasedElboTerms(namedtuple('BiasedElboTerms', ElboTerms._fields + ('b',))):
     """`ElboTerms` with the per-sample biases' share of the bound as well (a `BiasedPosterior`'s bound)."""
-    loglik: float
-    x: float
-    mu: float
-    w: float
-    alpha: float
-    tau: float
-    b: float
-    @property
-    def total(self): return self.loglik + self.x + self.mu + self.w + self.alpha + self.tau + self.b
+    __slots__ = ()
+    total = ElboTerms.total   # the sum of the fields, in order
 
 def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_Sx=None,
          logdet_Sw=None, x_term=None) -> ElboTerms:
