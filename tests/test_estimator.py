@@ -564,7 +564,7 @@ def test_ordinary_data_gives_no_degenerate_warning(fitted):
 
 
 def test_import_does_not_load_sympy_or_widgets():
-    code = "import sys, vbfa_lit; print(sorted(m for m in ('sympy', 'ipywidgets', 'jax', 'dask', 'numba', 'pooch') if m in sys.modules))"
+    code = "import sys, vbfa_lit; print(sorted(m for m in ('sympy', 'ipywidgets', 'jax', 'dask', 'numba', 'pooch', 'fastcore') if m in sys.modules))"
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == '[]'
 

@@ -295,6 +295,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                   'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.latent_posterior': ('estimator.html#latent_posterior', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.observed_counts': ('estimator.html#observed_counts', 'vbfa_lit/estimator.py'),
+                                    'vbfa_lit.estimator.patch': ('estimator.html#patch', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.predictive_logpdf': ('estimator.html#predictive_logpdf', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.predictive_moments': ('estimator.html#predictive_moments', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.sparse_data_scale': ('estimator.html#sparse_data_scale', 'vbfa_lit/estimator.py'),

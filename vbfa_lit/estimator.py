@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
-from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
@@ -33,6 +32,15 @@ from .validation import check_2d
 from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
                                   warn_caller)
 from .transformations import TRANSFORMATIONS, between_sweeps
+
+# %% ../nbs/06_estimator.ipynb #b1fpatch
+def patch(f):
+    "Add `f` to the class its `self` is annotated with (the part of fastcore's `patch` used here); the module's name stays."
+    cls = f.__annotations__['self']
+    f.__qualname__ = f'{cls.__name__}.{f.__name__}'
+    if hasattr(f.__code__, 'co_qualname'): f.__code__ = f.__code__.replace(co_qualname=f.__qualname__)
+    setattr(cls, f.__name__, f)
+    return globals().get(f.__name__)
 
 # %% ../nbs/06_estimator.ipynb #e1cb8e70
 class ConvergenceWarning(_SklearnConvergenceWarning):
