@@ -74,8 +74,25 @@ def test_an_unknown_posterior_is_refused_by_name():
         VBPCA(3, posterior='diagonal').fit(low_rank()[0])
 
 
-def test_dask_input_is_refused_by_name():
+@pytest.mark.parametrize('sparse_chunks', [False, True])
+@pytest.mark.filterwarnings('ignore')
+def test_a_dask_array_gives_the_in_memory_fit(sparse_chunks):
+    "The factorised posterior on a dask array (blocks by sample and by feature, appendix 35) is the fit in memory."
     da = pytest.importorskip('dask.array')
-    X = da.from_array(low_rank()[0], chunks=(60, 30))
-    with pytest.raises(ValueError, match='posterior'):
-        VBPCA(3, posterior='factorised').fit(X)
+    import dask
+    import scipy.sparse as sp
+    X = low_rank()[0]
+    X = np.where(np.random.default_rng(5).random(X.shape) < 0.3, np.nan, X)
+    params = dict(n_components=3, posterior='factorised', random_state=0, max_iter=40, tol=0)
+    if sparse_chunks:                                           # unstored entries are missing
+        Xs = sp.csr_matrix(np.nan_to_num(X, nan=0.0))
+        mem = VBPCA(**params, missing_values='unstored').fit(Xs)
+        Xd = da.from_array(np.nan_to_num(X, nan=0.0), chunks=(60, X.shape[1])).map_blocks(sp.csr_matrix)
+        est = VBPCA(**params, missing_values='unstored')
+    else:
+        mem, est, Xd = VBPCA(**params).fit(X), VBPCA(**params), da.from_array(X, chunks=(60, X.shape[1]))
+    with dask.config.set(scheduler='threads'), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        est.fit(Xd)
+    np.testing.assert_allclose(est.elbo_, mem.elbo_, rtol=1e-9)
+    np.testing.assert_allclose(est.components_, mem.components_, rtol=1e-7, atol=1e-10)

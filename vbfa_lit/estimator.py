@@ -734,7 +734,9 @@ def fit(self:VBPCA, X, y=None, client=None):
         chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
         block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
         Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
-        n_components) travel; `posterior_.Sx` then holds the mean of the Sigma_x_n (1, D, D). Without a client
+        n_components) travel (with posterior='factorised' the samples' means and variances also go from the blocks
+        by sample to the blocks by feature, appendix 35); `posterior_.Sx` then holds the mean of the Sigma_x_n
+        (1, D, D). Without a client
         `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
         is the workers').
     y : default None
@@ -756,11 +758,7 @@ def fit(self:VBPCA, X, y=None, client=None):
         Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
         with the chunk of rows that holds it.
     """
-    if _is_dask_array(X):
-        if self.posterior == 'factorised':
-            raise ValueError("posterior='factorised': dask input needs the full posterior (posterior='full'), "
-                             "or compute the array into memory first")
-        return _fit_dask(self, X, client)
+    if _is_dask_array(X): return _fit_dask(self, X, client)
     if client is not None:
         raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
                         "process); pass client=None")
@@ -1330,11 +1328,20 @@ def _fit_dask(est, X, client):
         k = len(raw)
         loaded = runner._futures(_chunk_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k)
         del raw                                                       # the standardised blocks replace them
-        data = summarise_blocks(runner, loaded, starts, M)
-        def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
-            q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
-            return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter, tol,
-                              callback, transform, transform_start, reuse=True)
+        if s['posterior'] == 'factorised':                           # blocks by sample and by feature (appendix 35)
+            from .factorised_engine import factorised_blocks, run_factorised
+            blocks = factorised_blocks(runner, loaded, starts, M)
+            del loaded
+            def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
+                fit = run_factorised(runner, blocks, D, prior, shared, max_iter, tol, rng, callback, engine)
+                # as the full posterior's dask fit keeps them: the mean of the Sigma_x_n (1, D, D), Sigma_w_m whole
+                return fit._replace(q=fit.q._replace(Sx=np.diag(fit.q.Sx.v.mean(0))[None], Sw=fit.q.Sw.full()))
+        else:
+            data = summarise_blocks(runner, loaded, starts, M)
+            def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
+                q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
+                return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter,
+                                  tol, callback, transform, transform_start, reuse=True)
         fitted = est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
     except BaseException:
         try: runner.close()
