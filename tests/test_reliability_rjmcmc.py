@@ -325,7 +325,7 @@ def test_exact_posterior_reaches_the_floor_of_tau():
     p = exact_posterior_q(G, N, r=1e-3, alpha=1e-3)
     original = rj._tau_grid
     def to_floor(q, g, n, r, alpha, eta, n_tau):
-        low, high = np.log(rj._TAU_FLOOR), original(q, g, n, r, alpha, eta, n_tau)[-1]
+        low, high = np.log(rj.TAU_FLOOR), original(q, g, n, r, alpha, eta, n_tau)[-1]
         return np.linspace(low, high, 4 * n_tau)
     rj._tau_grid = to_floor
     try: p_floor = exact_posterior_q(G, N, r=1e-3, alpha=1e-3)

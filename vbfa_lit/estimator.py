@@ -427,7 +427,7 @@ def observed_counts(X):
     return mask.sum(1), mask.sum(0)
 
 # %% ../nbs/06_estimator.ipynb #b1fab30am
-class _MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, the fitted check, impute's container
+class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, the fitted check, impute's container
     def __sklearn_tags__(self): # a transformer that allows NaN (missing); sparse input only where a method says so
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan, tags.input_tags.sparse = True, False
@@ -450,7 +450,7 @@ class _MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed,
         return Z
 
 # %% ../nbs/06_estimator.ipynb #b1fab30a
-class VBPCA(_MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Variational Bayesian PCA and factor analysis with missing values.
 
     Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and the VB factor-analysis model of

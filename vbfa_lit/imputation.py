@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .estimator import VBPCA, _MissingDataTransformer, is_sparse_frame, check_data
+from .estimator import VBPCA, MissingDataTransformer, is_sparse_frame, check_data
 from .validation import check_random_state, output_dtype
 
 # %% ../nbs/07_imputation.ipynb #08d19194
@@ -35,7 +35,7 @@ def reference_predictive_moments(Y, q):
 
 
 # %% ../nbs/07_imputation.ipynb #5338b4b3
-class VBPCAImputer(_MissingDataTransformer, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Fill missing values with VB PCA's posterior predictive mean, with a predictive standard deviation.
 
     A scikit-learn transformer: ``fit`` learns a `VBPCA` model from the observed entries of X, ``transform`` returns

@@ -206,7 +206,7 @@ from .validation import (check_2d, check_bool, check_choice, check_int, check_nu
                                   check_real, check_variance_range, warn_caller)
 from .linalg import check_engine
 from . import rjmcmc_fast as fast            # the kernels: compiled by numba, or plain Python without it
-from .rjmcmc_fast import _TAU_FLOOR, _log_ratio
+from .rjmcmc_fast import TAU_FLOOR, log_ratio_arrays
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #c28hid01
 def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked
@@ -297,7 +297,7 @@ def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordere
     `move_probabilities`.
     """
     log_z = _log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
-    return _log_ratio(v, s, q, log_z, g, n, b, dd, ordered)       # the compiled sweep's arithmetic, on arrays
+    return log_ratio_arrays(v, s, q, log_z, g, n, b, dd, ordered)       # the compiled sweep's arithmetic, on arrays
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #be4c63a1
 class _Tables(NamedTuple):
@@ -350,8 +350,8 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     # tau | x, s: the scratch columns are masked out (a product with 0 would turn an inf into NaN)
     shape, rate = (q + 1) * r + alpha, np.where(tables.used[q], y[:, 1:-1], 0.0).sum(1) + eta
     tau[:] = rng.gamma(shape, 1.0 / rate)
-    low = tau < _TAU_FLOOR                                          # only with r and alpha ~ 1e-3 or below
-    if low.any(): tau[low] = _truncated_gamma(shape[low], rate[low], _TAU_FLOOR, np.inf, rng)
+    low = tau < TAU_FLOOR                                          # only with r and alpha ~ 1e-3 or below
+    if low.any(): tau[low] = _truncated_gamma(shape[low], rate[low], TAU_FLOOR, np.inf, rng)
     if b.max() == 0: return                                         # d = 2: q = 1 is the only model
     u, w = rng.random(C), rng.random(C)
     birth = u < b[q]
@@ -905,7 +905,7 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
 
 def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
     centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
-    floor = np.log(_TAU_FLOOR)                                   # tau >= _TAU_FLOOR, as in the sampler
+    floor = np.log(TAU_FLOOR)                                   # tau >= TAU_FLOOR, as in the sampler
     low = max(centre - 250, floor)
     while True:
         coarse = np.linspace(low, centre + 60, int(2 * (centre + 60 - low)) + 1)

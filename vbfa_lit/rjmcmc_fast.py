@@ -12,9 +12,11 @@ from scipy import special
 # %% ../nbs/29_rjmcmc_fast.ipynb #2c3d46ba
 from .linalg import check_engine, compile_kernels, numba_available   # the engine's choice, shared
 
+# %% ../nbs/29_rjmcmc_fast.ipynb #rjftauxfl
+TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (units where g ~ 1): `rjmcmc_pca_from_eigenvalues`
+
 # %% ../nbs/29_rjmcmc_fast.ipynb #8b48ff86
 _TINY = 1e-290  # below this a regularised incomplete gamma value counts as underflowed
-_TAU_FLOOR = np.finfo(float).tiny  # tau's prior is truncated here (units where g ~ 1): `rjmcmc_pca_from_eigenvalues`
 
 # Before `_compile` the kernels run as Python with scipy's ufuncs; `_compile` replaces these names by scipy's
 # Cython functions (skip_dispatch argument last, as in `scipy.special.cython_special`'s C signatures).
@@ -171,7 +173,6 @@ def _k_log_ratio(v, s, q, log_z, g, n, b, dd, ordered): # `log_birth_ratio` give
     return (n / 2 * (np.log(v / s) + g[q] * (s - v)) + (np.log(q + 2.0) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
 
-_log_ratio = _k_log_ratio  # the Python function, for arrays over chains (`_compile` rebinds `_k_log_ratio`)
 
 def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
               hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
@@ -203,14 +204,14 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
         nlow = 0
         for c in range(C):
-            if tau[c] < _TAU_FLOOR: nlow += 1
+            if tau[c] < TAU_FLOOR: nlow += 1
         if nlow:
             idx = np.empty(nlow, np.int64); k = 0
             for c in range(C):
-                if tau[c] < _TAU_FLOOR:
+                if tau[c] < TAU_FLOOR:
                     idx[k] = c; k += 1
             Zl = np.empty(nlow)
-            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, _TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
+            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
             for k in range(nlow): tau[idx[k]] = Zl[k]
         if not nosweep_move:
             u = np.empty(C); w = np.empty(C)
@@ -247,6 +248,9 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
                 out_q[c, i] = q[c]; out_tau[c, i] = tau[c]
                 for j in range(d): out_y[c, i, j] = y[c, 1 + j]
     return 0
+
+# %% ../nbs/29_rjmcmc_fast.ipynb #rjflogxra
+log_ratio_arrays = _k_log_ratio  # the Python function, for arrays over chains (`_compile` rebinds `_k_log_ratio`)
 
 # %% ../nbs/29_rjmcmc_fast.ipynb #98c59093
 _KERNELS = ('_k_nanmax', '_k_nanmin', '_k_trunc_exp', '_k_reject', '_k_side', '_k_trunc_gamma', '_k_pairwise_sum',
