@@ -1,4 +1,6 @@
 """Every exported update and the bound agree with their SymPy derivations (the lessons show the same checks)."""
+from functools import lru_cache
+
 import numpy as np
 import pytest
 
@@ -22,15 +24,31 @@ def problem(D, noise, prior, seed):
     shared, ard = noise == 'shared', prior == 'ard'
     pr = Prior(beta=0.5, a_tau=0.3, b_tau=0.7, w=ARD(0.4, 0.9) if ard else FixedAlpha(0.8))
     q = random_posterior(rng, M, N, D, shared, ard)
-    model = symbolic_vbfa(M, N, D, observed=OBSERVED, noise=noise, prior=prior)
+    model = symbolic_model(D, noise, prior)
     return Y, observed(Y), pr, q, model, symbolic_values(model, Y, q, pr)
+
+
+@lru_cache(maxsize=None)
+def symbolic_model(D, noise, prior):
+    "The SymPy model of a case, built once (SymPy's expressions are immutable: every test of the case reads the same)."
+    return symbolic_vbfa(M, N, D, observed=OBSERVED, noise=noise, prior=prior)
+
+
+_READOFFS = {}
+
+
+def symbolic_gaussian(model, factor):
+    "The Gaussian read-off of a factor's mean-field optimum, derived once per model and factor (the costly SymPy part)."
+    key = (id(model), id(factor))              # models are kept alive by symbolic_model's cache: ids stay theirs
+    if key not in _READOFFS: _READOFFS[key] = gaussian_readoff(mean_field(model, factor), factor)
+    return _READOFFS[key]
 
 
 CASES = [(D, noise, prior) for D in (1, 2, 3) for noise in ('per_feature', 'shared') for prior in ('broad', 'ard')]
 
 
 def gaussian_from_derivation(model, factor, vals):
-    r = gaussian_readoff(mean_field(model, factor), factor)
+    r = symbolic_gaussian(model, factor)
     P, h = evaluate(r.precision, vals), evaluate(r.linear, vals).ravel()
     return np.linalg.solve(P, h), P
 

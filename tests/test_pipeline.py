@@ -25,27 +25,25 @@ def test_check_sync_passes_on_the_repository_as_it_is(project):
     assert r.returncode == 0, r.stderr
 
 
-def test_check_sync_fails_when_the_library_is_edited_by_hand(project):
+def test_check_sync_fails_on_each_of_three_faults_and_names_each(project):
+    "Three faults planted in one copy (check_sync reports every problem it finds, so one run checks all three)."
+    # the library edited by hand
     mod = project / 'vbfa_lit' / 'notation.py'
     mod.write_text(mod.read_text().replace('return a / b, digamma(a) - np.log(b)', 'return a / b, digamma(a)'))
-    r = check_sync(project)
-    assert r.returncode == 1 and 'vbfa_lit/notation.py differs' in r.stderr
-
-
-def test_check_sync_fails_when_an_exported_module_has_no_notebook(project):
+    # an exported module without a notebook
     (project / 'vbfa_lit' / 'orphan.py').write_text('x = 1\n')
-    r = check_sync(project)
-    assert r.returncode == 1 and 'orphan.py should not exist' in r.stderr
-
-
-def test_check_sync_fails_on_an_unclean_notebook(project):
+    # an unclean notebook: what a Jupyter session leaves behind
     nb_path = project / 'nbs' / '00_notation.ipynb'
     nb = json.loads(nb_path.read_text())
-    nb['metadata']['widgets'] = {'state': {}}          # what a Jupyter session leaves behind
+    nb['metadata']['widgets'] = {'state': {}}
     nb['cells'][0]['metadata']['scrolled'] = True
     nb_path.write_text(json.dumps(nb, indent=1))
     r = check_sync(project)
-    assert r.returncode == 1 and 'notebook not clean' in r.stderr
+    assert r.returncode == 1
+    assert 'vbfa_lit/notation.py differs' in r.stderr
+    assert 'orphan.py should not exist' in r.stderr
+    assert 'notebook not clean' in r.stderr and 'nbs/00_notation.ipynb differs' in r.stderr
+    assert r.stdout.strip() == '3 problem(s)', (r.stdout, r.stderr)        # each fault found, and nothing else
 
 
 def test_readme_opens_with_the_two_commands():
