@@ -5,14 +5,15 @@ over unit noise, N in {20, 50, 200}, a few replicates; and Bishop's example of l
 k = 0..k_max, the reference log evidence log p(Y | k) of the package's model with a unit-scale prior on the loadings
 (`vbfa_lit.reference_evidence.reference_log_evidence`, `PRIOR`: alpha = 1 fixed, the data being in units of the noise;
 beta, a_tau, b_tau = 1e-5 as in the fit's defaults) by
-both estimators (thermodynamic integration and annealed importance sampling, their defaults, independent seeds),
-with their errors; beside it, for the same data: the VB bound of the same prior for each k (the best of three
+both estimators (thermodynamic integration and annealed importance sampling, independent seeds; shorter ladders than the
+function's defaults, `SETTINGS`, about a third of the cost: every estimate carries its own standard error, and the two
+estimators are compared on every problem), with their errors; beside it, for the same data: the VB bound of the same prior for each k (the best of three
 starts), Minka's Laplace evidence (`vbfa_lit.evidence.laplace_evidence`), the exact posterior of Zhang et al.'s
 model (`vbfa_lit.rjmcmc.exact_posterior_q`, what a long reversible-jump run converges to) and the number of columns
 VB-ARD keeps (`vbfa_lit.VBPCA()` at its defaults, three starts). The results are written after every problem, so a
-partial run is usable. About 30-40 CPU-minutes on one core for the default grid.
+partial run is usable. About 15 CPU-minutes on one core for the default grid (Bishop's example adds about 6).
 
-    OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/model_selection_reference.py [--replicates 2] [--out PATH]
+    OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/model_selection_reference.py [--replicates 2] [--bishop] [--out PATH]
 """
 import argparse
 import json
@@ -34,6 +35,7 @@ from vbfa_lit.vbpca import FixedAlpha, Prior
 D = 6
 VARIANCES = (6.0, 3.0, 1.5)       # latent variances of the true components, over unit noise
 K_MAX = 4
+SETTINGS = dict(ti=dict(n_temperatures=40, n_chains=12, n_sweeps=250, n_burn=100), ais=dict(n_steps=10_000, n_runs=32))
 PRIOR = Prior(w=FixedAlpha(1.0))   # the loadings' prior on the scale of the data (the fit's default 1e-3 is broad)
 
 
@@ -52,8 +54,9 @@ def measure(X, k_true, k_max, seed):
     Y = X.T
     ref = {'ti': [], 'ti_se': [], 'ti_disc': [], 'ais': [], 'ais_se': [], 'ais_ess': [], 'seconds': []}
     for k in range(k_max + 1):
-        ti = reference_log_evidence(X, k, PRIOR, random_state=seed * 100 + 2 * k)
-        ais = reference_log_evidence(X, k, PRIOR, method='ais', random_state=seed * 100 + 2 * k + 1)
+        ti = reference_log_evidence(X, k, PRIOR, random_state=seed * 100 + 2 * k, **SETTINGS['ti'])
+        ais = reference_log_evidence(X, k, PRIOR, method='ais', random_state=seed * 100 + 2 * k + 1,
+                                     **SETTINGS['ais'])
         for key, val in (('ti', ti.log_evidence), ('ti_se', ti.se), ('ti_disc', ti.discretisation_error),
                          ('ais', ais.log_evidence), ('ais_se', ais.se), ('ais_ess', ais.ess),
                          ('seconds', ti.seconds + ais.seconds)):
@@ -84,15 +87,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--replicates', type=int, default=2, help='replicates of each (N, k_true) for N = 20, 50')
     ap.add_argument('--replicates-200', type=int, default=1, help='replicates for N = 200')
-    ap.add_argument('--no-bishop', action='store_true', help="leave out Bishop's example (d = 10, N = 100)")
+    ap.add_argument('--bishop', action='store_true', help="add Bishop's example (d = 10, N = 100, k = 0..6) at the end")
     ap.add_argument('--out', default=str(Path(__file__).parent / 'results' / 'model_selection_reference.json'))
     args = ap.parse_args()
     out = dict(python=platform.python_version(), started=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
-               prior=repr(PRIOR), d=D, variances=VARIANCES, problems={})
+               prior=repr(PRIOR), settings=SETTINGS, d=D, variances=VARIANCES, problems={})
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     todo = list(grid(args.replicates, args.replicates_200))
-    if not args.no_bishop:
+    if args.bishop:
         todo.append(("Bishop's example", lambda: make_bishop_example(random_state=1999).X, 4, 6, 0))
     for i, (name, data, k_true, k_max, r) in enumerate(todo):
         start = time.process_time()
