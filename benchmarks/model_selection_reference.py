@@ -14,6 +14,9 @@ VB-ARD keeps (`vbfa_lit.VBPCA()` at its defaults, three starts). The results are
 partial run is usable. About 15 CPU-minutes on one core for the default grid (Bishop's example adds about 6).
 
     OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/model_selection_reference.py [--replicates 2] [--bishop] [--out PATH]
+    OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/model_selection_reference.py --only-bishop --full-ladders --append
+
+(d = 10 needs the full ladders: with the shorter ones annealed importance sampling kept an ESS of 2-5 of 32 runs.)
 """
 import argparse
 import json
@@ -48,15 +51,15 @@ def make_data(n, k_true, replicate, d=D):
     return Z @ U.T + rng.normal(size=(n, d)) + rng.normal(size=d) * 3
 
 
-def measure(X, k_true, k_max, seed):
-    """Every method on X (n, d); reference by TI (seed) and AIS (seed + 1) for k = 0..k_max."""
+def measure(X, k_true, k_max, seed, settings=SETTINGS):
+    """Every method on X (n, d); reference by TI (seed) and AIS (seed + 1) for k = 0..k_max, with `settings`."""
     N, d = X.shape
     Y = X.T
     ref = {'ti': [], 'ti_se': [], 'ti_disc': [], 'ais': [], 'ais_se': [], 'ais_ess': [], 'seconds': []}
     for k in range(k_max + 1):
-        ti = reference_log_evidence(X, k, PRIOR, random_state=seed * 100 + 2 * k, **SETTINGS['ti'])
+        ti = reference_log_evidence(X, k, PRIOR, random_state=seed * 100 + 2 * k, **settings['ti'])
         ais = reference_log_evidence(X, k, PRIOR, method='ais', random_state=seed * 100 + 2 * k + 1,
-                                     **SETTINGS['ais'])
+                                     **settings['ais'])
         for key, val in (('ti', ti.log_evidence), ('ti_se', ti.se), ('ti_disc', ti.discretisation_error),
                          ('ais', ais.log_evidence), ('ais_se', ais.se), ('ais_ess', ais.ess),
                          ('seconds', ti.seconds + ais.seconds)):
@@ -68,7 +71,7 @@ def measure(X, k_true, k_max, seed):
             vb.append(max(float(fit_vbfa(observed(Y), k, PRIOR, shared=True, rng=s).elbo[-1]) for s in range(3)))
         ard = [int(VBPCA(random_state=s).fit(X).n_effective_components_) for s in range(3)]
     g, n = sample_eigenvalues(X)
-    return dict(N=N, d=d, k_true=k_true, k_max=k_max, reference=ref, vb_bound=vb,
+    return dict(N=N, d=d, k_true=k_true, k_max=k_max, settings=settings, reference=ref, vb_bound=vb,
                 laplace=laplace_evidence(X).log_evidence.tolist(),
                 rjmcmc=exact_posterior_q(g, n).tolist(), vb_ard=ard)
 
@@ -88,18 +91,25 @@ def main():
     ap.add_argument('--replicates', type=int, default=2, help='replicates of each (N, k_true) for N = 20, 50')
     ap.add_argument('--replicates-200', type=int, default=1, help='replicates for N = 200')
     ap.add_argument('--bishop', action='store_true', help="add Bishop's example (d = 10, N = 100, k = 0..6) at the end")
+    ap.add_argument('--only-bishop', action='store_true', help="Bishop's example alone (with --append: added to --out)")
+    ap.add_argument('--full-ladders', action='store_true',
+                    help="the function's default ladders (80 rungs x 16 chains; 20,000 steps x 40 runs) instead of SETTINGS")
+    ap.add_argument('--append', action='store_true', help='keep the problems already in --out, add the new ones')
     ap.add_argument('--out', default=str(Path(__file__).parent / 'results' / 'model_selection_reference.json'))
     args = ap.parse_args()
     out = dict(python=platform.python_version(), started=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
                prior=repr(PRIOR), settings=SETTINGS, d=D, variances=VARIANCES, problems={})
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    todo = list(grid(args.replicates, args.replicates_200))
-    if args.bishop:
+    if args.append and path.exists():
+        out['problems'] = json.loads(path.read_text())['problems']
+    todo = [] if args.only_bishop else list(grid(args.replicates, args.replicates_200))
+    if args.bishop or args.only_bishop:
         todo.append(("Bishop's example", lambda: make_bishop_example(random_state=1999).X, 4, 6, 0))
     for i, (name, data, k_true, k_max, r) in enumerate(todo):
         start = time.process_time()
-        rec = measure(data(), k_true, k_max, seed=1000 + i)
+        rec = measure(data(), k_true, k_max, seed=1000 + i,
+                      settings=dict(ti={}, ais={}) if args.full_ladders else SETTINGS)
         rec['cpu_seconds'] = time.process_time() - start
         out['problems'][name] = rec
         path.write_text(json.dumps(out, indent=1))

@@ -272,3 +272,18 @@ def test_the_closing_section_quotes_the_saved_results():
               f"reference's on {q['lap_at']} of the {q['n']} data sets", f"falls from {q['lap_tv20']:.2f} at",
               f"to {q['lap_tv50']:.2f} at $N = 50$ and {q['lap_tv200']:.2f} at $N = 200$"):
         assert s in closing, s
+
+
+def test_bishops_example_is_quoted_from_the_saved_results():
+    b = saved_grid()["Bishop's example"]
+    r = b['reference']
+    ti, ais = np.array(r['ti']), np.array(r['ais'])
+    te, ae = np.hypot(r['ti_se'], r['ti_disc']), np.array(r['ais_se'])
+    ref = softmax((ti / te ** 2 + ais / ae ** 2) / (1 / te ** 2 + 1 / ae ** 2))
+    rj = np.r_[0.0, b['rjmcmc']][:7]
+    assert ref.argmax() == 4 and b['vb_ard'] == [4, 4, 4] and b['settings'] == {'ti': {}, 'ais': {}}
+    text = flat(prose(STEM))
+    assert (f"agree within {(np.abs(ti - ais) / np.hypot(te, ae)).max():.1f} combined standard errors at every $k$, and "
+            f"the reference puts {ref[4]:.2f} on the generating $k = 4$; Laplace ({softmax(b['laplace'][:7])[4]:.2f}), "
+            f"the bound ({softmax(b['vb_bound'])[4]:.2f})") in text
+    assert f"puts {(rj / rj.sum())[4]:.2f} there" in text
