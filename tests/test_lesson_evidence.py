@@ -1,8 +1,13 @@
 """Lesson 11 (Laplace evidence) as a reader sees it: the bridge from Minka's evidence to PRML's Laplace
 approximation with the integral of its step 4 written and checked, a sketch of Minka's Laplace step run on the page,
 the N - 1 of the sample covariance moving the log evidence by nats (as printed), the set-4 mode at the true k the luck
-of the draw, the excess components in noise put on the plug-in, and Figure 11.2 legible at the column width."""
+of the draw, the excess components in noise put on the plug-in, and Figure 11.2 legible at the column width; then the
+yardstick: equations tagged and cited, the two estimators agreeing on every saved problem, the bound below the
+evidence with a gap that grows with k, the small case run on the page (its seed's result), the numbers the prose quotes
+against the saved results, and Figures 11.4-11.5 legible."""
 import json
+
+import pytest
 
 import matplotlib
 import numpy as np
@@ -111,3 +116,174 @@ def test_figure_1_is_legible_at_the_column_width():
     fig = plt.gcf()
     try: assert smallest_shown_pt(fig) >= MIN_PT
     finally: plt.close('all')
+
+
+# --- the yardstick: the reference evidence, and every answer against it
+
+def saved_grid():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / 'model_selection_reference.json'
+    return json.loads(path.read_text())['problems']
+
+
+def softmax(v):
+    v = np.asarray(v, float)
+    p = np.exp(v - v.max())
+    return p / p.sum()
+
+
+def test_equations_are_tagged_in_order_and_every_citation_has_its_equation():
+    import re
+    text = prose(STEM)
+    tags = [int(t) for t in re.findall(r'\\tag\{11\.(\d+)\}', text)]
+    assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 9, tags
+    cited = {int(c) for c in re.findall(r'Eq\. \(11\.(\d+)\)', text)}
+    assert cited <= set(tags) and {6, 7, 9} <= cited, cited
+
+
+def test_every_saved_problem_has_the_two_estimators_agreeing():
+    """Done-when of the yardstick: on every problem the lesson reports, TI and AIS agree within three combined errors,
+    and every annealed importance sampling run has enough weight-carrying runs for its delta-method error."""
+    grid = saved_grid()
+    assert len(grid) >= 9
+    for name, rec in grid.items():
+        r = rec['reference']
+        z = np.abs(np.subtract(r['ti'], r['ais'])) / np.hypot(np.hypot(r['ti_se'], r['ti_disc']), r['ais_se'])
+        assert z.max() < 3, (name, z)
+        assert min(r['ais_ess']) > 3, (name, r['ais_ess'])
+        assert len(r['ti']) == rec['k_max'] + 1 and max(r['ti_se']) < 1.5, name
+
+
+def test_the_vb_bound_is_below_the_reference_and_its_gap_grows_with_k():
+    "Eq. (11.6) on the saved grid: never above (within the error), and the gap larger at k = 4 than at k = 1 everywhere."
+    for name, rec in saved_grid().items():
+        r = rec['reference']
+        err = np.hypot(r['ti_se'], r['ti_disc'])
+        gap = np.array(r['ti']) - rec['vb_bound']
+        assert np.all(gap > -3 * err), (name, gap)
+        assert gap[4] > gap[1] + 5, (name, gap)
+
+
+def small_case():
+    "The lesson's small case, with the lesson's seeds."
+    from vbfa_lit.engine import fit_vbfa, observed
+    from vbfa_lit.reference_evidence import reference_log_evidence
+    from vbfa_lit.vbpca import FixedAlpha, Prior
+    rng = np.random.default_rng(11)
+    axes = np.linalg.qr(rng.normal(size=(5, 5)))[0][:, :2]
+    X = rng.normal(size=(40, 2)) * np.sqrt([6.0, 2.0]) @ axes.T + rng.normal(size=(40, 5)) + rng.normal(size=5) * 3
+    prior = Prior(w=FixedAlpha(1.0))
+    short = dict(n_temperatures=30, n_chains=8, n_sweeps=300, n_burn=100)
+    out = []
+    for k in range(4):
+        ti = reference_log_evidence(X, k, prior, random_state=k, **short)
+        ais = reference_log_evidence(X, k, prior, method='ais', n_steps=5000, n_runs=32, random_state=10 + k)
+        with np.errstate(divide='ignore'):
+            bound = max(float(fit_vbfa(observed(X.T), k, prior, shared=True, rng=s).elbo[-1]) for s in range(3))
+        out.append((ti, ais, bound))
+    return out
+
+
+def test_small_case_agrees_is_bounded_and_reproduces_its_seed():
+    from scipy import special
+    out = small_case()
+    ti = np.array([t.log_evidence for t, _, _ in out])
+    ti_err = np.array([np.hypot(t.se, t.discretisation_error) for t, _, _ in out])
+    ais = np.array([a.log_evidence for _, a, _ in out])
+    bound = np.array([b for *_, b in out])
+    assert np.all(np.abs(ti - ais) < 3 * np.hypot(ti_err, [a.se for _, a, _ in out]))
+    gap = ti - bound
+    assert np.all(gap > -3 * ti_err) and np.all(np.diff(gap) > 0)
+    floor = np.array([k * np.log(2) + special.gammaln(k + 1) for k in range(4)])
+    assert np.all(gap[1:] > floor[1:])                      # exercise 4: each gap above its symmetric-modes floor
+    assert softmax(ti).argmax() == 2 and softmax(bound)[3] < softmax(ti)[3]
+    # exercise 4's worked solution, run with the small case's names, prints the floors its text quotes
+    from notebook_text import run, solution_blocks
+    text, (sol,) = solution_blocks(STEM, 4)
+    printed = run(sol, dict(np=np, special=special, log_ti=ti, bound=bound)).splitlines()
+    assert np.allclose(np.array(printed[0].strip('[]').split(), float), [0, 0.69, 2.08, 3.87])
+    assert '0, 0.69, 2.08 and 3.87 nats' in text and 'The gaps of the small case are larger' in text
+    # a fixed seed's result (one BLAS thread): the lesson's printout
+    assert ti[2] == pytest.approx(-390.252, abs=5e-3) and ais[2] == pytest.approx(-389.963, abs=5e-3)
+
+
+def test_figures_4_and_5_are_legible_at_the_column_width():
+    from pathlib import Path
+    from IPython.display import Markdown
+    import vbfa_lit
+    import vbfa_lit.plots as P
+    ns = dict(np=np, plt=plt, json=json, Path=Path, vbfa_lit=vbfa_lit, Markdown=Markdown, softmax=softmax,
+              **{k: getattr(P, k) for k in dir(P) if k.startswith('plot_')})
+    import os
+    cwd = os.getcwd()
+    os.chdir(NBS)
+    try:
+        exec(cell_with(STEM, 'def judged(rec)'), ns)
+        for marker in ("Figure 11.4: p(k | D)", "Figure 11.5: the gap"):
+            plt.close('all')
+            exec(cell_with(STEM, marker), ns)
+            assert smallest_shown_pt(plt.gcf()) >= MIN_PT, marker
+    finally:
+        os.chdir(cwd)
+        plt.close('all')
+
+
+def quoted_numbers(grid):
+    "The numbers the closing section quotes, recomputed from the saved grid by their definitions in the prose."
+    names = [n for n, r in grid.items() if r['d'] == 6]
+    z, ps, gaps = [], {}, {}
+    for n in names:
+        rec = grid[n]; r = rec['reference']; K = rec['k_max'] + 1
+        ti, ais = np.array(r['ti']), np.array(r['ais'])
+        te, ae = np.hypot(r['ti_se'], r['ti_disc']), np.array(r['ais_se'])
+        z.append(np.abs(ti - ais) / np.hypot(te, ae))
+        ref = (ti / te ** 2 + ais / ae ** 2) / (1 / te ** 2 + 1 / ae ** 2)        # precision-weighted
+        rj = np.r_[0.0, rec['rjmcmc']][:K]
+        ps[n] = {'ref': softmax(ref), 'vb': softmax(rec['vb_bound']), 'lap': softmax(rec['laplace'][:K]), 'rj': rj / rj.sum()}
+        gaps[n] = ref - np.array(rec['vb_bound'])
+    mean_k = lambda p: float(np.dot(np.arange(len(p)), p))
+    mode = {m: np.array([ps[n][m].argmax() for n in names]) for m in ('ref', 'vb', 'lap', 'rj')}
+    q = dict(n=len(names), n_ev=sum(len(x) for x in z), worst=max(x.max() for x in z),
+             slope=np.mean([np.polyfit(np.arange(5), gaps[n], 1)[0] for n in names]),
+             vb_below=int(np.sum(mode['vb'] < mode['ref'])), vb_above=int(np.sum(mode['vb'] > mode['ref'])),
+             lap_at=int(np.sum(mode['lap'] == mode['ref'])), rj_top=int(np.sum(mode['rj'] == 4)),
+             ard_at=int(np.sum(np.array([np.median(grid[n]['vb_ard']) for n in names]) == mode['ref'])),
+             ref_true=int(np.sum(mode['ref'] == np.array([grid[n]['k_true'] for n in names]))))
+    for m in ('vb', 'rj'):
+        q[m + '_shift'] = np.mean([mean_k(ps[n][m]) - mean_k(ps[n]['ref']) for n in names])
+    for m in ('lap', 'rj'):
+        for N in (20, 50, 200):
+            q[f'{m}_tv{N}'] = np.mean([0.5 * np.abs(ps[n][m] - ps[n]['ref']).sum() for n in names if grid[n]['N'] == N])
+    return q
+
+
+def test_the_closing_section_quotes_the_saved_results():
+    q = quoted_numbers(saved_grid())
+    text = flat(prose(STEM))
+    closing = text[text.index('### What each gets wrong, and why'):text.index('## Summary')]
+    assert q['vb_above'] == 0 and q['vb_shift'] < 0 < q['rj_shift']         # the directions the prose states
+    assert q['lap_tv20'] > q['lap_tv50'] > q['lap_tv200']
+    for s in (f"On all {q['n_ev']} evidences of the {q['n']} data sets", f"within {q['worst']:.1f} combined",
+              f"mode is the generating $k$ on {q['ref_true']} of the {q['n']}", f"about {q['slope']:.1f} nats per component",
+              f"below the reference's on {q['vb_below']} of the {q['n']} data sets and never above",
+              f"$\\mathbb E[k]$ is {-q['vb_shift']:.2f} below", f"reference's mode on {q['ard_at']} of the {q['n']}",
+              f"largest $k$ allowed on {q['rj_top']} of the {q['n']}", f"is {q['rj_shift']:.2f} above",
+              f"({q['rj_tv20']:.2f}, {q['rj_tv50']:.2f} and {q['rj_tv200']:.2f} at",
+              f"reference's on {q['lap_at']} of the {q['n']} data sets", f"falls from {q['lap_tv20']:.2f} at",
+              f"to {q['lap_tv50']:.2f} at $N = 50$ and {q['lap_tv200']:.2f} at $N = 200$"):
+        assert s in closing, s
+
+
+def test_bishops_example_is_quoted_from_the_saved_results():
+    b = saved_grid()["Bishop's example"]
+    r = b['reference']
+    ti, ais = np.array(r['ti']), np.array(r['ais'])
+    te, ae = np.hypot(r['ti_se'], r['ti_disc']), np.array(r['ais_se'])
+    ref = softmax((ti / te ** 2 + ais / ae ** 2) / (1 / te ** 2 + 1 / ae ** 2))
+    rj = np.r_[0.0, b['rjmcmc']][:7]
+    assert ref.argmax() == 4 and b['vb_ard'] == [4, 4, 4] and b['settings'] == {'ti': {}, 'ais': {}}
+    text = flat(prose(STEM))
+    assert (f"agree within {(np.abs(ti - ais) / np.hypot(te, ae)).max():.1f} combined standard errors at every $k$, and "
+            f"the reference puts {ref[4]:.2f} on the generating $k = 4$; Laplace ({softmax(b['laplace'][:7])[4]:.2f}), "
+            f"the bound ({softmax(b['vb_bound'])[4]:.2f})") in text
+    assert f"puts {(rj / rj.sum())[4]:.2f} there" in text
