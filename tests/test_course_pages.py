@@ -205,3 +205,18 @@ def test_the_summary_comes_before_the_exercises(stem):
     text = prose(stem)
     heads = [line for line in text.split('\n') if line in ('## Summary', '## Exercises')]
     assert heads in ([], ['## Summary'], ['## Exercises'], ['## Summary', '## Exercises']), heads
+
+
+TITLE_NUMBER = re.compile(r"""(?<![#\w])f?r?f?['"]Figure \d+\.\d+:""")
+
+
+@pytest.mark.parametrize('stem', LESSONS + APPENDIX)
+def test_a_figure_is_numbered_by_its_caption_not_inside_its_image(stem):
+    "A title drawn in the image starts with its text: the caption under the figure carries 'Figure N.k' (once)."
+    code = '\n'.join(s for k, s in cells(stem) if k == 'code')
+    assert not TITLE_NUMBER.findall(code)
+
+
+def test_the_title_check_finds_a_numbered_title_and_leaves_comments_alone():
+    assert TITLE_NUMBER.findall("fig.suptitle(f'Figure 4.1: one column')") and TITLE_NUMBER.findall("'Figure 2.1: x'")
+    assert not TITLE_NUMBER.findall("# Figure 4.1: one column\nax.set_title('one column')")
