@@ -177,6 +177,8 @@ def output_artefacts(outputs: list[str]) -> list[str]:
         if m: out.append(f'numpy scalar repr in an output: {o[max(0, m.start() - 40):m.end() + 40]!r}')
         if _DICT_DUMP.match(o.strip()): out.append(f'a raw dict dump as an output: {o.strip()[:80]!r}')
         if '*args, **kwargs' in o: out.append(f'a signature shown as (*args, **kwargs): {o.strip()[:60]!r}')
+        m = re.match(r'\s*(Text\(-?[\d.]+, -?[\d.]+, |\[?<matplotlib\.)', o)   # a matplotlib call's value, printed
+        if m: out.append(f'a matplotlib repr printed as an output: {o.strip()[:60]!r}')
         if is_signature_block(o): out.append(f'an API entry (show_doc signature block) on the page: {o.strip()[:60]!r}')
     return out
 

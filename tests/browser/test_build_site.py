@@ -255,6 +255,8 @@ def test_text_artefacts_are_detected():
     # an API entry (show_doc's signature alone) on a page fails; code with its body, or any other output, does not
     assert output_artefacts(['def f(\n    x, # data, shape (n, d)\n): # the mean\n']) != []
     assert output_artefacts(['class VBPCA(BaseEstimator)']) != []
+    assert output_artefacts(['Text(0.5, 1.0, "exercise 3: the broad prior\'s L(r)")']) != []
+    assert output_artefacts(['[<matplotlib.lines.Line2D at 0x7f>]']) != [] and output_artefacts(['Text of a table']) == []
     assert output_artefacts(['def f(x):\n    return x + 1', 'class A:\n    x: int', 'define the prior']) == []
 
 
