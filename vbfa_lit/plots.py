@@ -199,8 +199,10 @@ def plot_pruning(inv_alpha, ax=None, kept=None):
     if kept.shape != (D,): raise ValueError(f"kept: expected shape ({D},), got {kept.shape}")
     ax = _axes(ax, (5, 3))
     sweeps = np.arange(1, T + 1)
+    rank = np.cumsum(kept) - 1                   # the kept columns take the palette in turn, the pruned ones grey
     for d in range(D):
-        ax.plot(sweeps, inv_alpha[:, d], color=colour(d), linestyle='-' if kept[d] else '--',
+        ax.plot(sweeps, inv_alpha[:, d], color=colour(rank[d]) if kept[d] else '0.6',
+                linestyle='-' if kept[d] else '--',
                 linewidth=1.8 if kept[d] else 1.0, label=f'd = {d + 1}')
     ax.set(xlabel='sweep', ylabel=r'$1/\langle\alpha_d\rangle$ (squared data units)', yscale='log')
     if D > 4 and not kept.all():                 # many columns: a legend of the two styles, not of every line
