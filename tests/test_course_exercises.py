@@ -528,13 +528,17 @@ def test_04a_exercise_2_per_feature_noise_finds_the_scaled_column():
     for noise in ('shared', 'per_feature'):
         est = VBPCA(noise=noise, random_state=0).fit(X_s)
         err = est.inverse_transform(est.transform(X_s)) - X_full_s
+        fill, truth = (err + X_full_s)[:, 0][held[:, 0]] - est.mean_[0], X_full_s[:, 0][held[:, 0]] - est.mean_[0]
         res[noise] = (np.sqrt(est.noise_variance_), np.sqrt(np.mean(err[:, 0][held[:, 0]] ** 2)),
-                      np.sqrt(np.mean(err[:, 1:][held[:, 1:]] ** 2)))
+                      np.sqrt(np.mean(err[:, 1:][held[:, 1:]] ** 2)), fill @ truth / (truth @ truth),
+                      np.corrcoef(fill, truth)[0, 1])
     sd_pf = res['per_feature'][0]
     assert 3.0 < sd_pf[0] < 3.8 and np.all((0.2 < sd_pf[1:]) & (sd_pf[1:] < 0.4))
     assert abs(float(res['shared'][0]) - 0.31) < 0.02
     assert abs(res['shared'][2] - res['per_feature'][2]) < 0.02 and 0.35 < res['shared'][2] < 0.39
     assert abs(res['shared'][1] - 4.3) < 0.1 and abs(res['per_feature'][1] - 4.7) < 0.1
+    assert round(res['shared'][3], 2) == 0.99 and round(res['per_feature'][3], 2) == 0.98     # slopes the solution quotes
+    assert round(res['shared'][4], 3) == 0.985 and round(res['per_feature'][4], 3) == 0.982    # and correlations
 
 
 def test_04a_exercise_3_ard_loses_the_weakest_component_above_60_percent_missing():
