@@ -220,3 +220,27 @@ def test_a_figure_is_numbered_by_its_caption_not_inside_its_image(stem):
 def test_the_title_check_finds_a_numbered_title_and_leaves_comments_alone():
     assert TITLE_NUMBER.findall("fig.suptitle(f'Figure 4.1: one column')") and TITLE_NUMBER.findall("'Figure 2.1: x'")
     assert not TITLE_NUMBER.findall("# Figure 4.1: one column\nax.set_title('one column')")
+
+
+def display_math_without_blank_line(md: str) -> list[str]:
+    "Lines opening a $$ display right under text: Markdown then keeps it in the paragraph and the math is not typeset."
+    out, lines, fence, math = [], md.split('\n'), False, False
+    for j, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith('```'): fence = not fence
+        elif fence: continue
+        elif s.startswith('$$') and not math:
+            if j and lines[j - 1].strip(): out.append(f'{lines[j - 1].strip()[-40:]} | {s[:40]}')
+            math = s.count('$$') == 1
+        elif math and s.endswith('$$'): math = False
+    return out
+
+
+@pytest.mark.parametrize('stem', LESSONS + APPENDIX)
+def test_a_display_equation_stands_in_its_own_paragraph(stem):
+    assert [b for k, s in cells(stem) if k == 'markdown' for b in display_math_without_blank_line(s)] == []
+
+
+def test_the_display_check_finds_math_glued_to_text():
+    assert display_math_without_blank_line('as updated:\n$$\na\n$$\nThe sums') == ['as updated: | $$']
+    assert display_math_without_blank_line('as updated:\n\n$$\na\n$$\n\nThe sums') == []
