@@ -23,6 +23,7 @@ from vbfa_lit.engine import observed
 from vbfa_lit.factorised_engine import fit_factorised, fit_factorised_dask
 from vbfa_lit.linalg import numba_available
 from vbfa_lit.vbpca import FixedAlpha, Prior
+from test_dask import recorded  # noqa: E402  a fit with q.W recorded after every sweep
 
 ENGINES = ['numpy'] + (['numba'] if numba_available() else [])
 RTOL = 1e-10
@@ -31,15 +32,6 @@ RTOL = 1e-10
 def problem(missing=0.3, N=240, M=30, seed=0):
     "Samples x features with NaN where missing: a low-rank signal with offsets and noise."
     return make_low_rank(N, M, 3, offset='normal', missing=missing, random_state=seed).X
-
-
-def recorded(fit, *args, **kwargs):
-    "Run a fit, recording q.W after every sweep."
-    seen, user = [], kwargs.pop('callback', None)
-    def callback(it, q, bound):
-        seen.append(q.W.copy())
-        if user is not None: user(it, q, bound)
-    return fit(*args, callback=callback, **kwargs), seen
 
 
 def assert_same_fit(got, ref):
