@@ -39,8 +39,9 @@ def numbers(text):
 
 
 def test_the_estimator_comparison_and_the_rescaling_print_the_numbers_of_the_prose():
-    printed, ns = _run_until('fac15e05')
-    for prose_id, cid in (('fac15e03', 'fac15e02'), ('fac15e06', 'fac15e05')):
+    printed, ns = _run_until('fac15e08')
+    for prose_id, cid in (('fac15e03', 'fac15e02'), ('fac15e06', 'fac15e05'), ('9ed6e9d3', 'fac15m01'),
+                          ('fac15e07', 'c1c0b0b3')):
         text = cell_by_id(STEM, prose_id)
         missing = {n for n in numbers(text) if n not in printed[cid]}
         assert not missing, (prose_id, missing, printed[cid])
@@ -54,6 +55,17 @@ def test_the_estimator_comparison_and_the_rescaling_print_the_numbers_of_the_pro
     assert fact.elbo_[-1] < full.elbo_[-1]                            # the smaller family reaches a lower bound
     assert full.n_iter_ < est['full, without'].n_iter_                # the rotation saves sweeps
     assert ns['gain'] > 0 and ns['moved'] < 1e-10                     # the rescaling: a gain, the same predictions
+    # the predictions worked out by hand: Eq. (15.8) is non-negative (Hadamard) and bounds the gap the sweeps leave,
+    # Eq. (15.9)'s ratio lies in (0, 1], and the Gauss-Seidel fraction of (15.10) is rho^2 for D = 2
+    assert ns['loss_x'] > 0 and ns['loss_w'] > 0
+    assert 0 < ns['bounds']['full'][-1] - ns['bounds']['factorised'][-1] < ns['loss_x'] + ns['loss_w']
+    assert np.all((ns['ratio'] > 0) & (ns['ratio'] <= 1 + 1e-12))
+    rho = -0.6
+    P2 = np.array([[2.0, -rho * np.sqrt(2.0 * 3.0)], [-rho * np.sqrt(2.0 * 3.0), 3.0]])
+    assert np.isclose(ns['gauss_seidel_rate'](P2), rho ** 2)
+    assert np.isclose(ns['kl_min'](np.linalg.inv(P2)[None])[0], -0.5 * np.log(1 - rho ** 2))
+    # exercise 3: the balance at the best scale is M - N for every component
+    assert np.allclose(ns['alpha'] * ns['ww_s'] - ns['xx_s'], ns['M'] - ns['N'])
 
 
 def test_the_lesson_says_what_the_issue_of_the_section_asks_and_keeps_its_code_folded():
