@@ -56,9 +56,9 @@ def test_every_update_is_derived_by_hand_and_checked_by_sympy():
 
 def test_exercise_7_the_expanded_rate_agrees_near_zero_and_loses_every_digit_far_from_it():
     import numpy as np
-    from notebook_text import run, solution_blocks
-    text, blocks = solution_blocks(STEM, 7)
-    printed = run(blocks[0], {'np': np})
+    from notebook_text import cell_by_id, run, solution_blocks
+    text, _ = solution_blocks(STEM, 7)                              # the prose of the solution
+    printed = run(cell_by_id(STEM, 'sol03007'), {'np': np})          # its code, a folded cell inside the solution
     (r0, e0), (r8, e8) = [tuple(map(float, m)) for m in
                           re.findall(r'Eq\. \(3\.16\) gives ([\d.e+-]+), the expanded form ([\d.e+-]+)', printed)]
     assert abs(r0 - e0) < 1e-9 * r0                               # equal in exact arithmetic
