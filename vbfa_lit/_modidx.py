@@ -913,6 +913,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'vbfa_lit.widgets._parse_spectrum': ('widgets.html#_parse_spectrum', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._parse_stds': ('widgets.html#_parse_stds', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._rows': ('widgets.html#_rows', 'vbfa_lit/widgets.py'),
+                                  'vbfa_lit.widgets._slider_values': ('widgets.html#_slider_values', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets._tick': ('widgets.html#_tick', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.figure_png': ('widgets.html#figure_png', 'vbfa_lit/widgets.py'),
                                   'vbfa_lit.widgets.figure_slider': ('widgets.html#figure_slider', 'vbfa_lit/widgets.py'),
