@@ -807,8 +807,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                 'vbfa_lit/transformations.py'),
                                           'vbfa_lit.transformations.transform_posterior': ( 'transformations_engine.html#transform_posterior',
                                                                                             'vbfa_lit/transformations.py'),
-                                          'vbfa_lit.transformations.translate': ( 'transformations_engine.html#translate',
-                                                                                  'vbfa_lit/transformations.py'),
                                           'vbfa_lit.transformations.translation_statistics': ( 'transformations_engine.html#translation_statistics',
                                                                                                'vbfa_lit/transformations.py')},
             'vbfa_lit.validation': { 'vbfa_lit.validation._kind': ('validation.html#_kind', 'vbfa_lit/validation.py'),

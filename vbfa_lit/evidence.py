@@ -17,15 +17,7 @@ from .data import sample_covariance_eigenvalues
 from .validation import check_numbers, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
-    """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
-
-    From X the divisor is N - 1 (`vbfa_lit.data.sample_covariance_eigenvalues` with ddof=1): Minka's formula is
-    used here as scikit-learn's PCA(n_components='mle') uses it, on explained_variance_, and this lesson checks
-    the two agree to 1e-8. The RJMCMC of lesson 10 (`vbfa_lit.rjmcmc.sample_eigenvalues`) takes divisor N, the
-    maximum-likelihood S of its likelihood; the factor N / (N - 1) moves the noise level, not the ranking of k.
-    The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
-    an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
-    eigenvalues, which are taken as given."""
+    """Eigenvalues (decreasing; from X with divisor N - 1, scikit-learn's), N and the zero level over the largest (X's rounding; 0 for eigenvalues)."""
     a = check_numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
     if a.ndim == 2:
         if n_samples is not None:
@@ -47,13 +39,7 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
     return a, int(n_samples), 0.0
 
 def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined evidence, lam with its zeros set to 0)
-    """lam: the eigenvalues over the largest, decreasing; floor: the zero level over the largest; unit: the largest.
-
-    k is defined when v > 0 (some discarded eigenvalue is not 0) and none of the k kept eigenvalues is tied with a later
-    one: the likelihood is flat along the rotation between two tied directions, one of them kept, and the Laplace
-    integral sqrt(2 pi / curvature) over it infinite (Minka's det(A_Z) = 0). A tie among discarded eigenvalues is
-    harmless (they are all modelled by v). The tolerances are relative: zero below d x 2.2e-16 of the largest
-    eigenvalue (or the floor), tied within d x 2.2e-16 of the larger of the two. A warning names the k left out."""
+    """(n, lam with its zeros set to 0): k = 0..n-1 have a defined evidence (see `laplace_evidence`'s Notes); a warning names the k left out."""
     d, eps = lam.size, np.finfo(float).eps
     lam = np.where(lam > max(d * eps, floor), lam, 0.0)
     lam[0] = 1.0
@@ -82,8 +68,7 @@ def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined eviden
 
 # %% ../nbs/11_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
-    """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
-    p(k | D) (uniform prior on k).
+    """Laplace evidence for k = 0, ..., d-1 principal components (`laplace_evidence`).
 
     Attributes
     ----------

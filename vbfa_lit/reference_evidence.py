@@ -28,8 +28,7 @@ def _log_gamma_draw(rng, shape, rate):
     return np.where(shape > 0, out, -np.inf)
 
 def _prior_draw(rng, B: int, M: int, N: int, k: int, prior: Prior) -> dict:
-    """B independent draws of theta from the prior: Wt (B, k+1, M) the columns of W with mu last, X (B, k, N),
-    log_alpha (B, k)."""
+    """B prior draws of theta: Wt (B, k+1, M) the columns of W with mu last, X (B, k, N), log_alpha (B, k)."""
     if isinstance(prior.w, ARD): la = _log_gamma_draw(rng, np.full((B, k), prior.w.a_alpha), prior.w.b_alpha)
     else: la = np.full((B, k), np.log(prior.w.alpha))
     prec = np.concatenate([np.exp(la), np.full((B, 1), prior.beta)], 1)           # (B, k+1)
@@ -58,8 +57,7 @@ def _log_lik(ss, n: int, prior: Prior):
 
 # %% ../nbs/36_reference_evidence.ipynb #re360008
 def _gibbs_sweep(rng, Y, s: dict, ss, t, prior: Prior):
-    """One sweep of Eqs. (36.5)-(36.8) at temperatures t (B,), updating the draws s in place; ss (B,) is S(theta)
-    of the current draws; returns that of the new ones."""
+    """One sweep of Eqs. (36.5)-(36.8) at temperatures t (B,), draws s updated in place; returns S(theta) (B,) of the new ones."""
     B, K1, M = s['Wt'].shape
     k, N = K1 - 1, Y.shape[1]
     lam = np.exp(_log_gamma_draw(rng, t * (prior.a_tau + Y.size / 2), prior.b_tau + ss / 2))[:, None, None]  # (36.5)
