@@ -583,8 +583,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     n_samples : int
         N >= 2, the number of data points behind S.
     n_sweeps, burn_in : int
-        Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000,
-        10000).
+        Sweeps in all (> burn_in) and sweeps discarded (>= 0); n_sweeps - burn_in draws are kept per chain (the
+        paper: 20000, 10000).
     r, alpha : float
         Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5): finite
         real numbers > 0 (Python or NumPy scalars; not a bool, a string or an array).
@@ -592,7 +592,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         Rate of the Gamma prior on tau, a finite real number > 0 like r; None: 1.2 / V with V = mean(g) (see
         `rjmcmc_pca`).
     n_chains : int
-        Independent chains, each started from the prior.
+        Independent chains (>= 1), each started from the prior.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
         Show a tqdm progress bar counting the sweeps (both engines; the compiled one advances it by blocks of
@@ -625,13 +625,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
 
     Raises
     ------
-    ValueError
-        Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive or non-finite r, alpha or eta, an unknown prior (anything but the
-        strings 'ordered' and 'unordered') or engine, complex eigenvalues.
-    TypeError
-        r, alpha or eta not a real number (a bool, a string, an array); likelihood or progress not a bool;
-        n_samples, n_sweeps, burn_in or n_chains not an int; callback not callable.
+    ValueError, TypeError
+        An argument outside what its entry above allows (the message names it); complex eigenvalues.
     SamplingCancelled
         If `callback` returns True.
     ImportError
@@ -919,11 +914,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 
     Raises
     ------
-    ValueError
-        Bad eigenvalues, n_samples, r, alpha, eta or prior (as in `rjmcmc_pca_from_eigenvalues`), density < 2
-        or n_tau < 8.
-    TypeError
-        density or n_tau not an int; r, alpha or eta not a real number; likelihood not a bool.
+    ValueError, TypeError
+        An argument outside what its entry above allows (the message names it).
 
     Notes
     -----

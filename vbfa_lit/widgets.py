@@ -340,10 +340,8 @@ class VBPCAConvergencePanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -441,10 +439,8 @@ class ARDPruningPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -575,10 +571,8 @@ class RJMCMCPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -684,10 +678,8 @@ class HouseholderPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
