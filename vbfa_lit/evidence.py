@@ -86,11 +86,8 @@ class Evidence(NamedTuple):
 def laplace_evidence(data, n_samples=None)->Evidence:
     """Minka's Laplace approximation to the evidence p(D | k) of probabilistic PCA, for every k = 0, ..., d-1.
 
-    log p(D | k) ~ log p(U) - N/2 sum_{j<=k} log lambda_j - N(d-k)/2 log v + (m+k)/2 log(2 pi) - 1/2 log
-    det(A_Z) - k/2 log N, with v the mean of the d-k smallest eigenvalues, m = dk - k(k+1)/2 the dimension of
-    the Stiefel manifold, p(U) = 2^-k prod_{i<=k} Gamma((d-i+1)/2) pi^(-(d-i+1)/2) and
-    det(A_Z) = prod_{i<=k} prod_{j>i} N (1/lambda^_j - 1/lambda^_i)(lambda_i - lambda_j), lambda^_j = v for j
-    > k (Minka, 2000, eq. 30-31). k = 0 is the isotropic Gaussian, log p = -N d/2 log v.
+    Minka's eqs. (30)-(31), Eqs. (11.3)-(11.4) of lesson 11, v the mean of the d-k smallest eigenvalues; k = 0 is the
+    isotropic Gaussian, log p = -N d/2 log v.
 
     Parameters
     ----------

@@ -379,17 +379,13 @@ def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each col
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                      radius_concentration=100.0, dense_mass=True, target_accept_prob=0.8):
-    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation ambiguity removed by the Householder
-    parameterisation.
+    r"""Bayesian PPCA by NUTS (NumPyro) in the Householder parameterisation, which removes the rotation ambiguity.
 
-    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I) with
-    W = U diag(sigma), U uniform on the Stiefel manifold (Householder vectors
-    v_q ~ N(0, I)), sigma_1 > ... > sigma_D with the density of the ordered
-    singular values of a Gaussian matrix, so that W has the same prior as iid N(0, 1)
-    entries; a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
-    is evaluated from the mean and covariance of `X` (cost independent of the number of samples).
-    The sign of each column of ``U`` is not identified (the likelihood and the prior are symmetric
-    under ``u_q -> -u_q``); each draw's columns are flipped to point along the classical principal axes.
+    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I), W = U diag(sigma) with U uniform on the
+    Stiefel manifold and sigma_1 > ... > sigma_D distributed as the ordered singular values of a Gaussian matrix (so W
+    has the prior of iid N(0, 1) entries); a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
+    is evaluated from the mean and covariance of `X`. The columns of each draw of ``U`` (their signs are not
+    identified) are flipped to point along the classical principal axes.
 
     Parameters
     ----------

@@ -886,12 +886,9 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
                       n_tau=160, prior='ordered'):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
 
-    Independent of the sampler: given tau, the likelihood times the ordered prior is a product of
-    one-dimensional Gamma kernels x_j^(a_j - 1) e^(-b_j(tau) x_j) over the ordered precisions 0 < x_1 < ... <
-    x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
-    private helper, Richardson-extrapolated trapezoid rule); the outer integral over log tau uses the
-    trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
-    first; with vague priors that region reaches down to tau's floor, see `rjmcmc_pca_from_eigenvalues`).
+    Independent of the sampler: given tau, the ordered precisions are integrated out by a nested one-dimensional
+    recursion on a grid in log x; the outer integral over log tau is a trapezoid rule where the integrand is within
+    e^-45 of its peak (with vague priors, down to tau's floor: see `rjmcmc_pca_from_eigenvalues`).
 
     Parameters
     ----------
