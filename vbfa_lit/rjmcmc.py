@@ -526,7 +526,6 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     tables = _tables(g, n, r)
     q = rng.integers(1, d, size=C)                                  # initial state drawn from the prior
     tau = rng.gamma(alpha, 1 / eta, size=C)
-    # padded state [0, x_1..x_q, s, scratch.., inf]
     y = np.ones((C, d + 2)); y[:, 0], y[:, -1] = 0.0, np.inf
     for c in range(C):
         with np.errstate(all='ignore'): y[c, 1:q[c] + 2] = np.sort(rng.gamma(r, 1 / tau[c], size=q[c] + 1))

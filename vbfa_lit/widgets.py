@@ -806,28 +806,21 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
         The parameter's values, in slider order.
     label : str, default ''
         The slider's label.
-    start : optional
-        The value shown first; default the first of `values`.
     summaries : sequence of str, optional
         One line of text per value, shown beside the slider; default empty.
-    dpi : int, default 90
-        Resolution of the frames, an integer >= 1.
-    font_size : float, default 12
-        Font size of the frames' text, a finite number > 0.
+    start, dpi, font_size
+        As for `static_slider`.
 
     Returns
     -------
     StaticSlider
-        Displays as self-contained HTML (data-URI PNGs, a range input, inline JavaScript).
 
     Raises
     ------
     TypeError
-        If `draw` is not callable, `dpi` is not an integer, `font_size` not a real number, or `draw` returns
-        something other than a Figure.
+        If `draw` is not callable or returns something other than a Figure; as `static_slider` otherwise.
     ValueError
-        If `values` is empty, `start` is not one of them, `summaries` does not have one entry per value, `dpi` < 1
-        or `font_size` <= 0.
+        If `summaries` does not have one entry per value; as `static_slider` otherwise.
 
     Examples
     --------
