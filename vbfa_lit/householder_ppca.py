@@ -18,7 +18,7 @@ import numpy as np
 
 from .stiefel import (householder_columns, reference_householder_to_stiefel, reference_singular_value_logpdf,
                               reference_swap_reflection, singular_value_log_kernel)
-from .validation import (check_2d, check_variance_range, unit_of, check_int, check_random_state,
+from .validation import (check_2d, check_variance_range, unit_of, check_choice, check_int, check_random_state,
                                  check_real)
 
 # %% ../nbs/13_householder_ppca.ipynb #ec6f2797
@@ -368,10 +368,8 @@ def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, refl
     check_int('num_warmup', num_warmup, 0)
     check_int('num_samples', num_samples, 1)
     check_int('num_chains', num_chains, 1)
-    if parameterisation not in ('householder', 'standard'):
-        raise ValueError(f"parameterisation must be 'householder' or 'standard', got {parameterisation!r}")
-    if reflection not in ('swap', 'mezzadri'):
-        raise ValueError(f"reflection must be 'swap' or 'mezzadri', got {reflection!r}")
+    check_choice('parameterisation', parameterisation, ('householder', 'standard'))
+    check_choice('reflection', reflection, ('swap', 'mezzadri'))
 
 def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each column towards the reference
     return np.where(np.einsum('cnmq,mq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from scipy import special
 
-from .validation import check_int, check_random_state
+from .validation import check_choice, check_int, check_random_state
 
 # %% ../nbs/12_stiefel.ipynb #49fb18fe
 def _check_size(size)->tuple:
@@ -60,8 +60,7 @@ def householder_matrix(v, *, reflection='mezzadri'):
     return -s * (np.eye(v.size) - np.outer(u, u) / (1 + abs(v[0]) / r))
 
 def _check_reflection(reflection):
-    if reflection not in ('mezzadri', 'swap'):
-        raise ValueError(f"reflection must be 'mezzadri' or 'swap', got {reflection!r}")
+    return check_choice('reflection', reflection, ('mezzadri', 'swap'))
 
 def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r, as ||v_{2:}||^2 / (r (r + v1)) when v1 > 0
     if tail2 is None: tail2 = (r - v1) * (r + v1)
@@ -268,8 +267,7 @@ def sample_stiefel(M, D, *, size=None, random_state=None, reflection='mezzadri',
     if D > M: raise ValueError(f"D must be <= M, got D={D} > M={M}")
     size, rng = _check_size(size), check_random_state(random_state)
     _check_reflection(reflection)
-    if method not in ('householder', 'qr'):
-        raise ValueError(f"method must be 'householder' or 'qr', got {method!r}")
+    check_choice('method', method, ('householder', 'qr'))
     if method == 'qr':                                 # Mezzadri's sign fix: diag(R) > 0
         U, R = np.linalg.qr(rng.standard_normal(size + (M, D)))
         return U * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
