@@ -14,7 +14,7 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 
 # %% ../nbs/11_evidence.ipynb #a7c3e2d1
-from .validation import check_numbers, warn_caller
+from .validation import check_int, check_numbers, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
     """Eigenvalues (decreasing; from X with divisor N - 1, scikit-learn's), N and the zero level over the largest (X's rounding; 0 for eigenvalues)."""
@@ -30,13 +30,11 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
         raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
                          f"shape {a.shape}")
     if n_samples is None: raise ValueError("n_samples: required when data are eigenvalues")
-    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)):
-        raise TypeError(f"n_samples: expected an int, got {n_samples!r}")
-    if n_samples < 2: raise ValueError(f"n_samples: expected at least 2, got {n_samples}")
+    n_samples = check_int('n_samples', n_samples, 2)
     if not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError("data: eigenvalues must be finite and >= 0")
     if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
-    return a, int(n_samples), 0.0
+    return a, n_samples, 0.0
 
 def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined evidence, lam with its zeros set to 0)
     """(n, lam with its zeros set to 0): k = 0..n-1 have a defined evidence (see `laplace_evidence`'s Notes); a warning names the k left out."""
