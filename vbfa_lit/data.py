@@ -591,8 +591,7 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
             except OSError as e: failures.append(f"{url}: {e}")       # offline, refused, timed out, cut off
     finally: log.setLevel(level)
     try:
-        algorithm, expected = checksum.lower().split(':')
-        if pooch.file_hash(str(target), alg=algorithm) == expected: return target   # cached, or another process's
+        if pooch.hashes.hash_matches(str(target), checksum): return target   # cached, or another process's
         target.unlink()                                                # a corrupt cached copy is never used
         if not download:
             raise ChecksumError(f"{target} did not have the expected checksum and was deleted; call again with "
@@ -799,8 +798,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     urls = [urls] if isinstance(urls, str) else list(urls)
     loose = get_data_home(data_home) / 'movielens' / 'ml-100k' / 'u.data'
     if loose.is_file():                             # the ratings file alone, verified as the archive is
-        algorithm, expected = MOVIELENS_100K_UDATA_SHA256.split(':')
-        if _pooch().file_hash(str(loose), alg=algorithm) != expected:
+        if not _pooch().hashes.hash_matches(str(loose), MOVIELENS_100K_UDATA_SHA256):
             raise ChecksumError(f"{loose} is not the archive's ml-100k/u.data (its checksum differs); delete it, and "
                                 "the archive is used, or replace it with the archive's file")
         path, text, items = loose, loose.read_text('ascii'), loose.with_name('u.item')
