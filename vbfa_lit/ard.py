@@ -71,10 +71,6 @@ class ARD(NamedTuple):
         ----------
         q : Posterior
             The mean-field posterior (`Posterior`); its q(W) gives the update of q(alpha).
-
-        Returns
-        -------
-        Posterior
         """
         a, b = update_alpha(q.W, q.Sw, self.a_alpha, self.b_alpha)
         return q._replace(a_alpha=a, b_alpha=b)
@@ -85,10 +81,6 @@ class ARD(NamedTuple):
         ----------
         q : Posterior
             The mean-field posterior (`Posterior`), whose q(alpha) is compared with p(alpha).
-
-        Returns
-        -------
-        float
         """
         return float(np.sum(gamma_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha, check=False)))
 

@@ -117,22 +117,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
 
 # %% ../nbs/21_data.ipynb #d7fd29ac
 def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
-    """Eigenvalues of the sample covariance of complete data X, decreasing, and N.
-
-    S = (1/(N - ddof)) sum_n (x_n - mean)(x_n - mean)^T: the one statistic of the data that the
-    eigenvalue-based choices of the number of components read. Zhang et al.'s RJMCMC
-    (``vbfa_lit.rjmcmc.sample_eigenvalues``) takes ``ddof=0``, the maximum-likelihood S of its
-    likelihood; Minka's Laplace evidence (``vbfa_lit.evidence.laplace_evidence``) takes ``ddof=1``, the
-    unbiased S of scikit-learn's ``explained_variance_``, whose ``n_components='mle'`` it reproduces.
-    The centred data are scaled by a power of two before the product, so variances near the ends of the
-    floating-point range give the same eigenvalues as unit-scale ones; variances beyond it are refused.
-
-    Examples
-    --------
-    >>> g, N = sample_covariance_eigenvalues([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
-    >>> g.tolist(), N
-    ([1.0, 1.0], 4)
-    """
+    """Eigenvalues of complete X's sample covariance, decreasing, and N (ddof 0: Zhang et al.'s S, 1: Minka's), scaled to stay in range."""
     if ddof not in (0, 1) or isinstance(ddof, (bool, np.bool_)):
         raise ValueError(f"ddof: expected 0 or 1, got {ddof!r}")
     X = check_2d(name, X, min_samples=2, min_features=2, needs='the sample covariance needs complete data')
@@ -227,10 +212,7 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
 # %% ../nbs/21_data.ipynb #9e7a3895
 BISHOP_STDS = (5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # Bishop (1999), Sec. 4 and Fig. 3
 
-def _qr_basis(rng, D, Q): # (D, Q) orthonormal columns: numpy's QR of a Gaussian matrix, LAPACK's signs
-    # Not Haar (that is vbfa_lit.stiefel.haar_orthogonal): its columns' signs follow LAPACK. Where it is used the
-    # latent draws are symmetric, so the law of the data does not depend on those signs; it is kept because the
-    # seeded lesson data (lessons 01, 04, 06, 11 and the widgets) were drawn with it.
+def _qr_basis(rng, D, Q): # numpy's QR of a Gaussian matrix: not Haar (LAPACK's signs), kept for the seeded lesson data
     return np.linalg.qr(rng.normal(size=(D, Q)))[0]
 
 # %% ../nbs/21_data.ipynb #9e7a3895p1
@@ -368,29 +350,7 @@ MINKA_SPECTRA = _family('minka')  # experiment: (eigenvalues, n_samples), Minka 
 
 # %% ../nbs/21_data.ipynb #f415d995p1
 def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
-    """Minka's three test spectra for choosing the dimensionality of PCA (true k = 5 in each).
-
-    Zero-mean Gaussian data with a diagonal covariance: five signal variances 10, 8, 6, 4, 2, then
-
-    - experiment 1: five variances 1, N = 100 (d = 10);
-    - experiment 2: ten variances 0.1, N = 10 (d = 15; fewer samples than dimensions);
-    - experiment 3: ninety-five variances 0.25, N = 60 (d = 100).
-
-    Source of the numbers: Minka's own script for the paper's experiments ("Runs the experiments in
-    Minka (2000). Written by Tom Minka", distributed with his PCA code), which sets
-    ``lambdas = [10:-2:2]`` followed by ``repmat(1, 1, 5)`` with n = 100, ``repmat(0.1, 1, 10)`` with
-    n = 10, and ``repmat(0.25, 1, 95)`` with n = 60, and draws ``randnorm(n, 0, [], diag(lambdas))``.
-    Zhang et al.'s Sets 2 and 4 reuse spectra 1 and 2 (Set 4 with N = 10,000).
-
-    References
-    ----------
-    Minka, T. P. (2000). Automatic choice of dimensionality for PCA. NIPS 13, Sec. 5.
-
-    Examples
-    --------
-    >>> make_minka_spectrum(2, random_state=0).X.shape      # fewer samples than dimensions
-    (10, 15)
-    """
+    """Minka's (2000, Sec. 5) test spectra 1-3 (variances 10, 8, 6, 4, 2 then noise; true k = 5), from his own experiment script."""
     g = _named_spectrum('minka', 'experiment', experiment, n_samples, rotate=False, random_mean=False,
                         random_state=random_state)
     return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
@@ -398,24 +358,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
 # %% ../nbs/21_data.ipynb #9b923317
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
                              random_state=None):
-    """Nirwan's synthetic data for PPCA with a Householder-parametrised W: N = 150, M = 5, D = 2 (the slides' D = 5, Q = 2).
-
-    The slides' construction: X ~ N(0, I) in R^{N x D}; U uniform on the Stiefel manifold V_{M,D}
-    (orthonormal columns); Sigma = diag(sigma) = diag(3.0, 1.0); W = U Sigma; eps ~ N(0, 0.01) in
-    R^{N x M}; Y = X W^T + eps. U is drawn by ``vbfa_lit.stiefel.sample_stiefel(M, D, method='qr')``: the QR
-    factor of an M x D Gaussian matrix with the signs of diag(R) moved into its columns.
-
-    References
-    ----------
-    Nirwan, R. S. and Bertschinger, N. (2019). Rotation invariant householder parameterization for Bayesian
-    PCA. ICML; slides, "Results: Synthetic Dataset".
-
-    Examples
-    --------
-    >>> d = make_householder_example(random_state=0)
-    >>> d.X.shape, d.W.shape
-    ((150, 5), (5, 2))
-    """
+    """Nirwan's synthetic data for Householder PPCA (ICML 2019 slides): Y = X (U diag(sigma))^T + noise, U uniform on V_{M,D}."""
     N = check_int('n_samples', n_samples, 1)
     M = check_int('n_features', n_features, 1)
     s = _check_positive_vector('sigma', sigma)
@@ -565,18 +508,7 @@ def _pooch(): # the pooch module, imported only when something is downloaded
     return pooch
 
 def get_data_home(data_home=None):
-    """The directory where downloaded data sets are cached.
-
-    The first that applies: the `data_home` argument; the environment variable ``VBFA_LIT_DATA``; pooch's
-    ``os_cache('vbfa_lit')``, the platform's cache directory (``~/.cache/vbfa_lit`` or ``$XDG_CACHE_HOME/vbfa_lit``
-    on Linux, ``~/Library/Caches/vbfa_lit`` on macOS, ``%LOCALAPPDATA%\\vbfa_lit\\vbfa_lit\\Cache`` on Windows).
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> get_data_home('/tmp/somewhere') == Path('/tmp/somewhere')
-    True
-    """
+    """The cache directory: `data_home`, else $VBFA_LIT_DATA, else pooch's os_cache('vbfa_lit')."""
     if data_home is not None: return Path(data_home).expanduser()
     if os.environ.get('VBFA_LIT_DATA'): return Path(os.environ['VBFA_LIT_DATA']).expanduser()
     return Path(_pooch().os_cache('vbfa_lit'))
@@ -629,22 +561,7 @@ def _downloader(timeout, size): # pooch's downloader(url, output_file, pooch): u
     return download
 
 def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=True, timeout=60, size=None):
-    """Return the path of a verified local copy of a data file, downloading it into the cache if needed.
-
-    ``pooch.retrieve`` does the work: a cached copy is used only if its checksum matches (a corrupt one is
-    downloaded again); a download goes to a temporary file in the cache directory and is moved into place only
-    when its checksum matches, so an interrupted or corrupted download never leaves a file under the final name
-    and several processes may fetch the same file at once. The `urls` (mirrors) are tried in order.
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> import tempfile
-    >>> src = Path(tempfile.mkdtemp()) / 'hello.txt'; _ = src.write_bytes(b'hello')
-    >>> sha = 'sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824'
-    >>> fetch_file('hello.txt', src.as_uri(), sha, data_home=tempfile.mkdtemp()).read_bytes()
-    b'hello'
-    """
+    """Path of a verified copy of a data file: pooch.retrieve from the `urls` in turn, a corrupt or partial file never kept."""
     _check_checksum(checksum); urls = _check_urls(urls)
     _plain_name('filename', filename); _plain_name('subdir', subdir)
     if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, Real) or not timeout > 0:
@@ -674,8 +591,7 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
             except OSError as e: failures.append(f"{url}: {e}")       # offline, refused, timed out, cut off
     finally: log.setLevel(level)
     try:
-        algorithm, expected = checksum.lower().split(':')
-        if pooch.file_hash(str(target), alg=algorithm) == expected: return target   # cached, or another process's
+        if pooch.hashes.hash_matches(str(target), checksum): return target   # cached, or another process's
         target.unlink()                                                # a corrupt cached copy is never used
         if not download:
             raise ChecksumError(f"{target} did not have the expected checksum and was deleted; call again with "
@@ -756,12 +672,7 @@ def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_M
     ValueError
         If `subset` is not 'train' or 'test', or a file is not valid IDX.
     FileNotFoundError, DownloadError, ChecksumError
-        As ``fetch_file`` (offline with no cached copy, or a file with the wrong checksum).
-
-    Notes
-    -----
-    Checksums: SHA-256 of each ``.gz`` file from tensorflow-datasets' ``url_checksums/mnist.txt``
-    (``MNIST_FILES``); the MD5s torchvision publishes for the same files are in ``MNIST_MD5``.
+        Offline with no cached copy, or a file without the published checksum (``MNIST_FILES``).
 
     References
     ----------
@@ -878,8 +789,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
 
     Notes
     -----
-    Checksum: SHA-256 from tensorflow-datasets' ``url_checksums/movielens.txt``; GroupLens' own MD5 is
-    ``MOVIELENS_100K_MD5``. The data may be used for research only; see the archive's README.
+    The data may be used for research only; see the archive's README.
 
     References
     ----------
@@ -888,8 +798,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     urls = [urls] if isinstance(urls, str) else list(urls)
     loose = get_data_home(data_home) / 'movielens' / 'ml-100k' / 'u.data'
     if loose.is_file():                             # the ratings file alone, verified as the archive is
-        algorithm, expected = MOVIELENS_100K_UDATA_SHA256.split(':')
-        if _pooch().file_hash(str(loose), alg=algorithm) != expected:
+        if not _pooch().hashes.hash_matches(str(loose), MOVIELENS_100K_UDATA_SHA256):
             raise ChecksumError(f"{loose} is not the archive's ml-100k/u.data (its checksum differs); delete it, and "
                                 "the archive is used, or replace it with the archive's file")
         path, text, items = loose, loose.read_text('ascii'), loose.with_name('u.item')

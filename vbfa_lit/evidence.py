@@ -14,18 +14,10 @@ from scipy import special
 from .data import sample_covariance_eigenvalues
 
 # %% ../nbs/11_evidence.ipynb #a7c3e2d1
-from .validation import check_numbers, warn_caller
+from .validation import check_int, check_numbers, warn_caller
 
 def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
-    """Eigenvalues, N and a zero level (over the largest eigenvalue) from data X (n_samples, d) or eigenvalues.
-
-    From X the divisor is N - 1 (`vbfa_lit.data.sample_covariance_eigenvalues` with ddof=1): Minka's formula is
-    used here as scikit-learn's PCA(n_components='mle') uses it, on explained_variance_, and this lesson checks
-    the two agree to 1e-8. The RJMCMC of lesson 10 (`vbfa_lit.rjmcmc.sample_eigenvalues`) takes divisor N, the
-    maximum-likelihood S of its likelihood; the factor N / (N - 1) moves the noise level, not the ranking of k.
-    The zero level, from X, is the variance that rounding X's entries alone can fake, d (2.2e-16 max|X|)^2:
-    an eigenvalue at or below it is 0 for all the data can tell (a collinear column of offset data); 0 for
-    eigenvalues, which are taken as given."""
+    """Eigenvalues (decreasing; from X with divisor N - 1, scikit-learn's), N and the zero level over the largest (X's rounding; 0 for eigenvalues)."""
     a = check_numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
     if a.ndim == 2:
         if n_samples is not None:
@@ -38,22 +30,14 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
         raise ValueError("data: expected X (n_samples, n_features) or eigenvalues (d,) with d >= 2, got "
                          f"shape {a.shape}")
     if n_samples is None: raise ValueError("n_samples: required when data are eigenvalues")
-    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)):
-        raise TypeError(f"n_samples: expected an int, got {n_samples!r}")
-    if n_samples < 2: raise ValueError(f"n_samples: expected at least 2, got {n_samples}")
+    n_samples = check_int('n_samples', n_samples, 2)
     if not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError("data: eigenvalues must be finite and >= 0")
     if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
-    return a, int(n_samples), 0.0
+    return a, n_samples, 0.0
 
 def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined evidence, lam with its zeros set to 0)
-    """lam: the eigenvalues over the largest, decreasing; floor: the zero level over the largest; unit: the largest.
-
-    k is defined when v > 0 (some discarded eigenvalue is not 0) and none of the k kept eigenvalues is tied with a later
-    one: the likelihood is flat along the rotation between two tied directions, one of them kept, and the Laplace
-    integral sqrt(2 pi / curvature) over it infinite (Minka's det(A_Z) = 0). A tie among discarded eigenvalues is
-    harmless (they are all modelled by v). The tolerances are relative: zero below d x 2.2e-16 of the largest
-    eigenvalue (or the floor), tied within d x 2.2e-16 of the larger of the two. A warning names the k left out."""
+    """(n, lam with its zeros set to 0): k = 0..n-1 have a defined evidence (see `laplace_evidence`'s Notes); a warning names the k left out."""
     d, eps = lam.size, np.finfo(float).eps
     lam = np.where(lam > max(d * eps, floor), lam, 0.0)
     lam[0] = 1.0
@@ -82,8 +66,7 @@ def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined eviden
 
 # %% ../nbs/11_evidence.ipynb #fd82f9d2
 class Evidence(NamedTuple):
-    """Laplace evidence for k = 0, ..., d-1 principal components: `k`, `log_evidence` log p(D | k), and `p`
-    p(k | D) (uniform prior on k).
+    """Laplace evidence for k = 0, ..., d-1 principal components (`laplace_evidence`).
 
     Attributes
     ----------
@@ -101,11 +84,8 @@ class Evidence(NamedTuple):
 def laplace_evidence(data, n_samples=None)->Evidence:
     """Minka's Laplace approximation to the evidence p(D | k) of probabilistic PCA, for every k = 0, ..., d-1.
 
-    log p(D | k) ~ log p(U) - N/2 sum_{j<=k} log lambda_j - N(d-k)/2 log v + (m+k)/2 log(2 pi) - 1/2 log
-    det(A_Z) - k/2 log N, with v the mean of the d-k smallest eigenvalues, m = dk - k(k+1)/2 the dimension of
-    the Stiefel manifold, p(U) = 2^-k prod_{i<=k} Gamma((d-i+1)/2) pi^(-(d-i+1)/2) and
-    det(A_Z) = prod_{i<=k} prod_{j>i} N (1/lambda^_j - 1/lambda^_i)(lambda_i - lambda_j), lambda^_j = v for j
-    > k (Minka, 2000, eq. 30-31). k = 0 is the isotropic Gaussian, log p = -N d/2 log v.
+    Minka's eqs. (30)-(31), Eqs. (11.3)-(11.4) of lesson 11, v the mean of the d-k smallest eigenvalues; k = 0 is the
+    isotropic Gaussian, log p = -N d/2 log v.
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ import numpy as np
 
 from .stiefel import (householder_columns, reference_householder_to_stiefel, reference_singular_value_logpdf,
                               reference_swap_reflection, singular_value_log_kernel)
-from .validation import (check_2d, check_variance_range, unit_of, check_int, check_random_state,
+from .validation import (check_2d, check_variance_range, unit_of, check_choice, check_int, check_random_state,
                                  check_real)
 
 # %% ../nbs/13_householder_ppca.ipynb #ec6f2797
@@ -67,39 +67,7 @@ def _log_likelihood(W, # (..., M, D) loadings
     return -stats.n / 2 * (M * math.log(2 * math.pi) + logdet_C + (tr_S - tr_MA) / noise_var)
 
 def ppca_log_likelihood(X, W, noise_std, mu):
-    r"""Log likelihood of PPCA, sum_n log N(x_n | mu, W W^T + s^2 I), from sufficient
-    statistics.
-
-    Uses log|C| = (M - D) log s^2 + log|W^T W + s^2 I| and Woodbury,
-    C^-1 = (I - W (W^T W + s^2 I)^-1 W^T) / s^2: one evaluation costs O(M^2 D)
-    once the mean and covariance of `X` are known.
-
-    Parameters
-    ----------
-    X : array_like, shape (n_samples, n_features), or SufficientStatistics
-        Data (complete) or their ``sufficient_statistics``.
-    W : array_like, shape (..., M, D)
-        Loadings.
-    noise_std : array_like, shape (...)
-        Noise standard deviation ``s > 0``.
-    mu : array_like, shape (..., M)
-        Mean.
-
-    Returns
-    -------
-    ndarray, shape (...)
-
-    Raises
-    ------
-    ValueError
-        For bad data (see ``sufficient_statistics``), mismatched shapes or ``noise_std <= 0``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.random.default_rng(0).normal(size=(50, 3))
-    >>> ll = ppca_log_likelihood(X, np.ones((3, 1)), 1.0, np.zeros(3))
-    """
+    """PPCA's log likelihood sum_n log N(x_n | mu, W W^T + s^2 I) of X (or its `SufficientStatistics`), O(M^2 D) by Woodbury."""
     stats = X if isinstance(X, SufficientStatistics) else sufficient_statistics(X)
     W, s, mu = np.asarray(W, dtype=float), np.asarray(noise_std, dtype=float), np.asarray(mu, dtype=float)
     M = stats.mean.shape[0]
@@ -110,9 +78,7 @@ def ppca_log_likelihood(X, W, noise_std, mu):
 
 # %% ../nbs/13_householder_ppca.ipynb #bbd9fe00
 def reference_log_likelihood(X, U, sigma, noise_std, mu):
-    """sum_n log N(x_n | mu, C), C = U diag(sigma^2) U^T + sigma_eps^2 I, by the read-off above:
-    log|C| = (M - D) log sigma_eps^2 + sum_q log(sigma_q^2 + sigma_eps^2),
-    tr(C^-1 S_mu) = (tr S_mu - sum_q sigma_q^2 / (sigma_q^2 + sigma_eps^2) u_q^T S_mu u_q) / sigma_eps^2."""
+    """sum_n log N(x_n | mu, U diag(sigma^2) U^T + noise_std^2 I), by the lesson's read-off of log|C| and tr(C^-1 S_mu)."""
     N, M = X.shape
     s2 = noise_std**2
     S_mu = (X - mu).T @ (X - mu) / N                                   # (M, M)
@@ -120,7 +86,6 @@ def reference_log_likelihood(X, U, sigma, noise_std, mu):
     uSu = np.sum(U * (S_mu @ U), axis=0)                               # u_q^T S_mu u_q, (D,)
     tr_CS = (np.trace(S_mu) - np.sum(sigma**2 / (sigma**2 + s2) * uSu)) / s2
     return -N / 2 * (M * np.log(2 * np.pi) + logdet_C + tr_CS)
-
 
 # %% ../nbs/13_householder_ppca.ipynb #8d40462a
 _INSTALL = "pip install 'vbfa_lit[mcmc]'"
@@ -137,9 +102,7 @@ def _import_numpyro():
 
 def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                 sigma_log_kernel=None, radius_concentration=100.0):
-    """The NumPyro model. `stats=None` gives the prior of W alone (for prior-predictive checks);
-    `sigma_log_kernel(sigma)` replaces the log density of the ordered singular values (to show a wrong
-    one)."""
+    """The NumPyro model; `stats=None`: the prior of W alone; `sigma_log_kernel` replaces the singular values' log density."""
     jax, jnp, numpyro = _import_numpyro()
     import numpyro.distributions as dist
     from numpyro.distributions import constraints
@@ -179,8 +142,7 @@ def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='sw
 
 def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8,
               dense_mass=True):
-    """Vectorised chains on one CPU device; returns (samples as float64 numpy (chains, draws, ...),
-    divergences, seconds)."""
+    """Vectorised NUTS chains on one CPU device: (float64 samples (chains, draws, ...), divergences, seconds, steps, timing)."""
     jax, jnp, numpyro = _import_numpyro()
     from numpyro.infer import MCMC, NUTS
     key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
@@ -202,11 +164,7 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
 _CACHE_ENV = 'VBFA_LIT_JAX_CACHE'  # a directory for JAX's compilation cache, or 'off'
 
 def jax_cache_dir()->Path|None:
-    """Where `householder_ppca` keeps JAX's persistent compilation cache, or None when it is switched off.
-
-    The environment variable ``VBFA_LIT_JAX_CACHE`` names a directory, or ``off`` to switch the cache off;
-    otherwise ``$XDG_CACHE_HOME/vbfa_lit/jax`` (``~/.cache/vbfa_lit/jax``). A directory the user has set
-    in JAX itself (``jax_compilation_cache_dir``) takes precedence over both inside the call."""
+    """JAX's compilation cache directory: $VBFA_LIT_JAX_CACHE ('off': None), else $XDG_CACHE_HOME/vbfa_lit/jax."""
     env = os.environ.get(_CACHE_ENV, '').strip()
     if env.lower() in ('off', '0', 'none', 'false'): return None
     if env: return Path(env).expanduser()
@@ -214,10 +172,8 @@ def jax_cache_dir()->Path|None:
     return Path(base) / 'vbfa_lit' / 'jax'
 
 @contextmanager
-def _compilation_cache(jax): # JAX's persistent compilation cache inside the call; the user's settings restored
-    """Yields the cache directory in use (str) or None. Every program is cached (no minimum compile time or entry
-    size); the user's three settings are put back afterwards. JAX opens its cache once per process, so the
-    cache object is reset on entry and exit when it is ours (the user had set no directory)."""
+def _compilation_cache(jax): # JAX's persistent compilation cache inside the call
+    """Yields the cache directory (or None), every program cached; JAX's three settings (and its cache object, if ours) restored."""
     cfg = jax.config
     names = ('jax_compilation_cache_dir', 'jax_persistent_cache_min_compile_time_secs',
              'jax_persistent_cache_min_entry_size_bytes')
@@ -255,8 +211,7 @@ def _on_duration(event, seconds, **kwargs): # the JAX monitoring listener behind
         for clock in _clocks: clock.seconds += seconds; clock.count += 1
 
 class _CompileClock:
-    """Sums the seconds JAX spends in XLA compilation (or loading a compiled program from the persistent cache)
-    while active, from JAX's monitoring events; `.seconds` and `.count` (programs)."""
+    """Sums the seconds (`.seconds`) and programs (`.count`) of XLA compilation or cache loading while active."""
     _registered = False
     def __init__(self, jax): self.jax, self.seconds, self.count = jax, 0.0, 0
     def __enter__(self):
@@ -273,10 +228,7 @@ def _double_precision(jax): # a context in which JAX computes in float64 (jax.en
 
 # %% ../nbs/13_householder_ppca.ipynb #29f3cc3d
 def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
-    """The model's log posterior density at the parameters NUTS moves, up to a constant (mu has a flat prior):
-    each v_i uniform in direction with ||v_i|| ~ Gamma(k, k), U from them by the swap reflections, the ordered
-    singular values sigma with the density of `reference_singular_value_logpdf`, sigma_eps half-normal(1), and the
-    likelihood of W = U diag(sigma)."""
+    """The model's log posterior density at the parameters NUTS moves (v_i, sigma, noise_std, mu), up to a constant."""
     M, D = X.shape[1], len(sigma)
     U = reference_householder_to_stiefel(vectors, reference_swap_reflection)
     r, i = np.array([np.linalg.norm(v) for v in vectors]), M - np.arange(D)     # ||v_i|| and its length i
@@ -284,7 +236,6 @@ def reference_log_density(vectors, sigma, noise_std, mu, X, k=100.0):
     log_noise = np.log(np.sqrt(2 / np.pi)) - noise_std**2 / 2
     return (log_v + reference_singular_value_logpdf(sigma, M) + log_noise
             + reference_log_likelihood(X, U, sigma, noise_std, mu))
-
 
 # %% ../nbs/13_householder_ppca.ipynb #b3d9e0c4
 def _check_draws(x): # (chains, draws, ...) finite float array, or an error naming x
@@ -327,9 +278,7 @@ def split_rhat(x):
         return np.where(constant, np.nan, np.sqrt(var_plus / var_within))[()]
 
 def bulk_ess(x):
-    """Bulk effective sample size: the ESS (Geyer's initial monotone sequence, NumPyro's estimator) of
-    the rank-normalised draws shaped (chains, draws, ...).
-    """
+    """Bulk ESS (NumPyro's estimator) of the rank-normalised draws shaped (chains, draws, ...)."""
     x = _check_draws(x)
     _import_numpyro()
     from numpyro.diagnostics import effective_sample_size
@@ -419,10 +368,8 @@ def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, refl
     check_int('num_warmup', num_warmup, 0)
     check_int('num_samples', num_samples, 1)
     check_int('num_chains', num_chains, 1)
-    if parameterisation not in ('householder', 'standard'):
-        raise ValueError(f"parameterisation must be 'householder' or 'standard', got {parameterisation!r}")
-    if reflection not in ('swap', 'mezzadri'):
-        raise ValueError(f"reflection must be 'swap' or 'mezzadri', got {reflection!r}")
+    check_choice('parameterisation', parameterisation, ('householder', 'standard'))
+    check_choice('reflection', reflection, ('swap', 'mezzadri'))
 
 def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each column towards the reference
     return np.where(np.einsum('cnmq,mq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
@@ -430,17 +377,13 @@ def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each col
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                      radius_concentration=100.0, dense_mass=True, target_accept_prob=0.8):
-    r"""Bayesian PPCA by NUTS (NumPyro), with the rotation ambiguity removed by the Householder
-    parameterisation.
+    r"""Bayesian PPCA by NUTS (NumPyro) in the Householder parameterisation, which removes the rotation ambiguity.
 
-    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I) with
-    W = U diag(sigma), U uniform on the Stiefel manifold (Householder vectors
-    v_q ~ N(0, I)), sigma_1 > ... > sigma_D with the density of the ordered
-    singular values of a Gaussian matrix, so that W has the same prior as iid N(0, 1)
-    entries; a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
-    is evaluated from the mean and covariance of `X` (cost independent of the number of samples).
-    The sign of each column of ``U`` is not identified (the likelihood and the prior are symmetric
-    under ``u_q -> -u_q``); each draw's columns are flipped to point along the classical principal axes.
+    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I), W = U diag(sigma) with U uniform on the
+    Stiefel manifold and sigma_1 > ... > sigma_D distributed as the ordered singular values of a Gaussian matrix (so W
+    has the prior of iid N(0, 1) entries); a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
+    is evaluated from the mean and covariance of `X`. The columns of each draw of ``U`` (their signs are not
+    identified) are flipped to point along the classical principal axes.
 
     Parameters
     ----------

@@ -158,14 +158,7 @@ def plot_elbo(history, ax=None, label: str = None, relative_to: float = None, **
 
 # %% ../nbs/20_plots.ipynb #ff5198f7p1
 def plot_learning_curves(histories: dict, axes=None, best: float = None):
-    """Several runs overlaid: the bound per sweep, and its distance to the best bound on a log scale.
-
-    Examples
-    --------
-    >>> ax_l, ax_g = plot_learning_curves({'plain': [-9.0, -5.0, -4.0], 'rotated': [-6.0, -4.0, -3.0]})
-    >>> ax_g.lines[0].get_ydata().tolist()
-    [6.0, 2.0, 1.0]
-    """
+    """Several runs overlaid: the bound per sweep, and its distance to the best bound on a log scale."""
     if not histories: raise ValueError("histories: expected at least one run")
     curves = {k: _as(v, 1, f'histories[{k!r}]') for k, v in histories.items()}
     if best is None: best = max(float(np.max(c)) for c in curves.values())
@@ -185,14 +178,7 @@ def plot_learning_curves(histories: dict, axes=None, best: float = None):
 
 # %% ../nbs/20_plots.ipynb #f943ed57
 def plot_pruning(inv_alpha, ax=None, kept=None):
-    """The ARD pruning picture: the prior variance 1/<alpha_d> of every column of W, sweep by sweep, on a log axis.
-
-    Examples
-    --------
-    >>> ax = plot_pruning([[1.0, 1.0], [2.0, 0.1], [3.0, 0.01]])
-    >>> len(ax.lines)
-    2
-    """
+    """The ARD pruning picture: the prior variance 1/<alpha_d> of every column of W, sweep by sweep, on a log axis."""
     inv_alpha = _as(inv_alpha, 2, 'inv_alpha')
     T, D = inv_alpha.shape
     kept = np.ones(D, bool) if kept is None else np.asarray(kept, bool)
@@ -303,14 +289,7 @@ def plot_trace(q, ax=None, burn_in: int = 0, ylabel: str = 'number of components
 
 # %% ../nbs/20_plots.ipynb #1fbf9b7ep1
 def plot_posterior_bars(values, probs, errors=None, exact=None, ax=None, xlabel: str = 'number of components q'):
-    """Bar chart of a discrete posterior with error bars, and the exact posterior as markers when known.
-
-    Examples
-    --------
-    >>> ax = plot_posterior_bars([1, 2, 3], [0.2, 0.7, 0.1], errors=[0.02, 0.03, 0.01])
-    >>> [round(float(p.get_height()), 2) for p in ax.patches]
-    [0.2, 0.7, 0.1]
-    """
+    """Bar chart of a discrete posterior with error bars, and the exact posterior as markers when known."""
     x, p = _as(values, 1, 'values'), _as(probs, 1, 'probs')
     if len(x) != len(p): raise ValueError(f"probs: expected {len(x)} entries (one per value), got {len(p)}")
     if np.any(p < 0): raise ValueError("probs: expected non-negative probabilities")
@@ -329,15 +308,7 @@ def plot_posterior_bars(values, probs, errors=None, exact=None, ax=None, xlabel:
 
 # %% ../nbs/20_plots.ipynb #1b965f5e
 def plot_sphere(samples, ax=None, s: float = 6):
-    """Points on the unit sphere in 3-D, over a light wireframe of the sphere; several sets in different colours.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ax = plot_sphere(np.eye(3))
-    >>> len(ax.collections) >= 1
-    True
-    """
+    """Points on the unit sphere in 3-D, over a light wireframe of the sphere; several sets in different colours."""
     sets = samples if isinstance(samples, dict) else {None: samples}
     ax = _axes(ax, (4.2, 4.2), projection='3d')
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
@@ -410,16 +381,7 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
 
 # %% ../nbs/20_plots.ipynb #gm0cd001
 def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float = 0.32, badges: dict = None):
-    """A directed graphical model: circles for random variables (grey when observed), dots for fixed parameters,
-    arrows from parent to child, and plates around repeated variables.
-
-    Examples
-    --------
-    >>> nodes = {'z': (0, 1, 'z', 'latent'), 'y': (0, 0, 'y', 'observed')}
-    >>> ax = plot_graphical_model(nodes, [('z', 'y')])
-    >>> len(ax.patches)
-    3
-    """
+    """A directed graphical model: circles (grey when observed), dots for fixed parameters, arrows parent to child, plates."""
     from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
     kinds = {'latent', 'observed', 'fixed'}
     for name, (x, y, label, kind) in nodes.items():
@@ -471,18 +433,7 @@ def _shrunk(a, b, ra, rb):
 
 # %% ../nbs/20_plots.ipynb #fbaa8d51
 def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
-    """A map of methods: one rounded box per method, each a link to the page that teaches it, and arrows for "leads to".
-
-    Positions are in inches, so boxes and text keep their proportions: on a new figure the Axes fills a figure as large
-    as the map. In an SVG (`svg_markup`) every box and its label are a link to the node's URL.
-
-    Examples
-    --------
-    >>> nodes = {'a': (1, 0.5, 'PPCA', 'a.html', 'main'), 'b': (3, 0.5, 'EM', 'b.html', 'main')}
-    >>> ax = plot_method_map(nodes, [('a', 'b')])
-    >>> [p.get_url() for p in ax.patches[:2]]
-    ['a.html', 'b.html']
-    """
+    '''A map of methods in inches: a rounded box per method, linked to its page (also in `svg_markup`'s SVG), arrows for "leads to".'''
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
     kinds, styles = {'main', 'aside'}, {'dashed', 'wrap'}
     for name, (x, y, label, url, kind) in nodes.items():
@@ -533,16 +484,7 @@ def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
 
 
 def svg_markup(fig, element_id: str = '', label: str = '') -> str:
-    """`fig` as inline SVG markup for an HTML page: scaled to the width of its container, and every artist's URL
-    (``artist.set_url``) a link a reader can click, in Jupyter and on a static site alike.
-
-    Examples
-    --------
-    >>> ax = plot_method_map({'a': (1, 0.5, 'PPCA', 'a.html', 'main')})
-    >>> s = svg_markup(ax.figure, 'map')
-    >>> s.startswith('<svg') and 'href="a.html"' in s
-    True
-    """
+    """`fig` as inline SVG for an HTML page, as wide as its container, every artist's URL (`set_url`) a clickable link."""
     import io, re
     buf = io.StringIO()
     fig.savefig(buf, format='svg', metadata={'Date': None})
@@ -558,14 +500,7 @@ def svg_markup(fig, element_id: str = '', label: str = '') -> str:
 
 # %% ../nbs/20_plots.ipynb #ro0cd001
 def plot_rotation_orbit(W, angles=(0.0, 0.7, 1.4, 2.1), ax=None):
-    """The rows of W R(theta) in the plane: each row's circle (the whole orbit) and the rows at a few angles.
-
-    Examples
-    --------
-    >>> ax = plot_rotation_orbit([[1.0, 0.0], [0.0, 0.5]], angles=[0.0])
-    >>> len(ax.lines)
-    4
-    """
+    """The rows of W R(theta) in the plane: each row's circle (the whole orbit) and the rows at a few angles."""
     W = _as(W, 2, 'W')
     if W.shape[1] != 2: raise ValueError(f"W: expected 2 columns, got shape {W.shape}")
     ax = _axes(ax, (4.2, 4))
@@ -816,14 +751,7 @@ def plot_band(x, # (K,) positions along the horizontal axis
               color='0.8', alpha:float=1.0,
               xlabel:str=None, ylabel:str=None, # axis labels (left as they are when None)
              ): # the Axes
-    """A shaded band between two curves: a range over seeds, an interval, the gap between a bound and its target.
-
-    Examples
-    --------
-    >>> ax = plot_band([0.0, 1.0], [0.0, 1.0], 2.0)
-    >>> float(ax.collections[0].get_paths()[0].vertices[:, 1].max())
-    2.0
-    """
+    """A shaded band between two curves: a range over seeds, an interval, the gap between a bound and its target."""
     x = _as(x, 1, 'x')
     lo, hi = (np.broadcast_to(np.asarray(e, dtype=float), x.shape) if np.ndim(e) == 0 else _as(e, 1, n)
               for e, n in ((lower, 'lower'), (upper, 'upper')))
@@ -846,14 +774,7 @@ def plot_spread(x, # (K,) positions, e.g. the numbers of components D
                 band:bool=True, # True: the range as a grey band; False: thin lines at the extremes
                 xlabel:str='D', ylabel:str='value',
                ): # the Axes
-    """The median over repeats at each x with their range, and the censored repeats as open circles.
-
-    Examples
-    --------
-    >>> ax = plot_spread([1, 2], [[1.0, 3.0, 2.0], [5.0]])
-    >>> ax.lines[0].get_ydata().tolist()
-    [2.0, 5.0]
-    """
+    """The median over repeats at each x with their range, and the censored repeats as open circles."""
     x = _as(x, 1, 'x')
     if len(groups) != len(x): raise ValueError(f"groups: expected one group per x ({len(x)}), got {len(groups)}")
     g = [np.atleast_1d(np.asarray(v, dtype=float)) for v in groups]
@@ -881,14 +802,7 @@ def plot_grouped_bars(bars:dict, # label -> (x (K_i,), heights (K_i,)): one grou
                       width:float=0.8, # the width all groups share at one x
                       xlabel:str='value', ylabel:str='probability',
                      ): # the Axes
-    """Bars of several distributions side by side at the same integer values, one colour per distribution.
-
-    Examples
-    --------
-    >>> ax = plot_grouped_bars({'a': ([1, 2], [0.3, 0.7]), 'b': ([1, 2], [0.5, 0.5])})
-    >>> [round(float(p.get_x() + p.get_width() / 2), 2) for p in ax.patches]
-    [0.8, 1.8, 1.2, 2.2]
-    """
+    """Bars of several distributions side by side at the same integer values, one colour per distribution."""
     if not bars: raise ValueError("bars: expected at least one group")
     n, w = len(bars), width / len(bars)
     ax = _axes(ax, (5, 3))

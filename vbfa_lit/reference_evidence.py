@@ -28,8 +28,7 @@ def _log_gamma_draw(rng, shape, rate):
     return np.where(shape > 0, out, -np.inf)
 
 def _prior_draw(rng, B: int, M: int, N: int, k: int, prior: Prior) -> dict:
-    """B independent draws of theta from the prior: Wt (B, k+1, M) the columns of W with mu last, X (B, k, N),
-    log_alpha (B, k)."""
+    """B prior draws of theta: Wt (B, k+1, M) the columns of W with mu last, X (B, k, N), log_alpha (B, k)."""
     if isinstance(prior.w, ARD): la = _log_gamma_draw(rng, np.full((B, k), prior.w.a_alpha), prior.w.b_alpha)
     else: la = np.full((B, k), np.log(prior.w.alpha))
     prec = np.concatenate([np.exp(la), np.full((B, 1), prior.beta)], 1)           # (B, k+1)
@@ -58,8 +57,7 @@ def _log_lik(ss, n: int, prior: Prior):
 
 # %% ../nbs/36_reference_evidence.ipynb #re360008
 def _gibbs_sweep(rng, Y, s: dict, ss, t, prior: Prior):
-    """One sweep of Eqs. (36.5)-(36.8) at temperatures t (B,), updating the draws s in place; ss (B,) is S(theta)
-    of the current draws; returns that of the new ones."""
+    """One sweep of Eqs. (36.5)-(36.8) at temperatures t (B,), draws s updated in place; returns S(theta) (B,) of the new ones."""
     B, K1, M = s['Wt'].shape
     k, N = K1 - 1, Y.shape[1]
     lam = np.exp(_log_gamma_draw(rng, t * (prior.a_tau + Y.size / 2), prior.b_tau + ss / 2))[:, None, None]  # (36.5)
@@ -166,19 +164,9 @@ class ReferenceEvidence(NamedTuple):
 
 # %% ../nbs/36_reference_evidence.ipynb #re360015
 @one_blas_thread
-def reference_log_evidence(X, # (n_samples, n_features) complete data
-                           n_components: int, # k, the number of components (0 for noise around a mean)
-                           prior: Prior = Prior(), # the model's priors, as for the package's VB fit
-                           method: str = 'ti', # 'ti' or 'ais'
-                           n_temperatures: int = 80, # 'ti': rungs after t = 0 (even)
-                           n_chains: int = 16, # 'ti': independent chains per rung
-                           n_sweeps: int = 300, # 'ti': kept sweeps per chain
-                           n_burn: int = 200, # 'ti': discarded sweeps per chain
-                           n_steps: int = 20_000, # 'ais': rungs after t = 0
-                           n_runs: int = 40, # 'ais': independent runs
-                           progress: bool = False, # a tqdm.auto progress bar
-                           random_state=None, # None, int, SeedSequence, Generator or RandomState
-                          ) -> ReferenceEvidence:
+def reference_log_evidence(X, n_components: int, prior: Prior = Prior(), method: str = 'ti', n_temperatures: int = 80,
+                           n_chains: int = 16, n_sweeps: int = 300, n_burn: int = 200, n_steps: int = 20_000,
+                           n_runs: int = 40, progress: bool = False, random_state=None) -> ReferenceEvidence:
     """The log evidence log p(Y | k) of Bayesian PPCA, Eq. (36.1), with its Monte-Carlo standard error.
 
     Slow by design and meant for small problems (up to about ten features, five components and a few hundred
@@ -191,15 +179,16 @@ def reference_log_evidence(X, # (n_samples, n_features) complete data
     X : array_like of shape (n_samples, n_features)
         The data, samples as rows as in `vbfa_lit.VBPCA` (the transpose of the papers' Y). No missing values.
     n_components : int
-        The number of components k, from 0 to n_features.
+        The number of components k, from 0 (noise around a mean) to n_features.
     prior : Prior, default Prior()
         beta, a_tau, b_tau and the prior on W (`FixedAlpha` or `ARD`); a_gamma and b_gamma are not used.
     method : {'ti', 'ais'}, default 'ti'
         Thermodynamic integration over power posteriors, or annealed importance sampling along the same path.
     n_temperatures, n_chains, n_sweeps, n_burn : int
-        Thermodynamic integration's ladder length (even, >= 2), chains per rung (>= 2), kept and discarded sweeps.
+        Thermodynamic integration's rungs after t = 0 (even, >= 2), chains per rung (>= 2), kept and discarded
+        sweeps per chain.
     n_steps, n_runs : int
-        Annealed importance sampling's ladder length (>= 1) and number of runs (>= 2).
+        Annealed importance sampling's rungs after t = 0 (>= 1) and number of independent runs (>= 2).
     progress : bool, default False
         Show a progress bar over sweeps (tqdm.auto).
     random_state : None, int, SeedSequence, Generator or RandomState

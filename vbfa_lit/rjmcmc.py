@@ -226,10 +226,7 @@ def _gamma_interval(names, *values, strict=True): # broadcast float arrays (para
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #e709120e
 def log_gamma_mass(a, lo, hi):
-    """log P(lo < Z < hi) for Z ~ Gamma(a, 1), accurate when the interval lies far in either tail: the
-    regularised incomplete gamma functions on the side of the median the interval lies on, log-space series
-    (lower tail) or continued fraction (upper tail) where they underflow.
-    """
+    """log P(lo < Z < hi), Z ~ Gamma(a, 1), accurate far in either tail (log-space series or continued fraction where P, Q underflow)."""
     a, lo, hi = _gamma_interval(('a', 'lo', 'hi'), a, lo, hi, strict=False)
     with np.errstate(divide='ignore'): return _log_gamma_mass(a, lo, hi)          # lo = hi: log 0 = -inf
 
@@ -268,16 +265,7 @@ def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or
     return z / b
 
 def truncated_gamma(shape, rate, lower, upper, rng):
-    """Draw from Gamma(shape, rate) truncated to the interval (lower, upper), exactly, also far in the tails.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> x = truncated_gamma(3.0, 1.0, 800.0, 810.0, rng)  # P(Z > 800) ~ 1e-342 underflows in float64
-    >>> bool(800 <= x <= 810)
-    True
-    """
+    """Exact draws from Gamma(shape, rate) truncated to (lower, upper), also far in the tails (checked arguments; see `_truncated_gamma`)."""
     a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
     if not isinstance(rng, np.random.Generator):     # the building blocks take a Generator, not random_state
         raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
@@ -286,16 +274,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #3796e2f6
 def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordered=True):
-    """log R of the birth q -> q+1 that inserts the precision v = 1/l_{q+1} between x_prev = 1/l_q and s = 1/sigma^2.
-
-    R = (v/s)^(N/2) exp(N g_{q+1} (s - v)/2) (q+2) Z d_{q+1}/b_q, Z = P(x_prev < V < s) for V ~ Gamma(r, tau):
-    the prior density of v cancels against the proposal's, its normalising constant Z does not.
-    `include_z=False` leaves Z out (one reading of the paper's eq. (10), for comparison only); `ordered=False`
-    leaves out the factor q+2 = (q+2)!/(q+1)! of the ordered prior (the 'unordered' variant, see
-    `rjmcmc_pca_from_eigenvalues`).
-    Arguments are arrays over chains (q an int array, 1-based count); g (d,); b, dd (d+1,) from
-    `move_probabilities`.
-    """
+    """log R of the birth q -> q+1 on arrays over chains (eq. (10) with Z; include_z=False drops Z, ordered=False the factor q+2)."""
     log_z = _log_gamma_mass(r, tau * x_prev, tau * s) if include_z else 0.0
     return log_ratio_arrays(v, s, q, log_z, g, n, b, dd, ordered)       # the compiled sweep's arithmetic, on arrays
 
@@ -311,8 +290,7 @@ class _Tables(NamedTuple):
     used: np.ndarray # (d, d) which of the columns 1..d are in use for each q
 
 def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
-    """Tables indexed by q; positions j > q get a harmless Gamma(1, 1) on (0, inf) whose draw is never read: rate 1,
-    not tau, so that it stays finite when tau is tiny (z / tau would overflow)."""
+    """Per-q tables of the sweep; scratch positions j > q get a Gamma(1, 1) on (0, inf) (rate 1, finite even for tiny tau), never read."""
     d = g.size
     # padded state: [0, x_1, ..., x_q, s, ..., inf]
     zero_col, inf_col = 0, d + 1
@@ -334,13 +312,7 @@ def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
     return _Tables(**out, used=used)
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
-    """One sweep of every chain, in place. y (C, d+2) is the padded state [0, 1/l_1, ..., 1/l_q, 1/sigma^2,
-    ..., inf] (columns beyond q+1 hold scratch values, never read, and the last is inf), q (C,) int, tau (C,).
-
-    Gibbs for the precisions in two blocks (odd, then even positions: given their neighbours they are
-    independent truncated Gammas with the parameters of `conditional_parameters`), Gibbs for tau, then a birth
-    (probability b_q) or a death (d_q) accepted with `log_birth_ratio`. counts (4, C) gathers proposed and
-    accepted births and deaths; include_z and ordered as in `log_birth_ratio`."""
+    """One sweep of every chain in place: y (C, d+2) the padded state [0, x_1..x_q, s, scratch.., inf], q (C,), tau (C,); counts (4, C)."""
     C, width = y.shape
     flat, base = y.reshape(-1), np.arange(C)[:, None] * width
     for p in (0, 1):
@@ -374,12 +346,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #5ce847c9
 def effective_sample_size(x):
-    """Effective sample size of draws x (n_chains, n_draws) of a scalar, pooled over chains.
-
-    Autocorrelations from the FFT, combined across chains with the between-chain variance and truncated by
-    Geyer's initial monotone sequence (Stan's estimator, as in `numpyro.diagnostics.effective_sample_size`).
-    NaN for a constant series.
-    """
+    """ESS of draws x (n_chains, n_draws) pooled over chains: Stan's estimator (FFT autocorrelations, Geyer's monotone sequence); NaN if constant."""
     x = np.asarray(x, float)
     if x.ndim == 1: x = x[None]
     C, K = x.shape
@@ -485,9 +452,7 @@ class RJMCMCResult:
         return out
 
     def posterior_q(self)->QPosterior:
-        """p(q | D) for q = 1, ..., d-1: the frequency of q over all kept draws, with its Monte-Carlo standard
-        error sqrt(p (1-p) / ESS), ESS the effective sample size of the indicator of q (pooled over chains; 0
-        standard error for a q that is never or always visited)."""
+        """p(q | D), q = 1..d-1: frequencies over the kept draws, standard errors sqrt(p (1-p) / ESS) of each indicator."""
         d = len(self.eigenvalues)
         qs = np.arange(1, d)
         p, se, ess = np.zeros(d - 1), np.zeros(d - 1), np.full(d - 1, np.nan)
@@ -561,7 +526,6 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     tables = _tables(g, n, r)
     q = rng.integers(1, d, size=C)                                  # initial state drawn from the prior
     tau = rng.gamma(alpha, 1 / eta, size=C)
-    # padded state [0, x_1..x_q, s, scratch.., inf]
     y = np.ones((C, d + 2)); y[:, 0], y[:, -1] = 0.0, np.inf
     for c in range(C):
         with np.errstate(all='ignore'): y[c, 1:q[c] + 2] = np.sort(rng.gamma(r, 1 / tau[c], size=q[c] + 1))
@@ -618,8 +582,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     n_samples : int
         N >= 2, the number of data points behind S.
     n_sweeps, burn_in : int
-        Sweeps in all and sweeps discarded; n_sweeps - burn_in draws are kept per chain (the paper: 20000,
-        10000).
+        Sweeps in all (> burn_in) and sweeps discarded (>= 0); n_sweeps - burn_in draws are kept per chain (the
+        paper: 20000, 10000).
     r, alpha : float
         Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5): finite
         real numbers > 0 (Python or NumPy scalars; not a bool, a string or an array).
@@ -627,7 +591,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         Rate of the Gamma prior on tau, a finite real number > 0 like r; None: 1.2 / V with V = mean(g) (see
         `rjmcmc_pca`).
     n_chains : int
-        Independent chains, each started from the prior.
+        Independent chains (>= 1), each started from the prior.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
         Show a tqdm progress bar counting the sweeps (both engines; the compiled one advances it by blocks of
@@ -635,8 +599,7 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     callback : callable or None
         ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
         a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
-        Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. The
-        widgets use it for a trace of q over every sweep. With a
+        Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. With a
         callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
@@ -661,13 +624,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
 
     Raises
     ------
-    ValueError
-        Eigenvalues not a sorted positive (d,) array with d >= 2, n_samples < 2, burn_in < 0, n_sweeps <=
-        burn_in, n_chains < 1, non-positive or non-finite r, alpha or eta, an unknown prior (anything but the
-        strings 'ordered' and 'unordered') or engine, complex eigenvalues.
-    TypeError
-        r, alpha or eta not a real number (a bool, a string, an array); likelihood or progress not a bool;
-        n_samples, n_sweeps, burn_in or n_chains not an int; callback not callable.
+    ValueError, TypeError
+        An argument outside what its entry above allows (the message names it); complex eigenvalues.
     SamplingCancelled
         If `callback` returns True.
     ImportError
@@ -829,15 +787,7 @@ def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, s
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
-    """log of the integral of prod_j x_j^(a_j - 1) exp(-b_j x_j) over 0 < x_1 < ... < x_m, for each row of b.
-
-    a (m,) shapes, b (T, m) rates. In u = log x each factor is a smooth bump k_j(u) = exp(a_j u - b_j e^u);
-    the nested integral is the recursion F_1(u) = int_{-inf}^u k_1, F_j(u) = int_{-inf}^u k_j F_{j-1}, done by
-    the cumulative trapezoid rule on a uniform grid with `density` points per standard deviation of the
-    narrowest bump, twice (the grid and its every other point), and Richardson-extrapolated. Each bump is
-    scaled by its peak and each F_j by its final value; the logs are carried along. Rows where a bump lies
-    far on the wrong side of the ordering (some normaliser below e^-10; sharp priors, where F_j underflows)
-    are recomputed in log space with log-linear interpolation, exact in the steep tails that dominate there."""
+    """log of int prod_j x_j^(a_j-1) e^(-b_j x_j) over 0 < x_1 < ... < x_m per row of b: nested trapezoid in log x, Richardson-extrapolated."""
     out, smallest = _ordered_recursion(a, b, density, log_space=False)
     redo = ~(smallest > -10.0)          # a bump far on the wrong side of the ordering (or lost to underflow)
     if redo.any(): out[redo] = _ordered_recursion(a, b[redo], density, log_space=True)[0]
@@ -890,10 +840,7 @@ def _log_cumulative_loglinear(log_h): # (T, n) -> (log of the total (T,), log of
 def _log_joint_given_tau(log_tau, # (T,) grid of log tau
                          q, g, n, r, alpha, eta, density, ordered=True, shift=None,
                          ): # (T,) log p(q, log tau, D) + a q-free constant
-    """Integrate the ordered precisions out given tau: (q+1)! (tau^r / Gamma(r))^(q+1) x the ordered kernel
-    integral x p(log tau); without the (q+1)! when not `ordered`. `shift` (q+1,) lowers the shapes: the kernel
-    times prod_j x_j^(-shift_j), for the posterior moments of l_j = 1/x_j. Done in chunks of the tau grid so
-    that the grid in log x (its length grows like sqrt(N)) never holds more than about 4e6 numbers."""
+    """log p(q, log tau, D) + const with the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     if shift is not None: a = a - shift
@@ -938,12 +885,9 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
                       n_tau=160, prior='ordered'):
     """The exact posterior p(q | g, N), q = 1, ..., d-1, of Zhang et al.'s model by numerical integration.
 
-    Independent of the sampler: given tau, the likelihood times the ordered prior is a product of
-    one-dimensional Gamma kernels x_j^(a_j - 1) e^(-b_j(tau) x_j) over the ordered precisions 0 < x_1 < ... <
-    x_{q+1} (x_{q+1} = 1/sigma^2), whose integral is a nested one-dimensional recursion on a grid in log x (a
-    private helper, Richardson-extrapolated trapezoid rule); the outer integral over log tau uses the
-    trapezoid rule on the region where the integrand is within e^-45 of its peak (found on a coarse grid
-    first; with vague priors that region reaches down to tau's floor, see `rjmcmc_pca_from_eigenvalues`).
+    Independent of the sampler: given tau, the ordered precisions are integrated out by a nested one-dimensional
+    recursion on a grid in log x; the outer integral over log tau is a trapezoid rule where the integrand is within
+    e^-45 of its peak (with vague priors, down to tau's floor: see `rjmcmc_pca_from_eigenvalues`).
 
     Parameters
     ----------
@@ -966,11 +910,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 
     Raises
     ------
-    ValueError
-        Bad eigenvalues, n_samples, r, alpha, eta or prior (as in `rjmcmc_pca_from_eigenvalues`), density < 2
-        or n_tau < 8.
-    TypeError
-        density or n_tau not an int; r, alpha or eta not a real number; likelihood not a bool.
+    ValueError, TypeError
+        An argument outside what its entry above allows (the message names it).
 
     Notes
     -----
@@ -999,18 +940,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154p1
 @one_blas_thread
 def exact_posterior_mean(eigenvalues, n_samples, q:int, *, r=3.0, alpha=0.5, eta=None, density=8, n_tau=160):
-    """Exact posterior means of l_1, ..., l_q and sigma^2 given q (Zhang et al.'s Table 1 columns).
-
-    E[l_j | q, D] = E[1/x_j]: the same nested integral as `exact_posterior_q` with the shape of x_j lowered by
-    one, divided by the integral itself, both integrated over tau. Given q, the means do not depend on the
-    prior's (q+1)! (a constant for fixed q), so there is no `prior` option.
-
-    Examples
-    --------
-    >>> l, s2 = exact_posterior_mean([8.9580, 7.2862, 5.3011, 2.8964, 1.1012, 0.9876], 1000, 4)
-    >>> l.round(2), round(s2, 3)
-    (array([8.94, 7.27, 5.3 , 2.9 ]), 1.05)
-    """
+    """Exact posterior means of l_1..l_q and sigma^2 given q (Zhang et al.'s Table 1): `exact_posterior_q`'s integral with a shape lowered."""
     g, n, r, alpha, eta, density, n_tau, unit = _exact_setup(eigenvalues, n_samples, r, alpha, eta, True,
                                                              density, n_tau)
     q = check_int('q', q, 1)

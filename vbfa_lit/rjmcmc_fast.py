@@ -274,11 +274,7 @@ def _compile(): compile_kernels(globals(), _KERNELS, prepare=_link_scipy)   # on
 
 def run_sweeps_compiled(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered, t0, t1,
                         burn_in, out_q, out_y, out_tau):
-    """Sweeps t0..t1-1 of the sampler's state in place, compiled: what `rjmcmc_pca_from_eigenvalues` runs with
-    ``engine='numba'``.
-
-    The arguments are the NumPy sweep's (lesson 10), all arrays over the chains, updated in place.
-    """
+    """Sweeps t0..t1-1 of the NumPy sweep's state (arrays over the chains), in place, compiled: `engine='numba'`."""
     _compile()
     T = [np.ascontiguousarray(x, dtype=dt) for p in (0, 1)
          for x, dt in zip((tables.shape[p], tables.offset[p], tables.lo[p], tables.hi[p], tables.cols[p],

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from scipy import special
 
-from .validation import check_int, check_random_state
+from .validation import check_choice, check_int, check_random_state
 
 # %% ../nbs/12_stiefel.ipynb #49fb18fe
 def _check_size(size)->tuple:
@@ -39,25 +39,7 @@ def reference_householder(v):
 
 # %% ../nbs/12_stiefel.ipynb #5de3b855
 def householder_matrix(v, *, reflection='mezzadri'):
-    r"""The Householder reflection that Mezzadri's construction applies for the vector `v`.
-
-    ``reflection='mezzadri'`` (the slides' convention): ``H_n(v) = -sgn(v_1) (I - 2 u u^T)``
-    with ``u`` along ``v + sgn(v_1) ||v|| e_1``. ``reflection='swap'``: ``I - 2 w w^T`` with ``w`` along
-    ``e_1 - v / ||v||``, the reflection that exchanges ``e_1`` and ``v / ||v||``; it depends continuously on
-    ``v`` except on the ray ``v = c e_1``, ``c > 0`` (the signed one jumps across the hyperplane ``v_1 = 0``
-    when ``n >= 3``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> np.round(householder_matrix([3.0, 4.0]) @ [3.0, 4.0], 12)
-    array([5., 0.])
-
-    References
-    ----------
-    F. Mezzadri (2007), How to generate random matrices from the classical compact groups, Notices of
-    the AMS 54(5), eq. (2.20); R. S. Nirwan and N. Bertschinger (2019), ICML.
-    """
+    """Mezzadri's reflection for `v` ('mezzadri': -sgn(v_1)(I - 2uu^T), the slides'), or 'swap': the one exchanging e_1 and v/||v||."""
     if np.iscomplexobj(v): raise TypeError("v: complex vectors are not supported; expected real numbers")
     try: v = np.asarray(v, dtype=float)
     except (TypeError, ValueError): raise TypeError(f"v: expected a vector of real numbers, got {v!r:.60}") from None
@@ -78,8 +60,7 @@ def householder_matrix(v, *, reflection='mezzadri'):
     return -s * (np.eye(v.size) - np.outer(u, u) / (1 + abs(v[0]) / r))
 
 def _check_reflection(reflection):
-    if reflection not in ('mezzadri', 'swap'):
-        raise ValueError(f"reflection must be 'mezzadri' or 'swap', got {reflection!r}")
+    return check_choice('reflection', reflection, ('mezzadri', 'swap'))
 
 def _one_minus_cos(v1, r, xp, tail2=None): # 1 - v1 / r, as ||v_{2:}||^2 / (r (r + v1)) when v1 > 0
     if tail2 is None: tail2 = (r - v1) * (r + v1)
@@ -99,24 +80,12 @@ def reference_householder_to_stiefel(vectors, reflection=reference_householder):
 
 
 def reference_sample_stiefel(M, D, rng):
-    """A uniform point of the Stiefel manifold V_{M,D}: D standard normal vectors of lengths M, M-1, ..., M-D+1
-    through `reference_householder_to_stiefel`."""
+    """A uniform point of V_{M,D}: D standard normal vectors of lengths M, ..., M-D+1 through `reference_householder_to_stiefel`."""
     return reference_householder_to_stiefel([rng.standard_normal(M - k) for k in range(D)])
-
 
 # %% ../nbs/12_stiefel.ipynb #0d958dca
 def householder_columns(vectors, *, xp=np, reflection='mezzadri'):
-    """The first D columns of the Householder product, built from the innermost block outwards.
-
-    The batched, unchecked core of `householder_to_stiefel`, written once for NumPy and JAX: the Bayesian PPCA
-    model (lesson 13) calls it with ``xp=jax.numpy`` inside its log density. It assigns nothing in place.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> householder_columns([np.array([3.0, 0.0, 4.0]), np.array([1.0, 1.0])]).shape
-    (3, 2)
-    """
+    """The first D columns of the Householder product, batched and unchecked, for NumPy or JAX (`xp`); nothing assigned in place."""
     if reflection == 'swap': return _swap_columns(vectors, xp)
     block = None
     for v in reversed(vectors):                                       # v_{M-D+1} first, v_M last
@@ -298,8 +267,7 @@ def sample_stiefel(M, D, *, size=None, random_state=None, reflection='mezzadri',
     if D > M: raise ValueError(f"D must be <= M, got D={D} > M={M}")
     size, rng = _check_size(size), check_random_state(random_state)
     _check_reflection(reflection)
-    if method not in ('householder', 'qr'):
-        raise ValueError(f"method must be 'householder' or 'qr', got {method!r}")
+    check_choice('method', method, ('householder', 'qr'))
     if method == 'qr':                                 # Mezzadri's sign fix: diag(R) > 0
         U, R = np.linalg.qr(rng.standard_normal(size + (M, D)))
         return U * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
@@ -357,14 +325,12 @@ def reference_swap_reflection(v):
 
 # %% ../nbs/12_stiefel.ipynb #fd1e21db
 def reference_singular_value_logpdf(sigma, M):
-    """log p(sigma) = log c_{M,D} + sum_q [log 2 + (M - D) log sigma_q - sigma_q^2 / 2]
-    + sum_{q<j} log(sigma_q^2 - sigma_j^2), the ordered singular values of an M x D matrix with iid N(0, 1) entries."""
+    """log p(sigma) of the ordered singular values of an M x D standard normal matrix, term by term (constant, powers, Vandermonde)."""
     D = len(sigma)
     log_c = (D * D / 2 * np.log(np.pi) - M * D / 2 * np.log(2)
              - special.multigammaln(M / 2, D) - special.multigammaln(D / 2, D))
     vandermonde = sum(np.log(sigma[q]**2 - sigma[j]**2) for q in range(D) for j in range(q + 1, D))
     return log_c + np.sum(np.log(2) + (M - D) * np.log(sigma) - sigma**2 / 2) + vandermonde
-
 
 # %% ../nbs/12_stiefel.ipynb #b6847dc7
 def singular_value_logpdf(sigma, M):
@@ -424,17 +390,7 @@ def _log_sv_const(M, D): # log c_{M,D} + D log 2
 
 # %% ../nbs/12_stiefel.ipynb #b6847dc7p1
 def singular_value_log_kernel(sigma, M, xp=np):
-    """The log density of `singular_value_logpdf` without its normalising constant, unchecked.
-
-    Written once for NumPy and JAX: the Bayesian PPCA model (lesson 13) uses it as its prior on the ordered
-    singular values with ``xp=jax.numpy``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(float(singular_value_log_kernel(np.array([2.0, 1.0]), 3)), 4)
-    -0.7082
-    """
+    """`singular_value_logpdf` without its constant, unchecked, for NumPy or JAX (`xp`): the Householder PPCA prior."""
     D = sigma.shape[-1]
     logp = xp.sum((M - D) * xp.log(sigma) - sigma**2 / 2, axis=-1)
     for q in range(D - 1):

@@ -63,13 +63,7 @@ def reference_rotate(q: Posterior, R, prior: Prior) -> Posterior:
 
 # %% ../nbs/27_transformations_engine.ipynb #afb52eb0
 def sw_sums(Sw, weights, v=None, chunk_bytes: int = 1 << 22):
-    """sum_m weights_jm Sigma_w_m for each row j of `weights`, and sum_m Sigma_w_m v_m, in one pass over the stack.
-
-    The stack (134 MB at MovieLens-100k's shape, D = 100) is read a chunk at a time, both products reading the chunk
-    while it is in cache, instead of once for each sum; the chunks are shared by the threads `with_threads` gives (as
-    a fit with n_jobs = n runs its transformations). The second product takes the rows of v against the stacked
-    Sigma_w_m (each symmetric), 4x faster than einsum at that shape.
-    """
+    """sum_m weights_jm Sigma_w_m per row j of `weights` and sum_m Sigma_w_m v_m, in one chunked pass over the stack (shared by the threads)."""
     M, D = weights.shape[1], Sw.shape[-1]
     if len(Sw) == 1: return weights.sum(1)[:, None, None] * Sw[0], None if v is None else Sw[0] @ v.sum(0)
     def chunks(starts):
@@ -84,10 +78,7 @@ def sw_sums(Sw, weights, v=None, chunk_bytes: int = 1 << 22):
     return sums, None if v is None else Swv
 
 def translation_statistics(data: Observed, q: Posterior, beta: float, with_sum: bool = False):
-    """The exact quadratic change of the bound under the translation t.
-
-    Luttinen & Ilin, eq. 18 (their b is our t), with the beta terms of p(mu).
-    """
+    """Omega and g of the translation's exact gain g^T t - t^T Omega t / 2 (Luttinen & Ilin, eq. 18, with p(mu))."""
     (N, D), M = q.X.shape, q.W.shape[0]
     tau = np.broadcast_to(gamma_moments(q.a_tau, q.b_tau)[0], (M,))
     v = tau[:, None] * np.asarray(data.mask @ q.X)     # <tau_m> sum_{n in O_m} <x_n>
@@ -106,9 +97,7 @@ def approximate_translation(q: Posterior) -> np.ndarray:
     """The paper's approximation t = mean of the latent means (Sec. 2.2.1)."""
     return q.X.mean(0)
 
-def translate(q: Posterior, b) -> Posterior:
-    """Move the bias t (argument `b`) from X to mu: x_n - t, mu_m + w_m^T t."""
-    return q._replace(X=q.X - b, mu=q.mu + q.W @ b)
+translate = reference_translate  # the lesson's, for both layers
 
 # %% ../nbs/27_transformations_engine.ipynb #1bb5394e
 def rotation_statistics(q: Posterior, Sw_sum=None):
@@ -141,10 +130,7 @@ def _fixed_signs(U): # (D, D) eigenvectors in columns
     return U * np.where(lead < 0, -1.0, 1.0)
 
 def optimal_rotation(C, S, N: int, M: int, w_prior) -> np.ndarray:
-    """The rotation that maximises the bound exactly: R = U Lambda V K.
-
-    Eqs. 12-13 of Luttinen & Ilin and a scale per component (a quadratic's root).
-    """
+    """The rotation R = U Lambda V K that maximises the bound exactly (eqs. 12-13 and a scale per component, a quadratic's root)."""
     lam2, U = np.linalg.eigh(C)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     s0, V = np.linalg.eigh(R0.T @ S @ R0)
@@ -158,10 +144,7 @@ def optimal_rotation(C, S, N: int, M: int, w_prior) -> np.ndarray:
     return (R0 @ V) * np.sqrt(u)
 
 def rotation_paper(C, S, N: int) -> np.ndarray:
-    """Luttinen & Ilin's R = U Lambda V from eqs. (12)-(13).
-
-    The a_alpha, b_alpha -> 0 limit of `optimal_rotation`.
-    """
+    """Luttinen & Ilin's R = U Lambda V (eqs. 12-13): the a_alpha, b_alpha -> 0 limit of `optimal_rotation`."""
     lam2, U = np.linalg.eigh(C / N)
     R0 = _fixed_signs(U) * np.sqrt(lam2)
     return R0 @ _fixed_signs(np.linalg.eigh(R0.T @ S @ R0)[1])
@@ -178,10 +161,7 @@ def rotate(q: Posterior, R, prior: Prior, latent_covariances: bool = True, defer
 
 # %% ../nbs/27_transformations_engine.ipynb #97511e7f
 def pca_basis(q: Posterior, prior: Prior) -> Posterior:
-    """Luttinen & Ilin's PCA basis (eqs. 14-17).
-
-    Centred, whitened latents, orthogonal columns ordered by s_k, and fixed signs.
-    """
+    """Luttinen & Ilin's PCA basis (eqs. 14-17): centred whitened latents, orthogonal columns ordered by s_k, fixed signs."""
     N = q.X.shape[0]
     q = translate(q, approximate_translation(q))
     C, S = rotation_statistics(q)
@@ -266,10 +246,7 @@ def transform_posterior(
 
 # %% ../nbs/27_transformations_engine.ipynb #d521acd8p2
 def between_sweeps(kind: str = 'both', in_place: bool = False):
-    """The transformations as a fit loop takes them between two of the engine's sweeps (`VBPCA` and the benchmarks):
-    Sigma_x_n left unrotated and the rotation of Sigma_w_m left to the next sweep's sums where that is cheaper, since
-    that sweep replaces both.
-    """
+    """The transformations between two engine sweeps: Sigma_x_n unrotated, Sigma_w_m's rotation left to the next sweep's sums where cheaper."""
     if kind not in TRANSFORMATIONS[1:]:
         raise ValueError(f"transformations: expected one of {TRANSFORMATIONS[1:]}, got {kind!r}")
     def transform(data, q, prior):

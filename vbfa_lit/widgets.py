@@ -261,15 +261,17 @@ class StaticSlider:
 
 @contextmanager
 def _font_size(size: float):
-    """Set matplotlib's `font.size` for the block and restore that one entry afterwards.
-
-    Not `matplotlib.rc_context`, which restores every entry: when a notebook's first pyplot figure is drawn inside
-    it, the inline backend loads there and switches interactive mode on, the context switches it off again, and the
-    figures of the cells that follow are never shown."""
+    """Set matplotlib's font.size for the block and restore that entry alone (rc_context's restoring all would turn interactive mode off)."""
     old = matplotlib.rcParams['font.size']
     matplotlib.rcParams['font.size'] = size
     try: yield
     finally: matplotlib.rcParams['font.size'] = old
+
+def _slider_values(values, start): # values as a list and the index of `start` (None: 0)
+    values = list(values)
+    if not values: raise ValueError("values: expected at least one value")
+    if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
+    return values, 0 if start is None else values.index(start)
 
 # %% ../nbs/32_widgets.ipynb #9c1e2acdp1
 def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_size: float = 12,
@@ -313,9 +315,7 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     (2, [40, 80])
     """
     dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
-    values = list(values)
-    if not values: raise ValueError("values: expected at least one value")
-    if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
+    values, start = _slider_values(values, start)
     frames, summaries = [], []
     for v in values:
         with _font_size(font_size):
@@ -324,8 +324,7 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
         frames.append(p.image.value)
         summaries.append(str(p.data.get('summary', '')))
     label = p.controls[name].description or name
-    return StaticSlider(name, values, frames, summaries, label=label,
-                        start=0 if start is None else values.index(start))
+    return StaticSlider(name, values, frames, summaries, label=label, start=start)
 
 # %% ../nbs/32_widgets.ipynb #dcc7fbfa
 _KIND_LABELS = {'both': 'translation + rotation', 'translate': 'translation', 'rotate': 'rotation',
@@ -341,10 +340,8 @@ class VBPCAConvergencePanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -405,12 +402,7 @@ def _exact_seconds(d: int, N: int) -> float:
     return 6e-5 * d ** 3 * np.sqrt(N)
 
 def rjmcmc_chains(g, N: int, n_sweeps: int, burn_in: int, n_chains: int, seed):
-    """`rjmcmc_pca_from_eigenvalues` (the library's sampler, its draws) with a trace of q over every sweep.
-
-    The sampler's public `callback` records each chain's q after every sweep, the burn-in included, which the
-    sampler's result does not keep. The sampler's warning that short chains disagree is left to the figure, which
-    shows every chain.
-    """
+    """`rjmcmc_pca_from_eigenvalues` and the trace of every chain's q after every sweep, burn-in included (its `callback`)."""
     C, n_sweeps, burn_in = int(n_chains), int(n_sweeps), int(burn_in)
     if n_sweeps - burn_in < 1: raise ValueError(f"burn_in: expected fewer than the {n_sweeps} sweeps, got {burn_in}")
     trace = np.empty((C, n_sweeps), dtype=np.int64)
@@ -447,10 +439,8 @@ class ARDPruningPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -537,10 +527,7 @@ def _parse_spectrum(text: str) -> np.ndarray:
     return np.sort(_parse_positive(text, 'spectrum', 'variances', 20))[::-1]
 
 def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str = '') -> dict:
-    """The eigenvalues g of the sample covariance (divisor N) and N that the RJMCMC explorer samples from: a data set drawn
-    from Zhang et al.'s Set 1-4 or from a custom spectrum (zero mean, diagonal covariance), or the paper's printed Set 1
-    eigenvalues (no draw).
-    """
+    """The RJMCMC explorer's eigenvalues g (divisor N) and N: Zhang et al.'s Set 1-4 or a custom spectrum drawn, or the paper's Set 1 eigenvalues."""
     if not isinstance(dataset, str) or dataset not in RJ_DATASETS:
         raise ValueError(f"dataset: expected one of {list(RJ_DATASETS)}, got {dataset!r}")
     N, seed = check_int('N', N, 0), check_int('seed', seed, 0)
@@ -584,10 +571,8 @@ class RJMCMCPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -655,14 +640,7 @@ class RJMCMCPanel(Panel):
 
 # %% ../nbs/32_widgets.ipynb #b540d92f
 def householder_steps(A, positive: bool = False) -> dict:
-    """Householder triangularisation of A, one reflection at a time: A_k = H_k A_{k-1}, A_0 = A, R = A_D, Q = H_1 ... H_D.
-
-    Step k reflects the coordinates k..M of every column in the hyperplane orthogonal to u_k (``normals[k-1]``, unit
-    length, zero in the first k-1 coordinates, None when H_k = I), chosen so that column k of A_{k-1} lands on the
-    k-th axis: H_k a = -sgn(a_k) ||a|| e_k (numpy/LAPACK's choice, u along a + sgn(a_k) ||a|| e_k, no cancellation;
-    H_D = I) or, with `positive`, H_k a = +||a|| e_k (u along a - ||a|| e_k; H_D flips the last axis when needed), where
-    a is column k of A_{k-1} with its first k-1 entries set to zero.
-    """
+    """Householder triangularisation one reflection at a time (stages A_0..A_M, unit normals or None for H_k = I, Q, R); `positive`: R_kk > 0."""
     A = np.asarray(A, float)
     M = A.shape[0]
     if A.ndim != 2 or A.shape != (M, M) or M < 2: raise ValueError(f"A: expected a square matrix, M >= 2, got shape {A.shape}")
@@ -700,10 +678,8 @@ class HouseholderPanel(Panel):
 
     Parameters
     ----------
-    dpi : int, default 80
+    dpi, **values
         As for `Panel`.
-    **values
-        Initial values of the controls, by name.
 
     Examples
     --------
@@ -830,28 +806,21 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
         The parameter's values, in slider order.
     label : str, default ''
         The slider's label.
-    start : optional
-        The value shown first; default the first of `values`.
     summaries : sequence of str, optional
         One line of text per value, shown beside the slider; default empty.
-    dpi : int, default 90
-        Resolution of the frames, an integer >= 1.
-    font_size : float, default 12
-        Font size of the frames' text, a finite number > 0.
+    start, dpi, font_size
+        As for `static_slider`.
 
     Returns
     -------
     StaticSlider
-        Displays as self-contained HTML (data-URI PNGs, a range input, inline JavaScript).
 
     Raises
     ------
     TypeError
-        If `draw` is not callable, `dpi` is not an integer, `font_size` not a real number, or `draw` returns
-        something other than a Figure.
+        If `draw` is not callable or returns something other than a Figure; as `static_slider` otherwise.
     ValueError
-        If `values` is empty, `start` is not one of them, `summaries` does not have one entry per value, `dpi` < 1
-        or `font_size` <= 0.
+        If `summaries` does not have one entry per value; as `static_slider` otherwise.
 
     Examples
     --------
@@ -865,9 +834,7 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
     """
     if not callable(draw): raise TypeError(f"draw: expected a callable value -> Figure, got {type(draw).__name__}")
     dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
-    values = list(values)
-    if not values: raise ValueError("values: expected at least one value")
-    if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
+    values, start = _slider_values(values, start)
     summaries = [''] * len(values) if summaries is None else [str(s) for s in summaries]
     if len(summaries) != len(values):
         raise ValueError(f"summaries: expected one per value ({len(values)}), got {len(summaries)}")
@@ -880,5 +847,4 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
             frames.append(figure_png(fig, dpi))
         import matplotlib.pyplot as plt          # a pyplot figure would also be shown under the slider: close it
         plt.close(fig)
-    return StaticSlider('value', values, frames, summaries, label=label or 'value',
-                        start=0 if start is None else values.index(start))
+    return StaticSlider('value', values, frames, summaries, label=label or 'value', start=start)
