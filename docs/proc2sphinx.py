@@ -187,7 +187,7 @@ def _output_links(app, doctree):
     """A clickable figure's `href="03_vbpca.ipynb"` (an HTML output) -> the page; no widget state in the page (its
     JavaScript would come from a CDN: the widget panels have static figures and sliders instead)."""
     for node in doctree.findall(nodes.raw):
-        if 'html' in node.get('format', ''): node[0] = nodes.Text(rewrite_html_links(node.astext()))
+        if 'html' in node.get('format', '') and node.children: node[0] = nodes.Text(rewrite_html_links(node.astext()))
     getattr(app.env, 'nb_metadata', {}).get(app.env.docname, {}).get('js_files', {}).pop('ipywidgets_state', None)
 
 def setup(app):
