@@ -143,10 +143,12 @@ def test_front_page_map_arrows_are_the_logical_order_and_the_reference_rows_are_
 
 def test_a_tagged_display_equation_carries_its_tag_alone():
     "A $$ block with a \\tag becomes a starred equation (Sphinx numbers an unstarred one a second time); others stay."
-    md = 'Text\n\n$$\na = b \\\\\n  c = d \\tag{3.2}\n$$\n\nand $$x = y$$ without a tag.'
-    out = p2s.tagged_equations(md)
-    assert '\\begin{equation*}\n\\begin{split}a = b \\\\\n  c = d\\end{split}\n\\tag{3.2}\n\\end{equation*}' in out
-    assert '\\begin{equation}' not in out and '$$x = y$$' in out
+    from docutils import nodes
+    doc = nodes.document(None, None)
+    doc += [nodes.math_block(t, t, nowrap=False, number=None) for t in ('a = b \\\\\n  c = d \\tag{3.2}', 'x = y')]
+    p2s.tagged_equations(None, doc)          # as Sphinx reads a page (a doctree-read hook)
+    assert doc[0].astext() == '\\begin{equation*}\n\\begin{split}a = b \\\\\n  c = d\\end{split}\n\\tag{3.2}\n\\end{equation*}'
+    assert doc[0]['nowrap'] and doc[1].astext() == 'x = y' and not doc[1]['nowrap']
 
 
 def test_front_page_map_draws_no_arrow_into_the_last_three_boxes():

@@ -1,9 +1,9 @@
 """Fast tests of the site's bridge from nbdev to myst-nb (docs/proc2sphinx.py, docs/conf.py) and of its checks.
 
-The conversion must be deterministic (jupyter-cache keys on the converted code cells); a small Sphinx project shows
-that myst-nb's cache runs a notebook once, again only when its code changes, and names a failing cell. The browser
-tests build throwaway pages with broken TeX or overflowing content and prove that the page check used on the real
-site (`check_page` in conftest.py) reports them.
+The conversion must be deterministic (jupyter-cache keys on the converted code cells); small Sphinx projects show
+that myst-nb's cache runs a notebook once, again only when its code changes, and names a failing cell, and that the
+links the bridge makes are resolved and checked by Sphinx. The browser tests build throwaway pages with broken TeX or
+overflowing content and prove that the page check used on the real site (`check_page` in conftest.py) reports them.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fastcore.nbio import NbCell
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'docs'))
@@ -37,36 +38,87 @@ def test_title_cell_becomes_numbered_title_description_and_notation_line():
     assert p2s.title_markdown('# Bayesian PCA', 'index') == '# Bayesian PCA'
 
 
+def directives(src):
+    "A code cell's directives and the code under them, as nbdev (fastcore's NbCell) reads them and the bridge uses them."
+    c = NbCell(0, code(src))
+    dirs = c.directives
+    c.remove_directives()
+    return dirs, c.source
+
+
 def test_directives_are_split_off_and_mapped_to_tags():
-    dirs, body = p2s.split_directives('#| echo: false\n#| output: asis\nshow_doc(f)\n#| not a directive here')
+    dirs, body = directives('#| echo: false\n#| output: asis\nshow_doc(f)\n#| not a directive here')
     assert dirs == {'echo': 'false', 'output': 'asis'}
     assert body == 'show_doc(f)\n#| not a directive here'
-    assert p2s.split_directives('x = 1') == ({}, 'x = 1')
-    assert p2s.split_directives('#| default_exp notation\n#| export\n#|code-fold: true\n\ny = 2') == (
-        {'default_exp': 'notation', 'export': '', 'code-fold': 'true'}, 'y = 2')
+    assert directives('x = 1') == ({}, 'x = 1')
+    assert directives('#| default_exp notation\n#| export\n#|code-fold: true\n\ny = 2') == (
+        {'default_exp': 'notation', 'export': '', 'code-fold': ''}, 'y = 2')     # fastcore: '' for true
     assert p2s.directive_tags(dirs) == ['remove-input']
     assert p2s.directive_tags({'include': 'false', 'output': 'false'}) == ['remove-cell', 'remove-output']
-    assert p2s.directive_tags({'echo': 'true'}) == []
-    assert p2s.directive_tags({'code-fold': 'true'}) == ['hide-input']
+    assert p2s.directive_tags({'echo': 'true'}) == p2s.directive_tags({'echo': ''}) == []
+    assert p2s.directive_tags({'code-fold': ''}) == p2s.directive_tags({'code-fold': 'true'}) == ['hide-input']
+    assert p2s.directive_tags({'code-fold': 'show'}) == []
     # run but not shown; shown with their saved outputs but not run (as nbdev-test skips them)
     assert p2s.directive_tags({'export': 'rjmcmc'}) == p2s.directive_tags({'hide': ''}) == ['remove-cell']
     assert p2s.directive_tags({'slow': ''}) == p2s.directive_tags({'eval': 'false'}) == ['skip-execution']
 
 
-def test_links_point_at_pages_and_api_entries_sphinx_resolves():
-    md = ('[a](03_vbpca.ipynb) [b](10_rjmcmc.ipynb#the-sampler) [c](33_benchmarks.html) [d](https://x.org/a.ipynb) '
-          '[e](api.html#vbfa_lit.ard.ARD) [f](api.html) [g](#local) [h](unknown.ipynb)')
-    assert p2s.rewrite_links(md) == ('[a](vbpca.ipynb) [b](rjmcmc.ipynb#the-sampler) [c](benchmarks.ipynb) '
-                                     '[d](https://x.org/a.ipynb) [e](#vbfa_lit.ard.ARD) [f](api.md) [g](#local) '
-                                     '[h](unknown.ipynb)')
-    api = {'VBPCA': 'vbfa_lit.estimator.VBPCA', 'VBPCA.fit': 'vbfa_lit.estimator.VBPCA.fit'}
-    md = 'Use `VBPCA` and `VBPCA.fit()`, not `other` or ``VBPCA``; [`VBPCA`](#x) is linked.\n```\n`VBPCA`\n```'
-    assert p2s.link_names(md, api) == (
-        'Use [`VBPCA`](#vbfa_lit.estimator.VBPCA) and [`VBPCA.fit()`](#vbfa_lit.estimator.VBPCA.fit), not `other` '
-        'or ``VBPCA``; [`VBPCA`](#x) is linked.\n```\n`VBPCA`\n```')
+def test_html_outputs_link_the_pages():
     html = '<svg><a xlink:href="04_ard.ipynb"><path/></a><a href="04_ard.ipynb#why-ard">x</a><a href="a.ipynb">y</a></svg>'
     assert p2s.rewrite_html_links(html) == (
         '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="a.ipynb">y</a></svg>')
+
+
+def _site(tmp_path, prose, outputs=()):
+    """A Sphinx project as docs/conf.py sets it up (myst-nb, proc2sphinx, -W --keep-going): `lesson.ipynb` (markdown
+    `prose`, a code cell with saved `outputs`), `vbpca.md` (lesson 03's page), an API page declaring `VBPCA.fit`."""
+    src = tmp_path / 'src'
+    src.mkdir(exist_ok=True)
+    (src / 'conf.py').write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'docs')!r})\nextensions = ['myst_nb', 'proc2sphinx']\n"
+        "nb_execution_mode = 'off'\nmyst_enable_extensions = ['dollarmath', 'amsmath']\nmyst_heading_anchors = 4\n"
+        "myst_heading_slug_func = 'docutils'\n")
+    (src / 'index.md').write_text('# Index\n\n```{toctree}\nlesson\nvbpca\napi\n```\n')
+    (src / 'vbpca.md').write_text('# VB PCA\n\n## The sampler\n\nText.\n')
+    (src / 'api.md').write_text('# API\n\n```{py:class} vbfa_lit.estimator.VBPCA\n\n```{py:method} fit(X)\n```\n```\n')
+    nb = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {'kernelspec': {'name': 'python3', 'display_name': 'Python 3'},
+                                                           'language_info': {'name': 'python'}},
+          'cells': [cell('markdown', f'# Lesson\n\n{prose}', id='m'), code('1', 1, outputs=list(outputs))]}
+    (src / 'lesson.ipynb').write_text(json.dumps(nb))
+    run = subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '--keep-going', '-q', '-E', str(src),
+                          str(tmp_path / 'html')], capture_output=True, text=True)
+    return run, (tmp_path / 'html' / 'lesson.html').read_text()
+
+
+def test_links_point_at_pages_and_api_entries_sphinx_resolves(tmp_path):
+    """nbdev's notebook names, `api.html#name`, 'lesson 03' and backticked API names become links Sphinx resolves; a
+    broken one fails the build (-W) with its own warning, and nothing else does."""
+    prose = ('[a](03_vbpca.ipynb), [b](03_vbpca.ipynb#the-sampler), [c](api.html#vbfa_lit.estimator.VBPCA), [d](api.html),'
+             ' [e](https://x.org/a.ipynb); as lesson 03 shows (`lesson 03` in code stays), use `VBPCA` and '
+             '`VBPCA.fit()`, not `other`; [`VBPCA`](03_vbpca.ipynb) keeps its link.\n\n'
+             '$$\na = b \\\\\n  c = d \\tag{3.2}\n$$\n\nand $$x = y$$ without a tag.\n\n'
+             # a missing section, a missing API entry, lesson 04 (a real notebook, but no page of this project)
+             'Broken: [x](03_vbpca.ipynb#no-such-section), [y](api.html#vbfa_lit.estimator.Nothing), lesson 04.')
+    run, html = _site(tmp_path, prose, [{'output_type': 'display_data', 'metadata': {},
+                                          'data': {'text/markdown': 'An output: `VBPCA`', 'text/plain': 'x'}}])
+    assert run.returncode != 0
+    warnings = [l for l in run.stderr.splitlines() if 'WARNING' in l]
+    assert len(warnings) == 3, run.stderr
+    for w, expected in zip(warnings, ["local id not found in doc 'vbpca': 'no-such-section'",
+                                      "target not found: 'vbfa_lit.estimator.Nothing'", "Unknown source document 'ard'"]):
+        assert 'lesson.ipynb' in w and expected in w, (w, expected)
+    for a in ['href="vbpca.html"><span class="std std-doc">a</span>', 'href="vbpca.html#the-sampler"',
+              'href="api.html#vbfa_lit.estimator.VBPCA" title="vbfa_lit.estimator.VBPCA"><span class="xref myst py py-class">c',
+              'href="api.html"><span class="std std-doc">d', 'href="https://x.org/a.ipynb"',
+              'href="vbpca.html"><span class="std std-doc">lesson 03</span>',
+              'href="api.html#vbfa_lit.estimator.VBPCA.fit" title="vbfa_lit.estimator.VBPCA.fit"><span class="xref myst py '
+              'py-meth"><code class="docutils literal notranslate"><span class="pre">VBPCA.fit()</span>',
+              ', not <code class="docutils literal notranslate"><span class="pre">other</span></code>;',
+              'href="vbpca.html"><span class="std std-doc"><code',
+              '\\begin{equation*}\n\\begin{split}a = b \\\\\n  c = d\\end{split}\n\\tag{3.2}\n\\end{equation*}']:
+        assert a in html, a
+    assert html.count('href="api.html#vbfa_lit.estimator.VBPCA"') == 2             # [c] and `VBPCA`, not the output's
+    assert 'lesson</span> <span class="pre">03</span>' in html and '\\begin{equation}' not in html
 
 
 def test_page_names_and_order_come_from_nbdev_and_the_toctree():
@@ -97,15 +149,13 @@ def notebook():
 
 def test_convert_notebook():
     nb = notebook()
-    api = {'gamma_kl': 'vbfa_lit.notation.gamma_kl', 'Gamma.kl': 'vbfa_lit.notation.Gamma.kl'}
-    out = p2s.convert_notebook(nb, '00_notation', api, key='k1')
+    out = p2s.convert_notebook(nb, '00_notation', key='k1')
     title, export, apiline, md, slow, fold = out['cells']
     assert title['source'].startswith('# 00 · Notation\n\nSymbols\n\n```{contents}')   # a reference: no notation line
     assert export['source'].startswith('def gamma_kl') and export['metadata'] == {'tags': ['remove-cell'], 'vbfa_lit_key': 'k1'}
-    # the exported cell's public names and the show_doc cells: one line of links to the API page, no signatures
-    assert apiline['source'] == ('*API reference:* [`gamma_kl`](#vbfa_lit.notation.gamma_kl), '
-                                 '[`Gamma.kl`](#vbfa_lit.notation.Gamma.kl), `_helper`')
-    assert md['source'] == 'See [x](vbpca.ipynb) and [`gamma_kl`](#vbfa_lit.notation.gamma_kl).'
+    # the exported cell's public names and the show_doc cells: one line naming them (LinkNames links them), no signatures
+    assert apiline['source'] == '*API reference:* `gamma_kl`, `Gamma.kl`, `_helper`'
+    assert md['source'] == 'See [x](03_vbpca.ipynb) and `gamma_kl`.'   # links are made on the doctree
     assert slow['metadata']['tags'] == ['skip-execution'] and slow['outputs'][0]['text'] == 'saved'
     assert fold['source'] == 'x = 1' and fold['metadata']['tags'] == ['mine', 'hide-input']
     assert nb == notebook(), 'the input notebook must not be modified'
@@ -120,7 +170,7 @@ def test_the_execution_cache_key_depends_on_code_and_library_only():
     from jupyter_cache.cache.main import JupyterCacheBase
     import nbformat
     key = lambda nb, lib='k1': JupyterCacheBase.create_hashed_notebook(
-        None, nbformat.from_dict(p2s.convert_notebook(nb, '03_vbpca', {}, key=lib)), cell_metadata=None)[1]
+        None, nbformat.from_dict(p2s.convert_notebook(nb, '03_vbpca', key=lib)), cell_metadata=None)[1]
     nb = notebook()
     assert key(nb) == key(notebook())
     nb['cells'][5]['source'] = 'Other prose, [a link](04_ard.ipynb).'          # markdown only: same key
@@ -135,11 +185,9 @@ def _project(tmp_path, cells):
     src = tmp_path / 'src'
     src.mkdir(exist_ok=True)
     (src / 'conf.py').write_text(
-        f"import sys, json; sys.path.insert(0, {str(ROOT / 'docs')!r}); import proc2sphinx\n"
-        "extensions = ['myst_nb']\nroot_doc = 'lesson'\nnb_execution_mode = 'cache'\nnb_execution_raise_on_error = False\n"
-        f"nb_execution_show_tb = True\nnb_execution_cache_path = {str(tmp_path / 'cache')!r}\n"
-        "def setup(app):\n    app.connect('source-read', lambda app, d, s: s.__setitem__(0, json.dumps("
-        "proc2sphinx.convert_notebook(json.loads(s[0]), d))))\n")
+        f"import sys; sys.path.insert(0, {str(ROOT / 'docs')!r})\n"
+        "extensions = ['myst_nb', 'proc2sphinx']\nroot_doc = 'lesson'\nnb_execution_mode = 'cache'\n"
+        f"nb_execution_raise_on_error = False\nnb_execution_show_tb = True\nnb_execution_cache_path = {str(tmp_path / 'cache')!r}\n")
     nb = {'nbformat': 4, 'nbformat_minor': 5, 'cells': cells, 'metadata': {
         'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}}}
     (src / 'lesson.ipynb').write_text(json.dumps(nb))
@@ -294,4 +342,4 @@ def test_browser_check_waits_for_every_image_and_reports_a_missing_one(tmp_path,
 def test_internal_exports_are_removed_like_exports():
     "`#| exporti` cells (plumbing exported outside `__all__`) leave the page as `#| export` cells do."
     for d in ('export', 'exporti'):
-        assert 'remove-cell' in p2s.directive_tags(p2s.split_directives(f'#| {d}\ndef f(): pass')[0])
+        assert 'remove-cell' in p2s.directive_tags(directives(f'#| {d}\ndef f(): pass')[0])
