@@ -118,6 +118,7 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
     assert rel[1e6][0] < 1e-8 and 1e-3 < rel[1e6][1] < 0.5            # "nearly all"
     assert 30 < rel[1e6][1] / rel[1e4][1] < 3e5                       # grows like c^2 (1e4 = 100^2)
     assert 'SymPy agrees with Eq. (14.6) and Eq. (14.10)' in printed['b11c0015']
+    assert 'with Eq. (14.9) exactly for D = 1..3, N_m = 1..3: 0 differences' in printed['b11c0015']
     # the engine's squared errors are Eq. (14.6)
     from vbfa_lit.engine import observed, sq_error, sum_xx
     q, Y = g['q'], g['X'].T
