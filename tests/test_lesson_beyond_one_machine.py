@@ -129,7 +129,7 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
 def test_exercise_solutions_print_the_numbers_their_text_gives(page):
     "Each solution's folded cell (run on the page) prints the numbers its text quotes."
     g, printed = page
-    s1, s2, s3, s4 = solutions(STEM)
+    s1, s2, s3, s4, s5 = solutions(STEM)
     T, ratio, lead = map(float, re.search(r'([\d.]+) billion numbers a sweep, (\d+) times .* is ([\d.]+) billion',
                                           printed['b11c0031']).groups())
     assert 'About 2.6 billion' in s1 and T == 2.6 and 'about 104 times' in s1 and ratio == 104
@@ -145,6 +145,11 @@ def test_exercise_solutions_print_the_numbers_their_text_gives(page):
     one = [float(re.search(r'of Eq. \(14.10\) ([\d.e+-]+)', l).group(1)) for l in out[1:]]
     assert len(one) == 4 and all(30 < b / a < 3e3 for a, b in zip(one, one[1:]))   # "a hundredfold for every tenfold c"
     assert 0.3 < one[2] < 30                                                   # "of order one at c = 10^7"
+    fact, lat, full, ratio, every = map(float, re.search(
+        r'factorised: (\d+) million .* of them (\d+) million latents; full, Eq. \(14.8\): (\d+) million \(([\d.]+) times more\);'
+        r' latents to every block of features: (\d+) million', printed['b11c0039']).groups())
+    assert (fact, lat, full, every) == (64, 48, 392, 384) and round(ratio) == 6
+    assert all(w in s5 for w in ('about 64 million', 'about 392 million', 'six times', '48 million', '384 million'))
 
 
 def test_the_lesson_is_in_the_reading_order_and_on_the_front_page():
