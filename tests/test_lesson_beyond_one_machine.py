@@ -95,7 +95,7 @@ def test_the_pages_traffic_formula_is_the_engines_count(page):
         assert B * (t['broadcast'] + t['per_block']) + t['to_client'] == 8 * (
             g['traffic'](M, D, B) + t['per_block'] // 8 + N * D)
     n = len(g['cases'])
-    assert f"agrees with the engine's count in {n} of {n} cases" in printed['b11c0010']
+    assert f"agrees with the package's own count in {n} of {n} cases" in printed['b11c0010']
     md = flat(prose(STEM))
     assert r'T = B\Big[M D(D+1) + 4MD + 4M + D^2 + 2\Big]' in prose(STEM) and r'led by $B\,M\,D(D+1)$' in md
     assert 'B M D^2 / 2' not in md
@@ -117,7 +117,8 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
     assert rel[1e4][0] < 1e-10 and 1e-7 < rel[1e4][1] < 1e-4          # "lost about ten of its sixteen digits"
     assert rel[1e6][0] < 1e-8 and 1e-3 < rel[1e6][1] < 0.5            # "nearly all"
     assert 30 < rel[1e6][1] / rel[1e4][1] < 3e5                       # grows like c^2 (1e4 = 100^2)
-    assert 'SymPy agrees with Eq. (14.6) and Eq. (14.9)' in printed['b11c0015']
+    assert 'SymPy agrees with Eq. (14.6) and Eq. (14.10)' in printed['b11c0015']
+    assert 'with Eq. (14.9) exactly for D = 1..3, N_m = 1..3: 0 differences' in printed['b11c0015']
     # the engine's squared errors are Eq. (14.6)
     from vbfa_lit.engine import observed, sq_error, sum_xx
     q, Y = g['q'], g['X'].T
@@ -126,21 +127,29 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
 
 
 def test_exercise_solutions_print_the_numbers_their_text_gives(page):
-    g, _ = page
-    s1, s2, s3, s4 = solutions(STEM)
-    T, ratio, lead = [float(x) for x in run(re.search(r'```python\n(.*?)```', s1, re.S).group(1), g).split()]
-    assert 'About 2.6 billion' in s1 and round(T, 1) == 2.6 and 'about 104 times' in s1 and round(ratio) == 104
-    assert '2.4 billion' in s1 and round(lead, 1) == 2.4
-    (r,) = [float(x) for x in run(re.search(r'```python\n(.*?)```', s2, re.S).group(1), g).split()]
-    assert 'about 27 times more' in s2 and round(r) == 27
-    fractions = [float(l.split()[1]) for l in run(re.search(r'```python\n(.*?)```', s3, re.S).group(1), g).splitlines()]
-    assert 'About 10%, 41% and 47%' in s3 and [round(100 * f) for f in fractions] == [10, 41, 47]
-    out = run(re.search(r'```python\n(.*?)```', s4, re.S).group(1), g).splitlines()
-    sigma, c_star = map(float, out[0].split())
+    "Each solution's folded cell (run on the page) prints the numbers its text quotes."
+    g, printed = page
+    s1, s2, s3, s4, s5 = solutions(STEM)
+    T, ratio, lead = map(float, re.search(r'([\d.]+) billion numbers a sweep, (\d+) times .* is ([\d.]+) billion',
+                                          printed['b11c0031']).groups())
+    assert 'About 2.6 billion' in s1 and T == 2.6 and 'about 104 times' in s1 and ratio == 104
+    assert '2.4 billion' in s1 and lead == 2.4
+    assert g['T'] == g['traffic'](59_047, 50, 16) and round(g['T'] / 1e9, 1) == 2.6
+    (r,) = map(float, re.search(r'moves (\d+) times more', printed['b11c0033']).groups())
+    assert 'about 27 times more' in s2 and r == 27
+    fractions = [int(x) for x in re.findall(r'saves (\d+)%', printed['b11c0035'])]
+    assert 'About 10%, 41% and 47%' in s3 and fractions == [10, 41, 47]
+    out = printed['b11c0037'].splitlines()
+    sigma, c_star = map(float, re.search(r'sigma = ([\d.]+), .* = ([\d.e+]+)', out[0]).groups())
     assert round(sigma, 1) == 0.3 and 1.5e7 < c_star < 2.5e7 and r'2 \times 10^7' in s4
-    one = [float(l.split()[2]) for l in out[1:]]
-    assert all(30 < b / a < 3e3 for a, b in zip(one, one[1:]))                # "a hundredfold for every tenfold c"
+    one = [float(re.search(r'of Eq. \(14.10\) ([\d.e+-]+)', l).group(1)) for l in out[1:]]
+    assert len(one) == 4 and all(30 < b / a < 3e3 for a, b in zip(one, one[1:]))   # "a hundredfold for every tenfold c"
     assert 0.3 < one[2] < 30                                                   # "of order one at c = 10^7"
+    fact, lat, full, ratio, every = map(float, re.search(
+        r'factorised: (\d+) million .* of them (\d+) million latents; full, Eq. \(14.8\): (\d+) million \(([\d.]+) times more\);'
+        r' latents to every block of features: (\d+) million', printed['b11c0039']).groups())
+    assert (fact, lat, full, every) == (64, 48, 392, 384) and round(ratio) == 6
+    assert all(w in s5 for w in ('about 64 million', 'about 392 million', 'six times', '48 million', '384 million'))
 
 
 def test_the_lesson_is_in_the_reading_order_and_on_the_front_page():
@@ -158,7 +167,7 @@ def test_the_page_numbers_its_figures_and_equations_and_keeps_the_cluster_code_u
     assert '*Figure 14.3' not in md
     tags = [int(t) for t in re.findall(r'\\tag\{14\.(\d+)\}', md)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 9
-    cited = {int(t) for t in re.findall(r'Eqs?\. \(11\.(\d+)', md)}
+    cited = {int(t) for t in re.findall(r'Eqs?\. \(14\.(\d+)', md)}
     assert cited <= set(tags)
     cluster = [s for k, s in src if k == 'code' and 'Client(' in s]
     assert cluster and all(s.startswith('#| eval: false') for s in cluster)

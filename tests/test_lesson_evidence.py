@@ -6,6 +6,7 @@ yardstick: equations tagged and cited, the two estimators agreeing on every save
 evidence with a gap that grows with k, the small case run on the page (its seed's result), the numbers the prose quotes
 against the saved results, and Figures 11.4-11.5 legible."""
 import json
+import re
 
 import pytest
 
@@ -102,7 +103,7 @@ def test_summary_puts_the_excess_on_the_plug_in_and_the_factorial_keeps_p_q_unif
     text = flat(prose(STEM))
     summary = text[text.index('## Summary'):text.index('## Exercises')]
     assert 'no Occam factor for them: with few samples it favours too many components' in summary
-    assert 'keeps the prior of $q$ uniform' in summary
+    assert 'keeps the prior of $k$ uniform' in summary
 
 
 
@@ -199,10 +200,12 @@ def test_small_case_agrees_is_bounded_and_reproduces_its_seed():
     assert softmax(ti).argmax() == 2 and softmax(bound)[3] < softmax(ti)[3]
     # exercise 4's worked solution, run with the small case's names, prints the floors its text quotes
     from notebook_text import run, solution_blocks
-    text, (sol,) = solution_blocks(STEM, 4)
-    printed = run(sol, dict(np=np, special=special, log_ti=ti, bound=bound)).splitlines()
-    assert np.allclose(np.array(printed[0].strip('[]').split(), float), [0, 0.69, 2.08, 3.87])
-    assert '0, 0.69, 2.08 and 3.87 nats' in text and 'The gaps of the small case are larger' in text
+    text, blocks = solution_blocks(STEM, 4)
+    assert not blocks                                        # the solution's code runs in the folded cell after it
+    printed = run(cell_with(STEM, "exercise 4's solution"), dict(np=np, special=special, log_ti=ti, bound=bound))
+    floors, gaps = [np.array(l.split('[')[1].strip(' ]').split(), float) for l in printed.splitlines()]
+    assert np.allclose(floors, [0, 0.69, 2.08, 3.87]) and np.all(gaps[1:] > floors[1:])
+    assert '0, 0.69, 2.08 and 3.87 nats' in text and 'The gaps of the small case are larger from $k = 1$ on' in text
     # a fixed seed's result (one BLAS thread): the lesson's printout
     assert ti[2] == pytest.approx(-390.252, abs=5e-3) and ais[2] == pytest.approx(-389.963, abs=5e-3)
 
@@ -287,3 +290,19 @@ def test_bishops_example_is_quoted_from_the_saved_results():
             f"the reference puts {ref[4]:.2f} on the generating $k = 4$; Laplace ({softmax(b['laplace'][:7])[4]:.2f}), "
             f"the bound ({softmax(b['vb_bound'])[4]:.2f})") in text
     assert f"puts {(rj / rj.sum())[4]:.2f} there" in text
+
+
+def test_exercises_1_and_2_print_what_their_solutions_say():
+    "The folded solution cells of exercises 1 and 2, run, print the numbers their text quotes."
+    from notebook_text import run, solution_blocks
+    from vbfa_lit.evidence import laplace_evidence
+    ns = dict(np=np, laplace_evidence=laplace_evidence, X_noise=np.random.default_rng(1).normal(size=(200, 8)))
+    fit, occam = [np.array(l.split('[')[1].strip(' ]').split(), float)
+                  for l in run(cell_with(STEM, "exercise 1's solution"), ns).splitlines()]
+    text1, blocks1 = solution_blocks(STEM, 1)
+    assert not blocks1 and 'gains about 22 nats' in text1 and 'loses about 41' in text1
+    assert round(fit[-1]) == 22 and round(-occam[-1]) == 41 and np.all(np.diff(fit) > 0) and np.all(np.diff(occam) < 0)
+    rates = [re.findall(r'in (\d+)%', l) for l in run(cell_with(STEM, "exercise 2's solution"), ns).splitlines()]
+    assert rates == [['80', '50'], ['100', '100'], ['98', '100']]
+    text2, _ = solution_blocks(STEM, 2)
+    assert 'in half of the data sets, against 0.8' in text2 and 'With noise 0.1 both find $k = 5$ every time' in text2

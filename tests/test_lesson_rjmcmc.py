@@ -8,6 +8,7 @@ import re
 
 import matplotlib
 import numpy as np
+import pytest
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
@@ -68,13 +69,34 @@ def test_greens_ratio_names_zhangs_equation_and_the_general_ratio_comes_before_i
 
 def test_exercise_1_prints_the_values_its_text_states():
     from vbfa_lit.rjmcmc import exact_posterior_q
-    text, (code,) = solution_blocks(STEM, 1)
-    assert not re.search(r'#\s*(\[|about)', code)                 # no comments standing in for outputs
+    text, blocks = solution_blocks(STEM, 1)
+    assert not blocks                                           # the code runs in the folded cell after the solution
+    code = cell_with(STEM, "exercise 1's solution")
+    assert is_folded(code) and not re.search(r'#\s*(\[|about)', code)   # no comments standing in for outputs
     out = run(code, {'np': np, 'math': math, 'exact_posterior_q': exact_posterior_q})
     assert out.count('[0.2 0.2 0.2 0.2 0.2]') == 1 and out.count('[0.6963 0.2321 0.058  0.0116 0.0019]') == 2
     assert 'largest difference 2e-06' in out
     assert 'prints 0.2 for every $q$' in text and '0.6963, 0.2321, 0.058, 0.0116, 0.0019' in text and '2e-06' in text
 
+
+def test_exercises_2_and_3_print_what_their_solutions_say():
+    "The Poisson prior moves p(q | D) to smaller q by the quoted means; leaving Z out inflates R by 1/Z as quoted."
+    from vbfa_lit.rjmcmc import exact_posterior_q, log_birth_ratio, move_probabilities, reference_truncated_gamma
+    ns = {'np': np, 'math': math, 'exact_posterior_q': exact_posterior_q, 'log_birth_ratio': log_birth_ratio,
+          'move_probabilities': move_probabilities, 'reference_truncated_gamma': reference_truncated_gamma,
+          'g_ref': np.array([4.0, 2.2, 1.6, 1.2, 1.0, 0.8]), 'n_ref': 40}
+    out2 = run(cell_with(STEM, "exercise 2's solution"), ns)
+    before, after = map(float, re.search(r'mean of q: ([\d.]+) -> ([\d.]+)', out2).groups())
+    text2, _ = solution_blocks(STEM, 2)
+    assert after < before and f'from {before:.2f} to {after:.2f}' in text2
+    out3 = run(cell_with(STEM, "exercise 3's solution"), ns)
+    Z = float(re.search(r'Z = ([\d.]+)', out3).group(1))
+    R_with, R_without, inv_z = map(float, re.search(r'with Z ([\d.e+-]+), without ([\d.e+-]+): larger by 1/Z = ([\d.]+)',
+                                                    out3).groups())
+    assert R_without / R_with == pytest.approx(inv_z, rel=0.01) and R_with < 0.1 < 1 < R_without
+    text3, _ = solution_blocks(STEM, 3)
+    assert round(Z, 2) == 0.01 and '$Z$ is about 0.01' in text3 and 'R \\approx 0.05' in text3 and round(R_with, 2) == 0.05
+    assert '($R \\approx 5$)' in text3 and round(R_without) == 5
 
 
 def test_slider_steps_through_one_reference_chain():
