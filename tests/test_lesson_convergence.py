@@ -181,3 +181,33 @@ def test_the_1_nat_rule_is_a_benchmark_and_a_rule_a_user_can_apply_is_given_with
                             ('tol = 1e-6: sweep 295, 6.33 nats short', '6.33 nats short'),
                             ('tol = 1e-7: not met in 500 sweeps', 'meets none of the')):
         assert printed in out and quoted in said, (printed, quoted)
+
+
+def test_why_the_plain_updates_crawl_is_derived_and_its_numbers_are_printed():
+    "Eqs. (9.2)-(9.5) on the page; the quadratic picture checked; the prose quotes the printed rates and gains."
+    md = prose(LESSON)
+    sec = md[md.index('## Why the plain updates crawl'):md.index('## When has a run converged?')]
+    for k in (2, 3, 4, 5):
+        assert f'\\tag{{9.{k}}}' in sec, k
+    import sympy as sp
+    out = run(cell_by_id(LESSON, 'c09crawl2'), dict(np=np, sp=sp))
+    assert 'multiplies b by B**2/(A*C)' in out
+    rate, eig = (float(x) for x in re.findall(r'(\d\.\d{6})', out.splitlines()[1]))
+    assert abs(rate - eig) < 1e-6 and rate < 1
+    curves = saved_curves()
+    d = np.diff(curves['1', 'ARD', 30, False])[50:200]
+    r = np.median(d[1:] / d[:-1])
+    assert 0.98 < r < 0.995 and f'{1 / (1 - r):.0f}' == '76'
+
+
+def test_the_gap_left_at_a_stop_is_estimated_by_eq_9_5_as_the_prose_says():
+    names = {'1': 'data set 1, D = 30', '200': 'M = 200, N = 2000, D = 50'}
+    ns = dict(np=np, curves_saved=saved_curves(), names=names)
+    run(cell_with(LESSON, 'def stop_at('), ns)
+    out = run(cell_by_id(LESSON, 'c09stop5'), ns)
+    said = flat(cell_by_id(LESSON, 'c09stop6'))
+    for line in out.splitlines():
+        est, true = (float(x) for x in re.findall(r'says (\d+\.\d+) nats are left, the true gap is (\d+\.\d+)', line)[0])
+        if 'with   ' in line: assert abs(est / true - 1) < 0.15, line          # "within 15%"
+    assert 'says 0.23 nats are left, the true gap is 6.33' in out and '0.23 nats estimated, 6.33 left' in said
+    assert 'within 15% of the true gap' in said and 'off by a factor of up to 27' in said and 26 < 6.33 / 0.23 < 29

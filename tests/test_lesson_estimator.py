@@ -105,7 +105,12 @@ def test_exercise_4_prints_the_four_standard_deviations_it_quotes():
     from vbfa_lit.estimator import VBPCA, latent_posterior
     sim = make_ppca(100, 10, np.array([3.0, 2.0, 1.0]) * np.sqrt(10) / 2, noise_std=0.3, mean='normal', missing=0.2,
                     random_state=np.random.default_rng(6))
-    env = dict(np=np, latent_posterior=latent_posterior, X_train=sim.X, vb=VBPCA(random_state=0).fit(sim.X))
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Ellipse
+    env = dict(np=np, latent_posterior=latent_posterior, X_train=sim.X, vb=VBPCA(random_state=0).fit(sim.X), plt=plt,
+               Ellipse=Ellipse)
     out = run(cell_with(STEM, "exercise 4's solution"), env)
     lines = out.splitlines()
     assert lines[0].startswith('rows with 10 observed entries') and lines[1].startswith('rows with 4 observed entries')
@@ -113,4 +118,32 @@ def test_exercise_4_prints_the_four_standard_deviations_it_quotes():
     md = flat(prose(STEM))
     assert f'{many[0]:.3f} and {many[1]:.3f} for the rows with all ten' in md
     assert f'{few[0]:.3f} and {few[1]:.3f} for the rows with four' in md and 'the folded cell below prints them' in md
+    n_obs = (~np.isnan(sim.X)).sum(1)
+    drawn = min(3, np.sum(n_obs == n_obs.max())) + min(3, np.sum(n_obs == n_obs.min()))
+    assert len(env['ax'].patches) == drawn == 5                          # and draws the ellipses it asks for
+    plt.close('all')
+
+
+def test_every_exercise_that_computes_runs_on_the_page_with_its_output():
+    "Exercises 1-4: a folded cell after each solution, none quoting code it does not run."
+    import json
+    from notebook_text import NBS
+    nb = json.loads((NBS / f'{STEM}.ipynb').read_text())
+    by_id = {c.get('id'): c for c in nb['cells']}
+    for cid in ('ex06ex1c', 'ex06ex2c', 'ex06ex3c', '9a5f6523'):
+        c = by_id[cid]
+        assert '#| code-fold: true' in ''.join(c['source']), cid
+    md = prose(STEM)
+    assert '```python' not in md[md.index('## Exercises'):]                # no solution code that the page does not run
+
+
+def test_the_lesson_opens_with_the_three_questions_and_keeps_no_attribute_table():
+    md = prose(STEM)
+    first = md[md.index('## '):md.index('*Figure 6.1')]
+    for q in ('PCA with missing values', 'How many components?', 'How sure is a filled-in value?'):
+        assert q in first, q
+    for eq in ('Eq. (3.1)', 'Eq. (4.9)', 'Eq. (4.5)', 'Eq. (7.4)'):
+        assert eq in first, eq
+    assert '| `components_`' not in md and '|---|' not in md.split("## The data's units")[0]   # the API page has them
+    assert 'api.html#vbfa_lit.estimator.VBPCA' in md
 
