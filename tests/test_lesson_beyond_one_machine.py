@@ -117,7 +117,7 @@ def test_what_it_says_of_the_one_pass_form_is_what_it_prints(page):
     assert rel[1e4][0] < 1e-10 and 1e-7 < rel[1e4][1] < 1e-4          # "lost about ten of its sixteen digits"
     assert rel[1e6][0] < 1e-8 and 1e-3 < rel[1e6][1] < 0.5            # "nearly all"
     assert 30 < rel[1e6][1] / rel[1e4][1] < 3e5                       # grows like c^2 (1e4 = 100^2)
-    assert 'SymPy agrees with Eq. (14.6) and Eq. (14.10)' in printed['b11c0015']
+    assert 'SymPy agrees with Eq. (14.6) and Eq. (14.11)' in printed['b11c0015']
     assert 'with Eq. (14.9) exactly for D = 1..3, N_m = 1..3: 0 differences' in printed['b11c0015']
     # the engine's squared errors are Eq. (14.6)
     from vbfa_lit.engine import observed, sq_error, sum_xx
@@ -142,14 +142,14 @@ def test_exercise_solutions_print_the_numbers_their_text_gives(page):
     out = printed['b11c0037'].splitlines()
     sigma, c_star = map(float, re.search(r'sigma = ([\d.]+), .* = ([\d.e+]+)', out[0]).groups())
     assert round(sigma, 1) == 0.3 and 1.5e7 < c_star < 2.5e7 and r'2 \times 10^7' in s4
-    one = [float(re.search(r'of Eq. \(14.10\) ([\d.e+-]+)', l).group(1)) for l in out[1:]]
+    one = [float(re.search(r'of Eq. \(14.11\) ([\d.e+-]+)', l).group(1)) for l in out[1:]]
     assert len(one) == 4 and all(30 < b / a < 3e3 for a, b in zip(one, one[1:]))   # "a hundredfold for every tenfold c"
     assert 0.3 < one[2] < 30                                                   # "of order one at c = 10^7"
-    fact, lat, full, ratio, every = map(float, re.search(
-        r'factorised: (\d+) million .* of them (\d+) million latents; full, Eq. \(14.8\): (\d+) million \(([\d.]+) times more\);'
-        r' latents to every block of features: (\d+) million', printed['b11c0039']).groups())
-    assert (fact, lat, full, every) == (64, 48, 392, 384) and round(ratio) == 6
-    assert all(w in s5 for w in ('about 64 million', 'about 392 million', 'six times', '48 million', '384 million'))
+    rounds, full, ratio, one_go, waits = map(float, re.search(
+        r'factorised in rounds: (\d+) million numbers a sweep; full, Eq. \(14.8\): (\d+) million \(([\d.]+) times more\);'
+        r' cross products in one go: (\d+) million; waits a sweep: (\d+) against 2', printed['b11c0039']).groups())
+    assert (rounds, full, one_go, waits) == (43, 392, 210, 52) and round(ratio) == 9
+    assert all(w in s5 for w in ('about 43 million', 'about 392 million', 'nine', 'about 210 million', '52 a sweep'))
 
 
 def test_the_lesson_is_in_the_reading_order_and_on_the_front_page():
