@@ -15,7 +15,7 @@ import scipy.sparse as sparse
 
 from .notation import gamma_kl, gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior
-from .linalg import check_engine, compile_kernels, numba_available, one_blas_thread
+from .linalg import check_engine, compile_kernels, numba_available, one_blas_thread, scratch_buffer
 from .engine import ElboTerms, FitResult, Observed, check_prior, init_posterior, update_tau
 from .dask_runner import DaskRunner, DelayedBlocks
 from .validation import check_int
@@ -351,8 +351,8 @@ class _Part(NamedTuple):  # a block of samples during a sweep: its q(x_n), bound
     r: np.ndarray
     sums: np.ndarray = None
 
-def _sample_map(rows, WV, tau, mu, X, engine: str) -> _Part:  # Eq. (15.5) on a block of samples
-    X, r = np.array(X, dtype=float), np.empty(rows.nnz)
+def _sample_map(rows, WV, tau, mu, X, engine: str, scratch=None) -> _Part:  # Eq. (15.5) on a block of samples; its
+    X, r = np.array(X, dtype=float), scratch_buffer(scratch, 'r', (rows.nnz,))  # residuals in a buffer kept there
     vX = sample_pass(rows, X, WV, tau, mu, engine, res=r)
     return _Part(X, vX, latent_entropy_term(X, vX), r)
 
@@ -397,6 +397,7 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
     summary = Observed(None, _Shape((M, N)), None, None, fb.n_row, fb.y_row, False)
     q = factorised_start(init_posterior(summary, D, prior, shared, np.random.default_rng(rng), var=fb.var), prior)
     cut = lambda A: [A[s:e] for s, e in zip(fb.starts[:-1], fb.starts[1:])]
+    scratch, _ = runner.buffers(fb.rows, D)       # each block's residuals, written by every sweep into the same memory
     parts = None
     def sweep(q):
         nonlocal parts
@@ -404,7 +405,7 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
         alpha = np.broadcast_to(prior.w.moments(q)[0], (D,)).astype(float)
         with dask.config.set({'distributed.admin.large-graph-warning-threshold': '1 TiB'}):   # each block's start
             parts = runner.map(_sample_map, fb.rows, [side_by_side(q.W, q.Sw.v)] * B, [tau] * B, [q.mu] * B,
-                               cut(q.X), [engine] * B, keep=True)               # travels in its task
+                               cut(q.X), [engine] * B, scratch, keep=True)      # travels in its task
         W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, q.W, tau, alpha, engine)
         means = runner.map(_latent_means, parts)
         return central_update(q, np.concatenate([m[0] for m in means]), None, W, vW, stats, fb.n_row, prior, shared,
