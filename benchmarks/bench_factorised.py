@@ -74,7 +74,7 @@ def netflix_on_workers(p):
             if it == 1: cpu.append(sum(client.run(time.process_time).values()))
         with distributed.get_task_stream(client) as stream:
             r = fit_factorised_dask(X, p['D'], Prior(w=ARD()), shared=False, max_iter=p['sweeps'], tol=0,
-                                    rng=p['seed'], engine=p.get('engine', 'auto'), client=client, n_cols=p['n_blocks'],
+                                    rng=p['seed'], engine=p.get('engine', 'auto'), client=client,
                                     callback=stamp)
         total = time.perf_counter() - t0
         cpu.append(sum(client.run(time.process_time).values()))
