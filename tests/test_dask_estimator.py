@@ -4,9 +4,6 @@ in-memory fit (the bound to 1e-8 relative, every learned attribute); transform, 
 arrays chunked like the input, predict_entries the in-memory numbers; a table of ratings (pandas, dask, Parquet)
 becomes such an array through `dask_runner.ratings_matrix`; a LocalCluster of processes gives the same fit; bad input
 is refused by name; `import vbfa_lit` does not import dask."""
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -216,23 +213,6 @@ def test_bad_ratings_tables_are_refused_by_name(change, error, message):
     assert message in str(err.value)
     with pytest.raises(TypeError, match='df: expected a pandas or dask DataFrame'): ratings_matrix(problem(0.3))
     with pytest.raises(ValueError, match='n_blocks'): ratings_matrix(triples(problem(0.3)), n_blocks=0)
-
-
-def test_import_does_not_load_dask_and_dask_input_is_recognised_after():
-    code = textwrap.dedent("""
-        import sys
-        import numpy as np
-        import vbfa_lit
-        X = np.random.default_rng(0).normal(size=(30, 4))
-        vbfa_lit.VBPCA(engine='numpy', random_state=0).fit(X).transform(X)
-        assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask loaded'
-        import dask.array as da
-        model = vbfa_lit.VBPCA(engine='numpy', random_state=0).fit(da.from_array(X, chunks=10))
-        assert isinstance(model.transform(da.from_array(X, chunks=10)), da.Array)
-        print('ok')
-    """)
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr[-2000:]
 
 
 def test_sample_bias_dask_fit_refused_by_name_and_new_rows_as_in_memory():
