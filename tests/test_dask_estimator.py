@@ -148,14 +148,14 @@ def test_ratings_table_pandas_dask_and_parquet_fit_equal_the_matrix(tmp_path):
     assert 'parquet' in tables or pytest.skip("pyarrow is not installed: the Parquet case was not run")
 
 
-def test_local_cluster_of_processes_default_client_same_fit():
+def test_local_cluster_of_processes_default_client_same_fit(process_cluster):
     X = problem(0.3, seed=4)
     settings = dict(random_state=3, engine='numpy', noise='per_feature', n_components=6, tol=1e-4)
     ref = VBPCA(**settings).fit(X)
     Xd = da.from_array(X, chunks=(60, 20))
     assert resolve_client() is None                                          # no client: the threaded scheduler
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with distributed.Client(process_cluster) as client:                     # two worker processes (conftest.py)
+        client.wait_for_workers(2, timeout=120)
         assert resolve_client() is client                                    # Dask's default client
         with distributed.get_task_stream(client) as stream:
             got = VBPCA(**settings).fit(Xd)                                  # on the default client
