@@ -328,9 +328,8 @@ def test_cache_directory_and_restored_jax_settings(tmp_path, monkeypatch):
         user = {'jax_compilation_cache_dir': str(tmp_path / 'user'), 'jax_persistent_cache_min_compile_time_secs': 5.0,
                 'jax_persistent_cache_min_entry_size_bytes': 123}
         for k, v in user.items(): jax.config.update(k, v)
-        # the settings of test_complex_data_and_one_draw: in one process, JAX compiles their programs once
         X = np.random.default_rng(0).normal(size=(30, 3))
-        r = householder_ppca(X, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
+        r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
         assert r.cache_dir == str(tmp_path / 'user')
         assert {k: getattr(jax.config, k) for k in names} == user
         assert not (tmp_path / 'mine').exists()
@@ -338,7 +337,7 @@ def test_cache_directory_and_restored_jax_settings(tmp_path, monkeypatch):
         assert 0 <= d['compile_seconds'] <= d['seconds'] and 'compiling' in r.summary()
         jax.config.update('jax_compilation_cache_dir', None)
         monkeypatch.setenv('VBFA_LIT_JAX_CACHE', 'off')
-        r = householder_ppca(X, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
+        r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
         assert r.cache_dir is None and jax.config.jax_compilation_cache_dir is None
     finally:
         for k, v in saved.items(): jax.config.update(k, v)
