@@ -6,7 +6,7 @@ import pytest
 def process_cluster():
     """One Dask LocalCluster of two worker processes (one thread each) per pytest process, shared by the tests that fit
     on worker processes: starting one costs two interpreters that import NumPy, Dask and the library, several CPU
-    seconds each time. Each test connects its own Client (`worker_client`); a test that kills a worker leaves the
+    seconds each time. Each test connects its own Client (`cluster_client`); a test that kills a worker leaves the
     nanny's replacement. The scheduler keeps a long transition log, which the killed-worker tests read."""
     distributed = pytest.importorskip('distributed')
     import dask
@@ -19,7 +19,7 @@ def process_cluster():
 
 
 @pytest.fixture
-def worker_client(process_cluster):
+def cluster_client(process_cluster):
     "A Client of the shared process cluster with both workers up (after a killed worker, its replacement)."
     distributed = pytest.importorskip('distributed')
     with distributed.Client(process_cluster) as client:

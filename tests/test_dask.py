@@ -120,12 +120,12 @@ def held_tasks(client):
     raise AssertionError(f"the scheduler's task count did not settle: {counts}")
 
 
-def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(worker_client):
+def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(cluster_client):
     X = problem(0.3, N=240, M=30, seed=4)
     settings = dict(D=4, prior=Prior(w=ARD()), max_iter=7, tol=0, rng=3, engine='numpy', transform=BOTH)
     ref = recorded(fit_vbfa, observed(X.T), **settings)
     X_dask = da.from_array(X, chunks=(60, 30))                                            # four blocks
-    client = worker_client                   # two worker processes (tests/conftest.py), a long transition log
+    client = cluster_client                   # two worker processes (tests/conftest.py), a long transition log
     held = []
     got = recorded(fit_vbfa_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
                    **settings)
