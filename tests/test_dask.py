@@ -120,38 +120,36 @@ def held_tasks(client):
     raise AssertionError(f"the scheduler's task count did not settle: {counts}")
 
 
-def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker():
+def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(cluster_client):
     X = problem(0.3, N=240, M=30, seed=4)
     settings = dict(D=4, prior=Prior(w=ARD()), max_iter=7, tol=0, rng=3, engine='numpy', transform=BOTH)
     ref = recorded(fit_vbfa, observed(X.T), **settings)
     X_dask = da.from_array(X, chunks=(60, 30))                                            # four blocks
-    with dask.config.set({'distributed.admin.low-level-log-length': 100_000}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        held = []
-        got = recorded(fit_vbfa_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
-                       **settings)
-        assert_same_fit(got, ref)
-        assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
+    client = cluster_client                   # two worker processes (tests/conftest.py), a long transition log
+    held = []
+    got = recorded(fit_vbfa_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
+                   **settings)
+    assert_same_fit(got, ref)
+    assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
 
-        block_keys = {b.key for b in blocks_from_array(X_dask).blocks}    # the names the fit's blocks get
-        killed = []
-        def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
-            if it != 2: return
-            pids, has = client.run(os.getpid), client.has_what()
-            def alone(w):                    # the blocks only w holds: a copy on another worker is not lost
-                return {k for k in block_keys.intersection(has.get(w, ()))
-                        if not any(k in keys for v, keys in has.items() if v != w)}
-            victim = max(pids, key=lambda w: len(alone(w)))
-            killed.append((pids[victim], alone(victim), time.time()))
-            os.kill(pids[victim], signal.SIGKILL)
-        got = recorded(fit_vbfa_dask, X_dask, client=client, callback=kill_a_worker, **settings)
-        (pid, lost, when), = killed
-        assert lost and pid not in client.run(os.getpid).values()
-        def recomputed(dask_scheduler):      # the blocks that came back into memory after the kill
-            return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
-        assert lost <= client.run_on_scheduler(recomputed), lost     # the lost blocks, recomputed from their source
-        assert_same_fit(got, ref)
+    block_keys = {b.key for b in blocks_from_array(X_dask).blocks}    # the names the fit's blocks get
+    killed = []
+    def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
+        if it != 2: return
+        pids, has = client.run(os.getpid), client.has_what()
+        def alone(w):                    # the blocks only w holds: a copy on another worker is not lost
+            return {k for k in block_keys.intersection(has.get(w, ()))
+                    if not any(k in keys for v, keys in has.items() if v != w)}
+        victim = max(pids, key=lambda w: len(alone(w)))
+        killed.append((pids[victim], alone(victim), time.time()))
+        os.kill(pids[victim], signal.SIGKILL)
+    got = recorded(fit_vbfa_dask, X_dask, client=client, callback=kill_a_worker, **settings)
+    (pid, lost, when), = killed
+    assert lost and pid not in client.run(os.getpid).values()
+    def recomputed(dask_scheduler):      # the blocks that came back into memory after the kill
+        return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
+    assert lost <= client.run_on_scheduler(recomputed), lost     # the lost blocks, recomputed from their source
+    assert_same_fit(got, ref)
 
 
 @pytest.mark.parametrize('change, message', [

@@ -4,9 +4,6 @@ in-memory fit (the bound to 1e-8 relative, every learned attribute); transform, 
 arrays chunked like the input, predict_entries the in-memory numbers; a table of ratings (pandas, dask, Parquet)
 becomes such an array through `dask_runner.ratings_matrix`; a LocalCluster of processes gives the same fit; bad input
 is refused by name; `import vbfa_lit` does not import dask."""
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -151,14 +148,14 @@ def test_ratings_table_pandas_dask_and_parquet_fit_equal_the_matrix(tmp_path):
     assert 'parquet' in tables or pytest.skip("pyarrow is not installed: the Parquet case was not run")
 
 
-def test_local_cluster_of_processes_default_client_same_fit():
+def test_local_cluster_of_processes_default_client_same_fit(process_cluster):
     X = problem(0.3, seed=4)
     settings = dict(random_state=3, engine='numpy', noise='per_feature', n_components=6, tol=1e-4)
     ref = VBPCA(**settings).fit(X)
     Xd = da.from_array(X, chunks=(60, 20))
     assert resolve_client() is None                                          # no client: the threaded scheduler
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with distributed.Client(process_cluster) as client:                     # two worker processes (conftest.py)
+        client.wait_for_workers(2, timeout=120)
         assert resolve_client() is client                                    # Dask's default client
         with distributed.get_task_stream(client) as stream:
             got = VBPCA(**settings).fit(Xd)                                  # on the default client
@@ -216,23 +213,6 @@ def test_bad_ratings_tables_are_refused_by_name(change, error, message):
     assert message in str(err.value)
     with pytest.raises(TypeError, match='df: expected a pandas or dask DataFrame'): ratings_matrix(problem(0.3))
     with pytest.raises(ValueError, match='n_blocks'): ratings_matrix(triples(problem(0.3)), n_blocks=0)
-
-
-def test_import_does_not_load_dask_and_dask_input_is_recognised_after():
-    code = textwrap.dedent("""
-        import sys
-        import numpy as np
-        import vbfa_lit
-        X = np.random.default_rng(0).normal(size=(30, 4))
-        vbfa_lit.VBPCA(engine='numpy', random_state=0).fit(X).transform(X)
-        assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask loaded'
-        import dask.array as da
-        model = vbfa_lit.VBPCA(engine='numpy', random_state=0).fit(da.from_array(X, chunks=10))
-        assert isinstance(model.transform(da.from_array(X, chunks=10)), da.Array)
-        print('ok')
-    """)
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr[-2000:]
 
 
 def test_sample_bias_dask_fit_refused_by_name_and_new_rows_as_in_memory():

@@ -95,38 +95,36 @@ def held_tasks(client):
     raise AssertionError(f"the scheduler's task count did not settle: {counts}")
 
 
-def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker():
+def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(cluster_client):
     X = problem(0.3, N=240, M=30, seed=4)
     settings = dict(D=4, prior=Prior(w=ARD()), max_iter=7, tol=0, rng=3, engine='numpy')
     ref = recorded(fit_factorised, observed(X.T), **settings)
     X_dask = da.from_array(X, chunks=(60, 30))                                            # four blocks
-    with dask.config.set({'distributed.admin.low-level-log-length': 100_000}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        held = []
-        got = recorded(fit_factorised_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
-                       **settings)
-        assert_same_fit(got, ref)
-        assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
+    client = cluster_client                   # two worker processes (tests/conftest.py), a long transition log
+    held = []
+    got = recorded(fit_factorised_dask, X_dask, client=client, callback=lambda *_: held.append(held_tasks(client)),
+                   **settings)
+    assert_same_fit(got, ref)
+    assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
 
-        killed = []
-        def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
-            if it != 2: return
-            pids, has = client.run(os.getpid), client.has_what()
-            def alone(w):                    # what only w holds: a copy on another worker is not lost
-                return {k for k in has.get(w, ()) if not any(k in keys for v, keys in has.items() if v != w)}
-            victim = max(pids, key=lambda w: len(alone(w)))
-            killed.append((pids[victim], alone(victim), time.time()))
-            os.kill(pids[victim], signal.SIGKILL)
-        got = recorded(fit_factorised_dask, X_dask, client=client, callback=kill_a_worker, **settings)
-        (pid, lost, when), = killed
-        assert lost and pid not in client.run(os.getpid).values()
-        def recomputed(dask_scheduler):      # the results that came back into memory after the kill
-            return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
-        again = client.run_on_scheduler(recomputed)
-        blocks = {k for k in lost if str(k).startswith('_rows_csr')}
-        assert blocks and blocks <= again, (blocks, again)    # the lost blocks of samples, recomputed
-        assert_same_fit(got, ref)
+    killed = []
+    def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
+        if it != 2: return
+        pids, has = client.run(os.getpid), client.has_what()
+        def alone(w):                    # what only w holds: a copy on another worker is not lost
+            return {k for k in has.get(w, ()) if not any(k in keys for v, keys in has.items() if v != w)}
+        victim = max(pids, key=lambda w: len(alone(w)))
+        killed.append((pids[victim], alone(victim), time.time()))
+        os.kill(pids[victim], signal.SIGKILL)
+    got = recorded(fit_factorised_dask, X_dask, client=client, callback=kill_a_worker, **settings)
+    (pid, lost, when), = killed
+    assert lost and pid not in client.run(os.getpid).values()
+    def recomputed(dask_scheduler):      # the results that came back into memory after the kill
+        return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
+    again = client.run_on_scheduler(recomputed)
+    blocks = {k for k in lost if str(k).startswith('_rows_csr')}
+    assert blocks and blocks <= again, (blocks, again)    # the lost blocks of samples, recomputed
+    assert_same_fit(got, ref)
 
 
 def test_bad_input_is_refused_by_name():

@@ -218,7 +218,7 @@ def test_the_broad_default_is_unchanged_and_learned_can_be_chosen():
         VBPCA(mean_prior='shrunk').fit(X)
 
 
-def test_dask_equals_in_memory_threaded_and_on_a_local_cluster():
+def test_dask_equals_in_memory_threaded_and_on_a_local_cluster(process_cluster):
     da = pytest.importorskip('dask.array')
     distributed = pytest.importorskip('distributed')
     X = ratings(3)
@@ -235,8 +235,8 @@ def test_dask_equals_in_memory_threaded_and_on_a_local_cluster():
                                    atol=1e-9 * np.abs(getattr(ref, name)).max(), err_msg=name)
     np.testing.assert_allclose([got.posterior_.m0[0], got.posterior_.b_beta[0]],
                                [ref.posterior_.m0[0], ref.posterior_.b_beta[0]], rtol=1e-9)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with distributed.Client(process_cluster) as client:                   # two worker processes (conftest.py)
+        client.wait_for_workers(2, timeout=120)
         on_cluster = quiet(VBPCA(**settings).fit, Xd, client=client)
     np.testing.assert_allclose(on_cluster.elbo_, ref.elbo_, rtol=1e-8, atol=0)
     np.testing.assert_allclose(on_cluster.mean_, ref.mean_, rtol=0, atol=1e-9 * np.abs(ref.mean_).max())

@@ -1,8 +1,6 @@
 """The numerical machinery of the VB updates (`vbfa_lit.linalg`, appendix 22): the batched Gaussian from a
 precision on both inversion paths, the triangular solves, the masked outer sums on both packing paths and
 both mask storages, and the shared-batch helpers. Every check is against plain NumPy on the same input."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -192,14 +190,6 @@ def test_no_module_imports_another_modules_private_names():
                 bad += [f'{path.name}: {a.name} from {node.module}' for a in node.names
                         if a.name.startswith('_') and not a.name.startswith('__')]
     assert not bad, bad
-
-
-def test_linalg_imports_light():
-    "The module needs NumPy and SciPy only: no SymPy or JAX at import (the package itself loads scikit-learn)."
-    code = ("import sys, vbfa_lit.linalg; "
-            "print(sorted(m for m in ('sympy', 'jax', 'numpyro', 'numba', 'dask') if m in sys.modules))")
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == '[]'
 
 
 def test_one_blas_thread_limits_inside_and_restores_after():

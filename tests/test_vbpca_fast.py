@@ -331,25 +331,3 @@ def test_kernels_are_cached_on_disk():
     log = out.stdout + out.stderr
     assert 'data loaded from' in log and '_k_gaussians_lanes' in log and '_k_pack' in log
     assert 'data saved to' not in log, log[-2000:]
-
-
-def test_numpy_engine_never_imports_numba():
-    code = """
-import sys
-import numpy as np
-import scipy.sparse as sparse
-import vbfa_lit
-from vbfa_lit import VBPCA
-from vbfa_lit.vbpca import Prior
-from vbfa_lit.engine import fit_vbfa, observed
-rng = np.random.default_rng(0)
-Y = rng.standard_normal((8, 30)); Y[rng.random(Y.shape) < 0.3] = np.nan
-fit_vbfa(observed(Y), 3, Prior(), max_iter=5, engine='numpy')
-fit_vbfa(observed(Y, sparse_storage=True), 3, Prior(), max_iter=5, engine='numpy')
-VBPCA(engine='numpy', max_iter=5).fit(Y.T)
-assert 'numba' not in sys.modules, 'numba was imported'
-print('ok')
-"""
-    out = subprocess.run([sys.executable, '-W', 'ignore', '-c', code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == 'ok'

@@ -1,6 +1,5 @@
 """vbfa_lit.widgets without a browser: set the controls' values from Python, read the data and figures they produce."""
 import json
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -23,12 +22,6 @@ def short_pq_chains(monkeypatch):
     monkeypatch.setattr(ARDPruningPanel, 'rj_sweeps', 300)
     monkeypatch.setattr(ARDPruningPanel, 'rj_burn_in', 100)
     monkeypatch.setattr(ARDPruningPanel, 'rj_chains', 2)
-
-
-def test_import_vbfa_lit_does_not_import_ipywidgets():
-    code = 'import sys, vbfa_lit, vbfa_lit.plots; print("ipywidgets" in sys.modules)'
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == 'False'
 
 
 def test_missing_ipywidgets_gives_the_install_hint(monkeypatch):
