@@ -360,6 +360,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'vbfa_lit/factorised_engine.py'),
                                             'vbfa_lit.factorised_engine._sums': ( 'factorised_engine.html#_sums',
                                                                                   'vbfa_lit/factorised_engine.py'),
+                                            'vbfa_lit.factorised_engine._x_term': ( 'factorised_engine.html#_x_term',
+                                                                                    'vbfa_lit/factorised_engine.py'),
                                             'vbfa_lit.factorised_engine.central_update': ( 'factorised_engine.html#central_update',
                                                                                            'vbfa_lit/factorised_engine.py'),
                                             'vbfa_lit.factorised_engine.check_factorised': ( 'factorised_engine.html#check_factorised',

@@ -366,7 +366,8 @@ def _round_map(part: _Part, rows, d: int, delta, engine: str) -> _Part:  # round
     return part._replace(sums=P[:, 1:])
 
 def _sums(part: _Part): return part.sums
-def _latent_means(part: _Part): return part.X, part.x_term
+def _x_term(part: _Part): return part.x_term
+def _latent_means(part: _Part): return part.X
 def _latent_variances(part: _Part): return part.vX
 
 def feature_rounds(runner, rows, parts, W, tau, alpha, engine: str):
@@ -406,10 +407,10 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
         with dask.config.set({'distributed.admin.large-graph-warning-threshold': '1 TiB'}):   # each block's start
             parts = runner.map(_sample_map, fb.rows, [side_by_side(q.W, q.Sw.v)] * B, [tau] * B, [q.mu] * B,
                                cut(q.X), [engine] * B, scratch, keep=True)      # travels in its task
+        x_term = sum(runner.map(_x_term, parts))  # waited for: each round then runs where its block's residuals are
         W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, q.W, tau, alpha, engine)
-        means = runner.map(_latent_means, parts)
-        return central_update(q, np.concatenate([m[0] for m in means]), None, W, vW, stats, fb.n_row, prior, shared,
-                              sum(m[1] for m in means))
+        X = np.concatenate(runner.map(_latent_means, parts))
+        return central_update(q, X, None, W, vW, stats, fb.n_row, prior, shared, x_term)
     fit = factorised_sweeps(sweep, q, max_iter, tol, callback)
     if parts is None: return fit
     return fit._replace(q=fit.q._replace(Sx=Diagonal(np.concatenate(runner.map(_latent_variances, parts)))))
