@@ -244,3 +244,20 @@ def test_a_display_equation_stands_in_its_own_paragraph(stem):
 def test_the_display_check_finds_math_glued_to_text():
     assert display_math_without_blank_line('as updated:\n$$\na\n$$\nThe sums') == ['as updated: | $$']
     assert display_math_without_blank_line('as updated:\n\n$$\na\n$$\n\nThe sums') == []
+
+
+# ---------------------------------------------------------------- exercises
+
+@pytest.mark.parametrize('stem', PAGES)
+def test_a_solution_cell_sits_inside_its_fold(stem):
+    """A folded code cell that runs a solution comes before the `</details>` that closes it: a closed block followed by
+    the code would show the code's answer on the page while the solution is folded."""
+    cs = cells(stem)
+    outside = []
+    for i, (kind, src) in enumerate(cs[:-1]):
+        nxt_kind, nxt = cs[i + 1]
+        opened, closed = src.rfind('<details>'), src.rfind('</details>')
+        if (kind == 'markdown' and closed > opened >= 0 and 'Solution' in src[opened:opened + 40]
+                and nxt_kind == 'code' and '#| code-fold: true' in nxt):
+            outside.append(nxt.splitlines()[1][:60] if len(nxt.splitlines()) > 1 else nxt[:60])
+    assert not outside, f'{stem}: solution code after its closed fold: {outside}'
