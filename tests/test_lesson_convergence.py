@@ -168,7 +168,7 @@ def test_the_1_nat_rule_is_a_benchmark_and_a_rule_a_user_can_apply_is_given_with
     import json
     md = flat(prose(LESSON))
     assert 'it is a benchmark for comparing methods after the fact, not a rule a user can apply' in md
-    assert '## A stopping rule a user can apply' in prose(LESSON) and '\\tag{9.1}' in prose(LESSON)
+    assert '## A stopping rule a user can apply' in prose(LESSON) and '\\tag{9.5}' in prose(LESSON)
     saved = json.loads((NBS / 'figures' / '05_full_results.json').read_text())
     curves_saved = {(c['dataset'], c['prior'], c['D'], c['transform']): np.array(c['bound']) for c in saved['curves']}
     names = {'1': 'data set 1, D = 30', '200': 'M = 200, N = 2000, D = 50'}
@@ -184,10 +184,10 @@ def test_the_1_nat_rule_is_a_benchmark_and_a_rule_a_user_can_apply_is_given_with
 
 
 def test_why_the_plain_updates_crawl_is_derived_and_its_numbers_are_printed():
-    "Eqs. (9.2)-(9.5) on the page; the quadratic picture checked; the prose quotes the printed rates and gains."
+    "Eqs. (9.1)-(9.4) on the page; the quadratic picture checked; the prose quotes the printed rates and gains."
     md = prose(LESSON)
     sec = md[md.index('## Why the plain updates crawl'):md.index('## When has a run converged?')]
-    for k in (2, 3, 4, 5):
+    for k in (1, 2, 3, 4):
         assert f'\\tag{{9.{k}}}' in sec, k
     import sympy as sp
     out = run(cell_by_id(LESSON, 'c09crawl2'), dict(np=np, sp=sp))
@@ -200,7 +200,7 @@ def test_why_the_plain_updates_crawl_is_derived_and_its_numbers_are_printed():
     assert 0.98 < r < 0.995 and f'{1 / (1 - r):.0f}' == '76'
 
 
-def test_the_gap_left_at_a_stop_is_estimated_by_eq_9_5_as_the_prose_says():
+def test_the_gap_left_at_a_stop_is_estimated_by_eq_9_4_as_the_prose_says():
     names = {'1': 'data set 1, D = 30', '200': 'M = 200, N = 2000, D = 50'}
     ns = dict(np=np, curves_saved=saved_curves(), names=names)
     run(cell_with(LESSON, 'def stop_at('), ns)
