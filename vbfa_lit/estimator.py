@@ -7,14 +7,13 @@ __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataWarning', 
 
 # %% ../nbs/06_estimator.ipynb #eb6fd210
 import functools
-import numbers
 import os
 import sys
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sparse
+import sklearn
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -26,11 +25,8 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
 from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .factorised_engine import fit_factorised
 from .ard import ARD, effective_components
-from .linalg import one_blas_thread, usable_cores
-from .linalg import check_engine
-from .validation import check_2d
-from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
-                                  warn_caller)
+from .linalg import check_engine, one_blas_thread, usable_cores
+from .validation import check_2d, check_bool, check_random_state, output_dtype, warn_caller
 from .transformations import TRANSFORMATIONS, between_sweeps
 
 # %% ../nbs/06_estimator.ipynb #b1fpatch
@@ -61,9 +57,7 @@ DEFAULT_MAX_COMPONENTS = 50      # the cap of the default n_components
 PARALLEL_MIN_FLOPS = 1e8         # a sweep of about 50 ms: below it, threads cost more than they save
 
 def default_jobs(flops: float) -> int:
-    """Threads for a fit whose sweep costs `flops` (`fit_cost`): every core this process may use when the sweep
-    costs more than `PARALLEL_MIN_FLOPS`, else 1.
-    """
+    "Threads for a fit whose sweep costs `flops`: every usable core above `PARALLEL_MIN_FLOPS`, else 1."
     return 1 if flops < PARALLEL_MIN_FLOPS else usable_cores()
 
 def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but one, at least 1) as threads, at most the cores
@@ -75,21 +69,7 @@ def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but on
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p1
 def default_components(n_samples:int, n_features:int)->int:
-    """The `n_components` that ``n_components=None`` stands for: min(n_samples - 1, n_features - 1, 50), at
-    least 1.
-
-    ARD switches off the columns of W the data do not support, so the default need only be at least the number
-    of components the data hold. Centred data of N rows and M columns have rank at most min(N - 1, M), and
-    Bishop's M - 1 is the largest dimension a latent model with isotropic noise can use; beyond that the cost
-    (memory (N + M) D^2, work (N + M) D^3 a sweep) grows with nothing to gain. The cap of 50 keeps a wide or long
-    data set (a ratings matrix of thousands of items) at a cost of seconds a sweep; when every one of the 50
-    columns stays effective, `VBPCA.fit` warns that the data may support more.
-
-    Examples
-    --------
-    >>> default_components(100, 10), default_components(943, 1682), default_components(5, 30)
-    (9, 50, 4)
-    """
+    "The `n_components` that None stands for: min(n_samples - 1, n_features - 1, 50), at least 1."
     return max(1, min(n_samples - 1, n_features - 1, DEFAULT_MAX_COMPONENTS))
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p2
@@ -151,10 +131,7 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p4
 def available_memory():
-    """Bytes of memory this process can still allocate: /proc/meminfo's MemAvailable (Linux), lowered to the
-    room left under a cgroup limit (a container's memory.max), or the free physical pages from `os.sysconf`
-    elsewhere; None when none of them can be read."""
-    import os
+    "Bytes this process can still allocate (MemAvailable, a cgroup's room, or free pages), or None if unknown."
     found = []
     try:
         with open('/proc/meminfo') as f:
@@ -220,9 +197,7 @@ def _check_frame_columns(X, name): # text, dates, durations, sparse columns with
                             "array with NaN where missing.")
 
 def check_data(X, name: str = 'X') -> np.ndarray:
-    """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
-    mask, pandas NA) as NaN, no infinities.
-    """
+    "A data matrix checked as a 2-d float array of real numbers, missing values (numpy.ma, pandas NA) as NaN."
     if callable(getattr(X, '__dask_graph__', None)):                  # gathering it whole is not reading it
         raise TypeError(f"{name}: a dask {type(X).__name__} is read chunk by chunk only as a dask array chunked by "
                         "rows (a dask DataFrame: X.to_dask_array(lengths=True)), and only by VBPCA's fit, transform, "
@@ -259,14 +234,13 @@ def check_data(X, name: str = 'X') -> np.ndarray:
 
 # %% ../nbs/06_estimator.ipynb #2aed8018
 def data_scale(X):
-    """Each feature's mean over its observed values, and one scale for all features: the root mean square of
-    the centred observed values."""
+    "Each feature's mean over its observed values, and the root mean square of the centred observed values."
     mask = ~np.isnan(X)
     return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
 
 # %% ../nbs/06_estimator.ipynb #2aed8018p1
 def entries_scale(cols, values, n_features: int):
-    """`data_scale` from the observed entries alone, as (column index, value) pairs: dense and sparse data alike."""
+    "`data_scale` from (column index, value) pairs of the observed entries."
     n = np.maximum(np.bincount(cols, minlength=n_features), 1)
     big = np.max(np.abs(values), initial=0.0) or 1.0             # sums of values near 1e308 must not overflow
     center = np.bincount(cols, values / big, minlength=n_features) / n * big
@@ -278,8 +252,7 @@ def entries_scale(cols, values, n_features: int):
 
 # %% ../nbs/06_estimator.ipynb #0e155405
 def explained_variance(W, psi):
-    """The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi)
-    u_k, and its share of the total tr(W W^T) + sum(psi)."""
+    "The model's variance along each principal axis of W W^T, s_k^2 + u_k^T diag(psi) u_k, and its share."
     U, s, _ = np.linalg.svd(W, full_matrices=False)
     ev = s ** 2 + (U ** 2).T @ psi
     return ev, ev / (np.sum(s ** 2) + np.sum(psi))
@@ -293,9 +266,7 @@ def latent_posterior(X, q: Posterior):
 
 # %% ../nbs/06_estimator.ipynb #b56b5362
 def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, vb=None):
-    """Mean and variance of chosen entries y_mn under the fitted q (the papers' units of the fit), entry by entry:
-    mean <w_m>^T <x_n> + <mu_m>, variance w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m].
-    """
+    "Predictive mean and variance (or sd) of the entries (rows, cols) under the fitted q, in the fitted units."
     M, D = q.W.shape
     Sw = np.broadcast_to(q.Sw, (M, D, D))
     e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))   # E[1/tau] of a Gamma(a, b)
@@ -318,13 +289,8 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, 
     return mean, var
 
 def latent_bias_posterior(X, q):
-    """q(x_n) and q(b_n) of new rows under a fitted posterior with per-sample biases (`engine.BiasedPosterior`): the
-    fixed point of the two updates, in closed form.
-
-    With s_n = sum_{m in O_n} <tau_m> <w_m> and x0_n the mean of q(x_n) for b_n = 0, the updates read
-    x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n), g_n = sum_{m in O_n} <tau_m> (y_mn - <mu_m>);
-    so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n) (the denominator is > 0: the Schur complement
-    of the joint precision of x_n and b_n)."""
+    "q(x_n) and q(b_n) of new rows under a `BiasedPosterior`: the fixed point of their two updates, in closed form."
+    # x_n = x0_n - b_n Sigma_x_n s_n, b_n = vb_n (g_n - s_n^T x_n), so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n)
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     t = np.broadcast_to(tau, q.mu.shape)
@@ -387,12 +353,7 @@ def check_sparse(X, name:str='X'):
     """Validate a SciPy sparse matrix whose stored entries are the observed values, without densifying it."""
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d sparse matrix (n_samples, n_features), got shape {X.shape}")
-    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if X.dtype.kind not in 'biuf': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
-    for axis, what in ((1, 'feature'), (0, 'sample')):
-        if X.shape[axis] == 0:
-            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
-                             "required.")
+    _check_meta(X, name)
     X = sparse.csr_matrix(X.astype(np.float64), copy=True)      # float first: duplicates summed in float64
     X.sum_duplicates()
     n_inf = int(np.isinf(X.data).sum())
@@ -407,10 +368,16 @@ def check_sparse(X, name:str='X'):
     X.sort_indices()
     return X
 
+def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (scikit-learn's wording), real numbers
+    for axis, what in ((1, 'feature'), (0, 'sample')):
+        if X.shape[axis] == 0:
+            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
+                             "required.")
+    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+    if X.dtype.kind not in kinds: raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+
 def sparse_data_scale(X):
-    """`data_scale` of a sparse matrix from its stored values alone: each feature's mean over its observed values
-    and the root mean square of the centred observed values.
-    """
+    "`data_scale` of a sparse matrix from its stored values alone."
     return entries_scale(X.indices, X.data, X.shape[1])
 
 def standardise(X, center, scale: float):
@@ -438,10 +405,7 @@ class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, 
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first.")
 
     def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
-        kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
-        # scikit-learn's global set_config(transform_output=...)
-        if kind == 'default' and 'sklearn' in sys.modules:
-            kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+        kind = _output_kind(self)
         if kind == 'pandas':
             pd = _output_library(kind)
             return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
@@ -463,12 +427,10 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
     Parameters
     ----------
     n_components : int or None, default None
-        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1
-        (`default_components`): with ``prior='ard'`` unneeded columns are switched off, so D need only be at
-        least the number of components the data hold, and the cost grows as (N + M) D^2 in memory and
-        (N + M) D^3 a sweep. A UserWarning says so when all 50 default columns stay effective. Before it
-        allocates anything, `fit` estimates its memory (`fit_cost`) and refuses a D that would not fit in the
-        available memory; it warns when the fit will take more than about a minute.
+        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1: with
+        ``prior='ard'`` unneeded columns are switched off, so D need only exceed the components the data hold (a
+        UserWarning says so when all 50 default columns stay effective). `fit` refuses a D whose fit would not fit
+        in the available memory (`fit_cost`) and warns when it will take more than about a minute.
     prior : {'ard', 'broad'}, default 'ard'
         'ard': a Gamma factor q(alpha_d) on the precision of each column of W (Bishop, 1999);
         'broad': every alpha_d fixed to `alpha_broad`.
@@ -732,13 +694,8 @@ def fit(self:VBPCA, X, y=None, client=None):
         NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
         A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
         chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
-        block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
-        Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
-        n_components) travel (with posterior='factorised' the samples' means and variances also go from the blocks
-        by sample to the blocks by feature, appendix 35); `posterior_.Sx` then holds the mean of the Sigma_x_n
-        (1, D, D). Without a client
-        `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
-        is the workers').
+        block by block where its chunks live, never gathered: the same fit as in memory, to rounding. On a
+        cluster the memory check of `n_components` is skipped (the blocks' memory is the workers').
     y : default None
         Ignored.
     client : distributed.Client, optional
@@ -785,9 +742,7 @@ def fit(self:VBPCA, X, y=None, client=None):
 # %% ../nbs/06_estimator.ipynb #b1fab30ap2
 @patch
 def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
-    """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
-    callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
-    sum of squares in the fitted units."""
+    "The sweeps, `run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine)`, and the learned attributes."
     (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
     w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
     offset = None
@@ -888,9 +843,7 @@ def _warn_missing(self:VBPCA, per_row, per_col):
 
 @patch
 def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
-    """A DegenerateDataWarning for each way in which the data leave the answer poorly determined (counts: the
-    numbers of observed values per row (N,) and per column (M,); ss: each feature's sum of squares in the
-    fitted units (M,))."""
+    "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
     (per_row, per_feature), seen = counts, counts[1] > 0
     say = lambda msg: warn_caller(msg, DegenerateDataWarning)
     listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
@@ -932,9 +885,8 @@ def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
 def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
     """Posterior predictive means (and standard deviations) of chosen entries of X, without densifying it.
 
-    For entry (n, m) the mean is <w_m>^T <x_n> + <mu_m>, q(x_n) computed from row n's observed entries, in
-    X's units: the filled value of `impute`, for the entries you ask for (a recommender's scores of unrated
-    items, say), at the cost of the rows' latent posteriors and O(len(rows) D^2).
+    The filled values of `impute` for the entries you ask for (a recommender's scores of unrated items, say), at
+    the cost of the rows' latent posteriors and O(len(rows) D^2).
 
     Parameters
     ----------
@@ -979,10 +931,9 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 def impute(self:VBPCA, X, return_std:bool=False):
     """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
 
-    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed
-    entries, so new rows work as well as the training rows), and its variance under the fitted q is
-    w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], all in X's units. This is
-    the mean-field predictive: the factorised q is narrower than the true posterior, so these error
+    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed entries, so
+    new rows work as well as the training rows), and its variance under the fitted q is w_m^T S_x w_m +
+    x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], in X's units: the mean-field predictive, whose error
     bars tend to be too narrow (lesson 02's variance shrinkage).
 
     Parameters
@@ -1139,9 +1090,9 @@ def score(self:VBPCA, X, y=None) -> float:
     Parameters
     ----------
     X
-        The data, NaN for missing entries.
+        As in `score_samples`.
     y : default None
-        Ignored; kept for scikit-learn pipelines.
+        Ignored.
 
     Returns
     -------
@@ -1159,6 +1110,10 @@ def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
     if a.size and (a.min() < 0 or a.max() >= size):            # on the given dtype: uint64 2**63 stays 2**63
         raise ValueError(f"{name}: indices must lie in [0, {size}), got range [{a.min()}, {a.max()}]")
     return a.astype(np.int64)
+
+def _output_kind(est): # set_output's container for transform: the estimator's own, else scikit-learn's global one
+    kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
+    return sklearn.get_config().get('transform_output', 'default') if kind == 'default' else kind
 
 def _output_library(kind): # the module of set_output's container, or an ImportError naming the argument
     import importlib
@@ -1180,8 +1135,7 @@ def _factorised_run(data, n_jobs): # fit_vbfa's signature over fit_factorised (n
     return run
 
 def _ordered_columns(q:Posterior)->Posterior:
-    """The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its
-    largest loading positive: a permutation and sign flips, which leave the bound unchanged."""
+    "The columns of W (and X) by decreasing sum_m <w_md^2>, each with its largest loading positive."
     order = np.argsort(-sum_ww(q.W, q.Sw), kind='stable')
     W = q.W[:, order]
     sign = np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
@@ -1238,12 +1192,7 @@ def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of col
     if any(np.isnan(n) for n in X.shape):
         raise ValueError(f"{name}: a dask array whose chunk sizes are unknown (shape {X.shape}); call "
                          f"{name}.compute_chunk_sizes() first")
-    for axis, what in ((1, 'feature'), (0, 'sample')):
-        if X.shape[axis] == 0:
-            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
-                             "required.")
-    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if X.dtype.kind not in 'biufO': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+    _check_meta(X, name, 'biufO')
     unstored = est._unstored()                                       # missing_values checked
     if sparse.issparse(getattr(X, '_meta', None)):                   # sparse chunks: refused as sparse input is
         est._check_input(sparse.csr_matrix((1, 1)), name, allow_sparse)
@@ -1282,8 +1231,7 @@ def _chunk_squares(chunk, center): # the largest |value - center| b, each column
     return big, np.bincount(cols, (centred / big) ** 2, minlength=chunk.shape[1])
 
 def _dask_data_scale(runner, raw, M):
-    """`entries_scale` over the blocks (three small reduces): the counts per row and per column, center, scale and
-    each column's centred sum of squares in units of s2: (counts, center, scale, ss, s2)."""
+    "`entries_scale` over the blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
     k, add = len(raw), lambda parts: functools.reduce(np.add, parts)
     first = runner.map(_chunk_counts, raw)
     per_row, per_col = np.concatenate([f[0] for f in first]), add([f[1] for f in first])
@@ -1301,7 +1249,7 @@ def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in 
     return observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage, fast=False)
 
 def _fit_dask(est, X, client):
-    """`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."""
+    "`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."
     import dask
     from .dask_runner import DaskRunner, DelayedBlocks, summarise_blocks, init_posterior_dask, resolve_client
     from .engine import kernel_set, run_sweeps
@@ -1353,9 +1301,7 @@ def _fit_dask(est, X, client):
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
     validate_data(est, X, reset=False, skip_check_array=True)          # scikit-learn's feature count
-    kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
-    if wrapped and kind == 'default' and 'sklearn' in sys.modules:
-        kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+    kind = _output_kind(est)
     if wrapped and kind != 'default':
         raise ValueError(f"set_output: transform={kind!r} cannot hold the result for a dask array X, which is a dask "
                          "array (lazy, chunked like X); use set_output(transform='default'), or compute X first")
