@@ -8,15 +8,14 @@ __all__ = ['make_ratings', 'reference_q_b', 'reference_q_gamma', 'reference_q_ta
            'reference_learned_sweep', 'reference_learned_bound']
 
 # %% ../nbs/08_ratings.ipynb #rt000003
-from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl
-from .vbpca import (LOG2PI, Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu,
-                            expected_squared_errors, reference_bound)
+from .vbpca import (Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu, expected_squared_errors,
+                    reference_bound)
 from .engine import BiasedPosterior
 from .validation import check_int, check_real, check_random_state
 
@@ -35,17 +34,7 @@ class Ratings(NamedTuple):
         return f"Ratings({self.shape[0]} users x {self.shape[1]} items, {len(self.ratings)} ratings)"
 
     def matrix(self, subset=None):
-        """The ratings as a CSR matrix (n_users, n_items) whose stored entries are the ratings (unstored: missing).
-
-        Parameters
-        ----------
-        subset : ndarray of bool or int, optional
-            Which ratings to store (a mask or indices of the triples); default all.
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix
-        """
+        "The ratings (or those `subset` picks, a mask or indices) as CSR (n_users, n_items), unstored missing."
         k = slice(None) if subset is None else subset
         return sparse.csr_matrix((self.ratings[k].astype(float), (self.users[k], self.items[k])), shape=self.shape)
 
