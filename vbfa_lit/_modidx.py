@@ -283,6 +283,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                  'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._transform_rows': ('estimator.html#_transform_rows', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._unscaled_quad': ('estimator.html#_unscaled_quad', 'vbfa_lit/estimator.py'),
+                                    'vbfa_lit.estimator._woodbury_logpdf': ('estimator.html#_woodbury_logpdf', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.available_memory': ('estimator.html#available_memory', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.check_data': ('estimator.html#check_data', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator.check_sparse': ('estimator.html#check_sparse', 'vbfa_lit/estimator.py'),

@@ -82,17 +82,13 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
              complete:bool=False):
     """Estimated peak memory and work per sweep of `VBPCA.fit`, from the shapes alone (nothing is allocated).
 
-    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances of q(x_n) and q(w_m),
-    their precisions, the masked sums of second moments, each held twice across an update) plus, for dense input,
-    5 N M (the validated, standardised and transposed copies of X and its mask) or, for sparse input, 80 bytes per
-    observed entry (the CSR copies and their indices). Complete data share one covariance of q(x_n), so their
-    covariances take 6 (1 + M) D^2 and the latent means and their products 4 N D. Measured with `tracemalloc` on
-    shapes from 100 x 400 to 20000 x 200 with D from 2 to 100, the peak was 0.45 to 1.2 times this estimate. The
-    work of a sweep is (N + M) D^3 for the Cholesky factors of the D x D precisions (1 + M for complete data), plus
-    2 D^2 per entry of the mask's products (every entry N M for a dense mask, the observed ones for a sparse one;
-    for complete data the products of the data with the means of X and W instead, 2 N D (M + D)); at
-    `SWEEP_FLOPS_PER_SECOND` that is the time a sweep takes, within a factor 3 (complete data, 5,000 x 100 to
-    50,000 x 60, D = 30 to 50: measured 0.41 to 0.67 times the estimate).
+    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances, precisions and masked
+    sums of q(x_n) and q(w_m), each held twice across an update) plus 5 N M for dense input (the copies of X and its
+    mask) or 80 bytes an observed entry for sparse input; complete data share one covariance of q(x_n): 6 (1 + M) D^2
+    and 4 N D. The work is (N + M) D^3 for the Cholesky factors (1 + M complete) plus 2 D^2 an entry of the mask's
+    products (N M dense, the observed ones sparse; complete: 2 N D (M + D)). Measured (`tracemalloc`, 100 x 400 to
+    20000 x 200, D = 2 to 100) the peak was 0.45 to 1.2 times the estimate; a sweep at `SWEEP_FLOPS_PER_SECOND`
+    takes the time estimated within a factor 3 (complete data: 0.41 to 0.67 times it).
 
     Parameters
     ----------
@@ -308,16 +304,18 @@ def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
     """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."""
     if sparse.issparse(X): return _predictive_logpdf_sparse(X, mean, W, psi)
     mask = ~np.isnan(X)
-    (M, D), N = W.shape, X.shape[0]
     with np.errstate(over='ignore'): r = np.where(mask, X - mean, 0.0)   # residuals, 0 where missing
     r, s = _row_scaled(r)                                                # r / s_n: no overflow in r^2
-    P = mask / psi                                                       # (N, M): 1/psi_m on observed entries
+    return _woodbury_logpdf(mask / psi, (r / psi) @ W, np.sum(r ** 2 / psi, 1), s, W, mask.sum(1),
+                            mask @ np.log(psi))
+
+def _woodbury_logpdf(P, b, rr, s, W, n_obs, logpsi): # from P (N, M) 1/psi_m where observed, b_n, r^T diag(1/psi) r
+    (M, D), N = W.shape, P.shape[0]
     A = np.eye(D) + (P @ (W[:, :, None] * W[:, None, :]).reshape(M, D * D)).reshape(N, D, D)
     L = np.linalg.cholesky(A)                                            # (N, D, D)
-    c = np.linalg.solve(L, ((r / psi) @ W)[:, :, None])[..., 0]          # L^{-1} b_n
-    quad = _unscaled_quad(np.sum(r ** 2 / psi, 1) - np.sum(c ** 2, 1), s)
-    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + mask @ np.log(psi)
-    return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
+    c = np.linalg.solve(L, b[:, :, None])[..., 0]                        # L^{-1} b_n
+    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + logpsi
+    return -0.5 * (n_obs * LOG2PI + logdet + _unscaled_quad(rr - np.sum(c ** 2, 1), s))
 
 def _row_scaled(r): # (r / s_n, s_n), s_n each row's largest |residual| (1 for a row of zeros or with an inf)
     s = np.max(np.abs(r), 1, initial=0.0)
@@ -330,7 +328,7 @@ def _unscaled_quad(quad, s): # s^2 quad, inf where it overflows or a residual wa
     return np.where(np.isnan(quad) | np.isinf(quad), np.inf, out)
 
 def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, stored entries observed
-    (M, D), N, cols = W.shape, X.shape[0], X.indices
+    N, cols = X.shape[0], X.indices
     rows = np.repeat(np.arange(N), np.diff(X.indptr))
     with np.errstate(over='ignore'): r = X.data - mean[cols]             # residuals of the stored entries
     s = np.ones(N)                                                       # each row's largest |residual|, or 1
@@ -338,15 +336,10 @@ def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, s
         big = np.maximum.reduceat(np.abs(r), X.indptr[:-1][np.diff(X.indptr) > 0])
         s[np.diff(X.indptr) > 0] = np.where((big > 0) & np.isfinite(big), big, 1.0)
     r = r / s[rows]
-    P = sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape)
-    A = np.eye(D) + (P @ (W[:, :, None] * W[:, None, :]).reshape(M, D * D)).reshape(N, D, D)
-    L = np.linalg.cholesky(A)
-    b = sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W
-    c = np.linalg.solve(L, b[:, :, None])[..., 0]
-    quad = _unscaled_quad(np.bincount(rows, r ** 2 / psi[cols], minlength=N) - np.sum(c ** 2, 1), s)
-    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + np.bincount(rows, np.log(psi)[cols],
-                                                                                    minlength=N)
-    return -0.5 * (np.diff(X.indptr) * LOG2PI + logdet + quad)
+    return _woodbury_logpdf(sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape),
+                            sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W,
+                            np.bincount(rows, r ** 2 / psi[cols], minlength=N), s, W, np.diff(X.indptr),
+                            np.bincount(rows, np.log(psi)[cols], minlength=N))
 
 # %% ../nbs/06_estimator.ipynb #sp01cd02
 def check_sparse(X, name:str='X'):
@@ -459,41 +452,34 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         Storage of the observed-entry mask of dense input; 'auto' is sparse (CSR) below 1% observed. Sparse
         input is always stored sparse.
     missing_values : nan or 'unstored', default nan
-        What marks a missing entry. nan (any NaN scalar, numpy's float32 NaN included): NaN, a masked entry or
-        pandas' NA in dense input; sparse input is refused (scikit-learn reads an unstored entry as 0), and so
-        is a DataFrame with a SparseDtype column whose unstored entries are a number. 'unstored': X may also
-        be a SciPy sparse matrix (any format) whose stored entries are the observations (an explicit 0 is an
-        observed 0, a stored NaN is missing), or a DataFrame with SparseDtype columns, whose unstored entries
-        are then the missing ones; it is never densified, and the fit equals that of the dense form with NaN.
-        `transform`, `score_samples`, `score` and `predict_entries` then accept the same form (`impute`
-        fills a dense array: use `predict_entries` for chosen entries of a sparse one).
+        What marks a missing entry. nan (any NaN scalar): NaN, a masked entry or pandas' NA in dense input; sparse
+        input is refused (scikit-learn reads an unstored entry as 0), as is a SparseDtype column with a numeric
+        fill_value. 'unstored': X may also be a SciPy sparse matrix (any format) or a DataFrame with SparseDtype
+        columns whose unstored entries are the missing ones (an explicit 0 is an observed 0, a stored NaN missing);
+        never densified, the same fit as the dense form with NaN. The other methods then take the same form, except
+        `impute` (use `predict_entries` for chosen entries).
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
         The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
         'auto' is numba when it is installed. Both give the same fit to 1e-12.
     n_jobs : int or None, default None
-        Threads that run each sweep's costly steps side by side, over blocks of samples and of features (the
-        compiled kernels and NumPy's products release the GIL; BLAS keeps one thread in each). None: every core
-        this process may use when a sweep is long enough to gain from them (`default_jobs`), else 1. As in
-        scikit-learn, -1 means every core this process may use and -2 all but one; more threads than cores are
-        capped at the cores. Any number gives the same fit to rounding (the blocks' sums are added in another order).
+        Threads that run each sweep's costly steps over blocks of samples and of features (one BLAS thread each).
+        None: every core this process may use when a sweep is long enough to gain from them, else 1. As in
+        scikit-learn, -1 means every core and -2 all but one; more threads than cores are capped at the cores.
+        Any number gives the same fit to rounding.
     sample_bias : bool, default False
-        A bias b_n per sample (row) as well as the bias mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, with
-        b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 08). On a user x item ratings
-        matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
-        `impute` and `score_samples` then infer each row's bias with its latent variables.
+        A bias b_n per sample (row) as well as mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, b_n ~
+        N(0, 1/gamma), gamma ~ G(1e-5, 1e-5) (lesson 08): a recommender's user and item biases. The methods then
+        infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
-        The prior of the feature means mu_m, in X's units. 'broad': mu_m ~ N(center_m, 1/beta), each feature's own
-        level. 'learned' (lesson 08): mu_m ~ N(m_0, 1/beta_mu), one level m_0 (a Gaussian) and spread (a Gamma on
-        beta_mu) for all features, both learned: a feature with no observation is predicted at m_0 (plus the row's
-        bias with ``sample_bias``), a rarely seen one is shrunk towards it. The answer then changes with a shift of
-        one feature (the others no longer agree with it).
+        The prior of the feature means, in X's units. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08):
+        mu_m ~ N(m_0, 1/beta_mu), a level m_0 and spread beta_mu learned for all features: a feature never observed
+        is predicted at m_0 (plus the row's bias), a rarely seen one shrunk towards it; a shift of one feature then
+        changes the answer.
     posterior : {'full', 'factorised'}, default 'full'
-        The family of q(X) q(W). 'full': a D x D covariance for every x_n and every w_m (lesson 03). 'factorised'
-        (lesson 15; Raiko, Ilin & Karhunen, 2007): every x_nd and w_md an independent Gaussian, O(D) work a
-        rating and sweep instead of O(D^2), for many ratings and a large D; its bound is lower and its error bars
-        narrower. The transformations do not apply to it (the rotation would leave the family) and are not run;
-        ``sample_bias``, ``mean_prior='learned'`` and dask input need the full posterior. `posterior_` then
-        holds the diagonal covariances as (N, D, D) and (M, D, D) arrays.
+        The family of q(X) q(W). 'full': a D x D covariance for every x_n and w_m (lesson 03). 'factorised' (lesson
+        15; Raiko, Ilin & Karhunen, 2007): every x_nd and w_md independent, O(D) work a rating instead of O(D^2), a
+        lower bound and narrower error bars; no transformations; ``sample_bias``, ``mean_prior='learned'`` and dask
+        input need 'full'. `posterior_` then holds the diagonal covariances as (N, D, D) and (M, D, D) arrays.
     callback : callable or None, default None
         Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
         bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
