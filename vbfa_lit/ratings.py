@@ -119,8 +119,7 @@ def reference_q_b(Y, q: BiasedPosterior) -> BiasedPosterior:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
         The current posterior; left unchanged.
 
@@ -159,8 +158,7 @@ def reference_q_tau_biased(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
@@ -182,8 +180,7 @@ def reference_biased_sweep(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
@@ -206,8 +203,7 @@ def reference_biased_bound(Y, q: BiasedPosterior, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
 
@@ -298,8 +294,7 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
     prior : Prior
@@ -324,8 +319,7 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu).
     prior : Prior
