@@ -69,24 +69,25 @@ def _split_triples(part, columns, starts, n_cols):  # one partition of the table
     return [(rows[b == i], cols[b == i], vals[b == i]) for i in range(len(starts) - 1)]
 
 def _sparse_block(pieces, start, stop, n_cols):  # a block's entries from every partition -> Observed (M, N_b), CSR
-    rows, cols, vals = (np.concatenate([p[k] for p in pieces]) for k in range(3))
-    Y = sparse.csr_matrix((vals, (cols, rows - start)), shape=(n_cols, stop - start))
-    if Y.nnz < len(vals) or len(np.unique(cols * (stop - start) + (rows - start))) < len(vals):
-        raise ValueError(f"df: a (row, column) pair is given twice, among rows {start} to {stop - 1}")
-    return observed(Y, fast=False)
+    return observed(_csr_rows(pieces, start, stop, n_cols).T, fast=False)
+
+def _table_parts(df, columns):  # the partitions of a pandas or dask table, as delayed objects
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    if isinstance(columns, str) or len(columns) != 3:
+        raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
+    if isinstance(df, pd.DataFrame): return [dask.delayed(df, pure=True)]
+    if isinstance(df, dd.DataFrame): return df.to_delayed()
+    raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
 
 def observed_blocks_from_triples(df, n_rows: int, n_cols: int, n_blocks: int,
                                  columns=('row', 'col', 'value')) -> DelayedBlocks:
     "Row blocks (CSR, split as `engine.row_blocks`) of (row, column, value) triples, an absent pair missing."
     import dask
-    import dask.dataframe as dd
-    import pandas as pd
     n_rows, n_cols = check_int('n_rows', n_rows, 1), check_int('n_cols', n_cols, 1)
     n_blocks = check_int('n_blocks', n_blocks, 1)
-    if len(columns) != 3: raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
-    if isinstance(df, pd.DataFrame): parts = [dask.delayed(df, pure=True)]
-    elif isinstance(df, dd.DataFrame): parts = df.to_delayed()
-    else: raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
+    parts = _table_parts(df, columns)
     starts = np.linspace(0, n_rows, min(n_blocks, n_rows) + 1).round().astype(int)
     split = [dask.delayed(_split_triples, pure=True, nout=len(starts) - 1)(p, tuple(columns), starts, n_cols)
              for p in parts]
@@ -154,11 +155,7 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
     import dask.array as da
     import dask.dataframe as dd
     import pandas as pd
-    if isinstance(df, pd.DataFrame): parts = [dask.delayed(df, pure=True)]
-    elif isinstance(df, dd.DataFrame): parts = df.to_delayed()
-    else: raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
-    if isinstance(columns, str) or len(columns) != 3:
-        raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
+    parts = _table_parts(df, columns)
     missing = [k for k in columns if k not in df.columns]
     if missing: raise ValueError(f"df: expected columns {list(columns)}, {missing} not found in {list(df.columns)}")
     r, c, v = columns
