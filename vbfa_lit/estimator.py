@@ -286,7 +286,8 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, 
 
 def latent_bias_posterior(X, q):
     "q(x_n) and q(b_n) of new rows under a `BiasedPosterior`: the fixed point of their two updates, in closed form."
-    # x_n = x0_n - b_n Sigma_x_n s_n, b_n = vb_n (g_n - s_n^T x_n), so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n)
+    # x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n) give
+    # b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n)
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     t = np.broadcast_to(tau, q.mu.shape)
@@ -361,7 +362,7 @@ def check_sparse(X, name:str='X'):
     X.sort_indices()
     return X
 
-def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (scikit-learn's wording), real numbers
+def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (sklearn's wording), real numbers
     for axis, what in ((1, 'feature'), (0, 'sample')):
         if X.shape[axis] == 0:
             raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
@@ -728,7 +729,7 @@ def fit(self:VBPCA, X, y=None, client=None):
 # %% ../nbs/06_estimator.ipynb #b1fab30ap2
 @patch
 def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
-    "The sweeps, `run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine)`, and the learned attributes."
+    "The sweeps, `run(D, prior, shared, ...) -> FitResult` over the data wherever they are, and the learned attributes."
     (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
     w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
     offset = None
@@ -905,9 +906,7 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
     if _is_dask_array(X): mean, std = _dask_predict_entries(self, X, rows, cols)
     else:
         arr = self._check_new(X, allow_sparse=True)
-        rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
-        if len(rows) != len(cols):
-            raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+        rows, cols = _check_entries(rows, cols, arr.shape)
         mean, std = _entry_moments(arr, self.posterior_, self.center_, self.scale_, rows, cols)
     return (mean, std) if return_std else mean
 
@@ -1088,6 +1087,12 @@ def score(self:VBPCA, X, y=None) -> float:
     return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
 
 # %% ../nbs/06_estimator.ipynb #b1fab30ap8
+def _check_entries(rows, cols, shape): # (rows, cols) checked: as many of each, within shape
+    rows, cols = _check_index('rows', rows, shape[0]), _check_index('cols', cols, shape[1])
+    if len(rows) != len(cols):
+        raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+    return rows, cols
+
 def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
     a = np.asarray(idx)
     if a.ndim != 1: raise ValueError(f"{name}: expected a 1-d array of indices, got shape {a.shape}")
@@ -1318,9 +1323,7 @@ def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
 def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: reads the chunks holding the rows
     import dask
     X, unstored = _dask_new(est, X)
-    rows, cols = _check_index('rows', rows, X.shape[0]), _check_index('cols', cols, X.shape[1])
-    if len(rows) != len(cols):
-        raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+    rows, cols = _check_entries(rows, cols, X.shape)
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
     block = np.searchsorted(starts, rows, side='right') - 1
     model, chunks, tasks = _dask_model(est), X.to_delayed()[:, 0], {}
