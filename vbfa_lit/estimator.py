@@ -1303,22 +1303,18 @@ def _dask_model(est): # the fitted per-feature posterior and units, one task for
     q = est.posterior_._replace(X=None, Sx=None)
     return dask.delayed((q, est.center_, est.scale_), pure=True)
 
-def _chunk_transform(chunk, unstored, model, dtype, block_info=None):
-    q, center, scale = model
-    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale).astype(dtype)
+def _chunk_transform(chunk, unstored, model, dtype, block_info=None): # model: (q, center, scale)
+    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model).astype(dtype)
 
 def _chunk_score(chunk, unstored, model, block_info=None):
-    q, center, scale = model
-    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale)
+    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model)
 
 def _chunk_impute(chunk, model, dtype, return_std, block_info=None):
-    q, center, scale = model
-    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), q, center, scale, return_std)
+    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), *model, return_std)
     return np.stack(out, -1).astype(dtype) if return_std else out[0].astype(dtype)
 
 def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
-    q, center, scale = model
-    return _entry_moments(_dask_chunk(chunk, unstored, start), q, center, scale, rows, cols)
+    return _entry_moments(_dask_chunk(chunk, unstored, start), *model, rows, cols)
 
 def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: reads the chunks holding the rows
     import dask
