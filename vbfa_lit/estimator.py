@@ -237,14 +237,33 @@ def data_scale(X):
 # %% ../nbs/06_estimator.ipynb #2aed8018p1
 def entries_scale(cols, values, n_features: int):
     "`data_scale` from (column index, value) pairs of the observed entries."
-    n = np.maximum(np.bincount(cols, minlength=n_features), 1)
-    big = np.max(np.abs(values), initial=0.0) or 1.0             # sums of values near 1e308 must not overflow
-    center = np.bincount(cols, values / big, minlength=n_features) / n * big
-    # one refinement: the mean to full precision, even with offsets of 1e8
-    center += np.bincount(cols, values - center[cols], minlength=n_features) / n
-    centred = values - center[cols]
-    big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares of 1e-200 must not underflow, of 1e200 not overflow
-    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(values.size, 1)))
+    return _scale_over_parts(lambda fn, *args: [fn(cols, values, n_features, *args)])[1:3]
+
+def _scale_over_parts(map_parts):
+    "(count, center, scale, ss / s2, s2) over parts of the entries; map_parts(fn, *args) is fn(cols, values, M, *args) a part."
+    add = lambda parts: functools.reduce(np.add, parts)
+    first = map_parts(_part_sums)
+    per_col, big = add([f[0] for f in first]), max(f[1] for f in first)
+    n = np.maximum(per_col, 1)
+    center = add([f[2] * (f[1] / big) for f in first]) / n * big
+    center = center + add(map_parts(_part_shift, center)) / n     # the mean to full precision, even with offsets of 1e8
+    squares = map_parts(_part_squares, center)
+    s = max(f[0] for f in squares)
+    ss, total = (add([f[k] * (f[0] / s) ** 2 for f in squares]) for k in (1, 2))
+    return per_col, center, float(s * np.sqrt(total / max(per_col.sum(), 1))), ss, s
+
+def _part_sums(cols, v, M): # the count of each column, the largest |value| b, each column's sum of value / b
+    big = np.max(np.abs(v), initial=0.0) or 1.0                   # sums of values near 1e308 must not overflow
+    return np.bincount(cols, minlength=M), big, np.bincount(cols, v / big, minlength=M)
+
+def _part_shift(cols, v, M, center): # each column's sum of value - center
+    return np.bincount(cols, v - center[cols], minlength=M)
+
+def _part_squares(cols, v, M, center): # the largest |value - center| b, the sums of ((value - center) / b)^2: by column, all
+    centred = v - center[cols]
+    big = np.max(np.abs(centred), initial=0.0) or 1.0             # squares of 1e-200 must not underflow, of 1e200 not overflow
+    squares = (centred / big) ** 2
+    return big, np.bincount(cols, squares, minlength=M), np.sum(squares)
 
 # %% ../nbs/06_estimator.ipynb #0e155405
 def explained_variance(W, psi):
@@ -1200,39 +1219,18 @@ def _dask_chunk(chunk, unstored, start, name='X'): # a row chunk checked as fit 
 def _chunk_start(block_info): # the first row of map_blocks' current chunk
     return block_info[0]['array-location'][0][0] if block_info else 0
 
-def _chunk_entries(chunk): # (rows, cols, values) of a checked chunk's observed entries
-    if sparse.issparse(chunk):
-        return np.repeat(np.arange(chunk.shape[0]), np.diff(chunk.indptr)), chunk.indices, chunk.data
-    rows, cols = np.nonzero(~np.isnan(chunk))
-    return rows, cols, chunk[rows, cols]
+def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chunk's observed entries
+    if sparse.issparse(chunk): return fn(chunk.indices, chunk.data, chunk.shape[1], *args)
+    mask = ~np.isnan(chunk)
+    return fn(np.nonzero(mask)[1], chunk[mask], chunk.shape[1], *args)
 
-def _chunk_counts(chunk): # per-row and per-column counts, the largest |value| b, each column's sum of value / b
-    rows, cols, v = _chunk_entries(chunk)
-    (N, M), big = chunk.shape, np.max(np.abs(v), initial=0.0) or 1.0
-    return np.bincount(rows, minlength=N), np.bincount(cols, minlength=M), big, np.bincount(cols, v / big, minlength=M)
-
-def _chunk_shift(chunk, center): # each column's sum of value - center
-    _, cols, v = _chunk_entries(chunk)
-    return np.bincount(cols, v - center[cols], minlength=chunk.shape[1])
-
-def _chunk_squares(chunk, center): # the largest |value - center| b, each column's sum of ((value - center) / b)^2
-    _, cols, v = _chunk_entries(chunk)
-    centred = v - center[cols]
-    big = np.max(np.abs(centred), initial=0.0) or 1.0
-    return big, np.bincount(cols, (centred / big) ** 2, minlength=chunk.shape[1])
-
-def _dask_data_scale(runner, raw, M):
+def _dask_data_scale(runner, raw):
     "`entries_scale` over the blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
-    k, add = len(raw), lambda parts: functools.reduce(np.add, parts)
-    first = runner.map(_chunk_counts, raw)
-    per_row, per_col = np.concatenate([f[0] for f in first]), add([f[1] for f in first])
-    n, big = np.maximum(per_col, 1), max(f[2] for f in first)
-    center = add([f[3] * (f[2] / big) for f in first]) / n * big
-    center = center + add(runner.map(_chunk_shift, raw, [center] * k)) / n      # the refinement, as entries_scale
-    squares = runner.map(_chunk_squares, raw, [center] * k)
-    s = max(f[0] for f in squares)
-    ss = add([f[1] * (f[0] / s) ** 2 for f in squares])
-    return (per_row, per_col), center, float(s * np.sqrt(ss.sum() / max(per_col.sum(), 1))), ss, s
+    k = len(raw)
+    per_row = np.concatenate([c[0] for c in runner.map(observed_counts, raw)])
+    per_col, center, scale, ss, s2 = _scale_over_parts(
+        lambda fn, *args: runner.map(_chunk_part, raw, [fn] * k, *[[a] * k for a in args]))
+    return (per_row, per_col), center, scale, ss, s2
 
 def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in the fitted units, as the engine's block
     Y = standardise(chunk, center, scale).T
@@ -1256,7 +1254,7 @@ def _fit_dask(est, X, client):
         starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
         raw = runner.load(DelayedBlocks(tuple(dask.delayed(_dask_chunk, pure=True)(c, unstored, int(b))
                                               for c, b in zip(X.to_delayed()[:, 0], starts[:-1])), starts, M))
-        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw, M)
+        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw)
         n_obs = int(counts[0].sum())
         if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
         est._warn_missing(*counts)
