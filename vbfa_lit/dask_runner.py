@@ -357,12 +357,9 @@ class DaskRunner:
         if self.client is None:
             stats, X = _tree([_stats(p) for p in parts], lambda a, b, node: _add(a, b)), [p.X for p in parts]
         else:
-            # the blocks that share a worker are added up first, there (the tree's lower levels move nothing);
-            # block order within a worker
+            # blocks sharing a worker are added first, there (the tree's lower levels move nothing); each node adds
+            # into buffers its worker keeps from sweep to sweep; the XX_m travel packed (about half the bytes)
             order = sorted(range(len(parts)), key=lambda i: self._home[i] if len(self._home) == len(parts) else '')
-            # each node of the tree adds into buffers its worker keeps from sweep to sweep (the node's result of
-            # the last sweep was gathered, or added up, before this sweep's map ran); the XX_m travel as packed
-            # triangles (about half the bytes), each block's packed into buffers its worker keeps
             stats = _tree([self._submit(_stats, parts[i], _Kept(f'{self._id}-stats-{i}')) for i in order],
                           lambda a, b, node: self._submit(_add, a, b, _Kept(f'{self._id}-add-{node}')))
             stats, X = self.client.gather([stats, [self._submit(_means, p) for p in parts]])
