@@ -8,6 +8,7 @@ __all__ = ['make_ratings', 'reference_q_b', 'reference_q_gamma', 'reference_q_ta
            'reference_learned_sweep', 'reference_learned_bound']
 
 # %% ../nbs/08_ratings.ipynb #rt000003
+from types import SimpleNamespace   # the notebook's SymPy cells (exported to symbolic) annotate with it
 from typing import NamedTuple
 
 import numpy as np
