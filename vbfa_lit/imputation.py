@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .estimator import VBPCA, MissingDataTransformer, is_sparse_frame, check_data
-from .validation import check_random_state, output_dtype
+from .validation import check_bool, check_random_state, output_dtype
 
 # %% ../nbs/07_imputation.ipynb #08d19194
 def reference_predictive_moments(Y, q):
@@ -174,8 +174,7 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
             Only with `return_std`.
         """
         self._check_fitted()
-        if not isinstance(return_std, (bool, np.bool_)):
-            raise TypeError(f"return_std: expected True or False, got {return_std!r}")
+        return_std = check_bool('return_std', return_std)
         arr, dtype, names = self._check_dense(X, reset=False), output_dtype(X), self.get_feature_names_out()
         filled, std = (np.asarray(v) for v in self.estimator_.impute(arr, return_std=True))
         out = filled.astype(dtype, copy=False)                  # set_output's container: scikit-learn wraps it

@@ -8,15 +8,15 @@ __all__ = ['make_ratings', 'reference_q_b', 'reference_q_gamma', 'reference_q_ta
            'reference_learned_sweep', 'reference_learned_bound']
 
 # %% ../nbs/08_ratings.ipynb #rt000003
-from types import SimpleNamespace
+from types import SimpleNamespace   # the notebook's SymPy cells (exported to symbolic) annotate with it
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl
-from .vbpca import (LOG2PI, Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu,
-                            expected_squared_errors, reference_bound)
+from .vbpca import (Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu, expected_squared_errors,
+                    reference_bound)
 from .engine import BiasedPosterior
 from .validation import check_int, check_real, check_random_state
 
@@ -35,17 +35,7 @@ class Ratings(NamedTuple):
         return f"Ratings({self.shape[0]} users x {self.shape[1]} items, {len(self.ratings)} ratings)"
 
     def matrix(self, subset=None):
-        """The ratings as a CSR matrix (n_users, n_items) whose stored entries are the ratings (unstored: missing).
-
-        Parameters
-        ----------
-        subset : ndarray of bool or int, optional
-            Which ratings to store (a mask or indices of the triples); default all.
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix
-        """
+        "The ratings (or those `subset` picks, a mask or indices) as CSR (n_users, n_items), unstored missing."
         k = slice(None) if subset is None else subset
         return sparse.csr_matrix((self.ratings[k].astype(float), (self.users[k], self.items[k])), shape=self.shape)
 
@@ -130,8 +120,7 @@ def reference_q_b(Y, q: BiasedPosterior) -> BiasedPosterior:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
         The current posterior; left unchanged.
 
@@ -170,8 +159,7 @@ def reference_q_tau_biased(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
@@ -193,8 +181,7 @@ def reference_biased_sweep(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
@@ -217,8 +204,7 @@ def reference_biased_bound(Y, q: BiasedPosterior, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
 
@@ -309,8 +295,7 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
     prior : Prior
@@ -335,8 +320,7 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu).
     prior : Prior

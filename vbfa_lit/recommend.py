@@ -179,10 +179,9 @@ class VBPCARecommender(BaseEstimator):
         self.items_, i = _encode('item ids', items)
         if len(self.users_) < 2 or len(self.items_) < 2:
             raise ValueError(f"X: expected at least 2 users and 2 items, got {len(self.users_)} and {len(self.items_)}")
-        key = u.astype(np.int64) * len(self.items_) + i
-        if len(np.unique(key)) != len(key):
-            first = np.flatnonzero(np.bincount(np.unique(key, return_inverse=True)[1].ravel()) > 1)[0]
-            k = np.unique(key)[first]
+        keys, counts = np.unique(u.astype(np.int64) * len(self.items_) + i, return_counts=True)
+        if (counts > 1).any():
+            k = keys[counts > 1][0]
             who, what = self.users_.tolist()[k // len(self.items_)], self.items_.tolist()[k % len(self.items_)]
             raise ValueError(f"X: the pair (user {who!r}, item {what!r}) is rated more than once; keep one rating a "
                              "pair")

@@ -10,8 +10,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import masked_outer_sum as _masked_outer_sum_numpy
-from .linalg import cholesky_solve, Kernels, scratch_buffer
-from .linalg import compile_kernels
+from .linalg import Kernels, cholesky_solve, compile_kernels, scratch_buffer
 
 # %% ../nbs/24_vbpca_fast.ipynb #d3beac2b
 def _k_pack(mean, cov, weight, i0, i1, packed):
@@ -314,12 +313,8 @@ def _chunk_items(R, K, nnz, width)->int: # items a chunk of `_k_outer_sums`: a p
 def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
     return sparse.issparse(op) or np.count_nonzero(op) < _DENSE_MIN * op.size
 
-def _residual_ss_csr(Y, # (M, N) CSR: the observed values
-                     W, X, mu, # (M, D), (N, D), (M,): the posterior means
-                     YT=None, # (N, M) CSR, its transpose, if at hand
-                    ): # (M,) sum over the stored entries of row m of (y_mn - W_m . X_n - mu_m)^2
-    """The engine's `residual_ss` for CSR data, compiled: one pass over the stored entries, sample by sample (from
-    `YT`) when the samples outnumber the features, so that the means read at random are the fewer."""
+def _residual_ss_csr(Y, W, X, mu, YT=None):
+    "The engine's `residual_ss` of CSR Y (M, N), compiled; sample by sample (from `YT`) when samples outnumber features."
     _compile()
     by_sample = sparse.issparse(YT) and len(X) > len(W)
     Z = YT if by_sample else Y
@@ -330,18 +325,10 @@ def _residual_ss_csr(Y, # (M, N) CSR: the observed values
         np.ascontiguousarray(mu, dtype=float), out)
     return out
 
-def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
-                      mean, # (K, D), or None: the covariances alone
-                      cov, # (K, D, D) or (1, D, D)
-                      weight=None, # (K,), or None for unit weights
-                      split:bool=False, # also return the sums of the covariances alone
-                      packed:bool=False, # without split: a dense mask's sums as packed upper triangles (R, D(D+1)/2)
-                      scratch=None, # dict: the results (and the dense path's packing) written into its buffers
-                     ): # (R, D, D) [and (R, D, D) of the covariances when split]
-    """`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks. With
-    `packed`, a dense mask's sums stay as BLAS left them, the upper triangles packed row by row, for
-    `_gaussian_from_precision`, which reads nothing else (no unpacking, no mirroring). With `scratch`, the arrays come
-    from `linalg.scratch_buffer` (the results are views of its buffers)."""
+def _masked_outer_sum(op, mean, cov, weight=None, split:bool=False, packed:bool=False, scratch=None):
+    "`linalg.masked_outer_sum` compiled (CSR rows, the triangle in cache-sized blocks), results in `scratch`'s buffers."
+    # packed (without split): a dense mask's sums as BLAS left them, upper triangles (R, D(D+1)/2), for
+    # `_gaussian_from_precision`, which reads nothing else
     _compile()
     (R, K), D = op.shape, cov.shape[-1]
     if mean is None and len(cov) == 1: return _masked_outer_sum_numpy(op, mean, cov, weight, split)
@@ -373,16 +360,8 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
 
-def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite; or (K, D(D+1)/2)
-                             #   their upper triangles packed row by row (`_masked_outer_sum(..., packed=True)`)
-                             h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
-                             scale=None, # (K,): the precisions are scale_k P_k + diag(diag)
-                             diag=None, # (D,)
-                             scratch=None, # dict: the covariances written into its buffer 'S'
-                            ): # (mean (K or len(h), D), covariance (K, D, D), log|P^-1| (K,))
-    """`linalg.gaussian_from_precision`, compiled: Cholesky, inverse, mean and log-determinant row by row; with
-    `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them. With
-    `scratch`, the covariances are a view of the buffer `linalg.scratch_buffer(scratch, 'S', ...)`."""
+def _gaussian_from_precision(P, h, scale=None, diag=None, scratch=None):
+    "`linalg.gaussian_from_precision` of scale_k P_k + diag(diag), compiled; P (K, D, D) or packed (K, D(D+1)/2)."
     _compile()
     P = np.ascontiguousarray(P, dtype=float)
     K, D = (len(P), len(h[0])) if P.ndim == 2 else P.shape[:2]
