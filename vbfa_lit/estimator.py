@@ -430,20 +430,17 @@ class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, 
 class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Variational Bayesian PCA and factor analysis with missing values.
 
-    Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and the VB factor-analysis model of
-    Luttinen & Ilin (a bias, per-feature noise), fitted by variational Bayes with the exact translation and
-    rotation of the posterior between sweeps. Missing entries of `X` (NaN, a masked entry, pandas' NA) are
-    left out of every sum. The model is fitted to the data centred by each feature's observed mean and
-    divided by one overall scale (`center_`, `scale_`), so the answer does not depend on the data's units;
-    every attribute is reported back in the units of `X`.
+    Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and Luttinen & Ilin's VB factor analysis
+    (a bias, per-feature noise) with the exact translation and rotation between sweeps. Missing entries of `X`
+    are left out of every sum. The fit is in the data's centred, scaled units (`center_`, `scale_`), so the
+    answer does not depend on the data's units; every attribute is reported back in the units of `X`.
 
     Parameters
     ----------
     n_components : int or None, default None
-        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1: with
-        ``prior='ard'`` unneeded columns are switched off, so D need only exceed the components the data hold (a
-        UserWarning says so when all 50 default columns stay effective). `fit` refuses a D whose fit would not fit
-        in the available memory (`fit_cost`) and warns when it will take more than about a minute.
+        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1: ARD switches
+        unneeded columns off, so D need only exceed the components the data hold (a UserWarning when the default
+        may be too few). `fit` refuses a D that would not fit in memory (`fit_cost`), warns when it is slow.
     prior : {'ard', 'broad'}, default 'ard'
         'ard': a Gamma factor q(alpha_d) on the precision of each column of W (Bishop, 1999);
         'broad': every alpha_d fixed to `alpha_broad`.
@@ -472,38 +469,30 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         Storage of the observed-entry mask of dense input; 'auto' is sparse (CSR) below 1% observed. Sparse
         input is always stored sparse.
     missing_values : nan or 'unstored', default nan
-        What marks a missing entry. nan (any NaN scalar): NaN, a masked entry or pandas' NA in dense input; sparse
-        input is refused (scikit-learn reads an unstored entry as 0), as is a SparseDtype column with a numeric
-        fill_value. 'unstored': X may also be a SciPy sparse matrix (any format) or a DataFrame with SparseDtype
-        columns whose unstored entries are the missing ones (an explicit 0 is an observed 0, a stored NaN missing);
-        never densified, the same fit as the dense form with NaN. The other methods then take the same form, except
-        `impute` (use `predict_entries` for chosen entries).
+        nan: NaN, a masked entry or pandas' NA in dense input mark it; sparse input is refused (scikit-learn reads
+        an unstored entry as 0). 'unstored': X may also be a SciPy sparse matrix or a DataFrame with SparseDtype
+        columns whose unstored entries are the missing ones (a stored 0 is observed), never densified, the same
+        fit as the dense form with NaN; the other methods take the same form, except `impute`.
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
         The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
         'auto' is numba when it is installed. Both give the same fit to 1e-12.
     n_jobs : int or None, default None
-        Threads that run each sweep's costly steps over blocks of samples and of features (one BLAS thread each).
-        None: every core this process may use when a sweep is long enough to gain from them, else 1. As in
-        scikit-learn, -1 means every core and -2 all but one; more threads than cores are capped at the cores.
-        Any number gives the same fit to rounding.
+        Threads for each sweep's costly steps (one BLAS thread each), capped at the cores; -1 every core, -2 all
+        but one; None: every core when a sweep is long enough to gain from them, else 1. The same fit to rounding.
     sample_bias : bool, default False
         A bias b_n per sample (row) as well as mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, b_n ~
         N(0, 1/gamma), gamma ~ G(1e-5, 1e-5) (lesson 08): a recommender's user and item biases. The methods then
         infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
-        The prior of the feature means, in X's units. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08):
-        mu_m ~ N(m_0, 1/beta_mu), a level m_0 and spread beta_mu learned for all features: a feature never observed
-        is predicted at m_0 (plus the row's bias), a rarely seen one shrunk towards it; a shift of one feature then
-        changes the answer.
+        The prior of the feature means. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08): mu_m ~ N(m_0,
+        1/beta_mu) with m_0 and beta_mu learned: a feature never observed is predicted at m_0, a rare one shrunk.
     posterior : {'full', 'factorised'}, default 'full'
-        The family of q(X) q(W). 'full': a D x D covariance for every x_n and w_m (lesson 03). 'factorised' (lesson
-        15; Raiko, Ilin & Karhunen, 2007): every x_nd and w_md independent, O(D) work a rating instead of O(D^2), a
-        lower bound and narrower error bars; no transformations; ``sample_bias``, ``mean_prior='learned'`` and dask
-        input need 'full'. `posterior_` then holds the diagonal covariances as (N, D, D) and (M, D, D) arrays.
+        'full': a D x D covariance for every x_n and w_m (lesson 03). 'factorised' (lesson 15): every x_nd and w_md
+        independent, O(D) work a rating instead of O(D^2), a lower bound and narrower error bars; no
+        transformations, ``sample_bias``, learned mean prior or dask input. `posterior_` then holds diagonal ones.
     callback : callable or None, default None
-        Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
-        bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
-        stops the fit after that sweep (``converged_`` is then False, and no ConvergenceWarning is issued).
+        ``callback(sweep, elbo)`` after each sweep (from 0) with ``elbo_[sweep]``; returning True stops the fit
+        (``converged_`` False, no ConvergenceWarning).
 
     Attributes
     ----------
@@ -913,12 +902,8 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 
     Raises
     ------
-    NotFittedError
-        Before `fit`.
-    ValueError
-        rows or cols not 1-d, of different lengths, or out of range; X as in `transform`.
-    TypeError
-        rows or cols not integers; return_std not a bool.
+    NotFittedError, ValueError, TypeError
+        Before `fit`; X as in `transform`; rows, cols not 1-d integers of one length in range; return_std not a bool.
     """
     self._check_fitted()
     return_std = check_bool('return_std', return_std)
@@ -935,10 +920,9 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 def impute(self:VBPCA, X, return_std:bool=False):
     """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
 
-    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed entries, so
-    new rows work as well as the training rows), and its variance under the fitted q is w_m^T S_x w_m +
-    x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], in X's units: the mean-field predictive, whose error
-    bars tend to be too narrow (lesson 02's variance shrinkage).
+    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) from the row's observed entries, so new rows
+    work as well as the training rows) and the variance lesson 07's Eq. (7.4), in X's units: the mean-field
+    predictive, whose error bars tend to be too narrow (lesson 02's variance shrinkage).
 
     Parameters
     ----------
@@ -957,13 +941,8 @@ def impute(self:VBPCA, X, return_std:bool=False):
 
     Raises
     ------
-    NotFittedError
-        Before `fit`.
-    ValueError
-        If X has another number of features, infinities, or is not numeric; set_output to pandas or polars
-        with a dask array X.
-    TypeError
-        If return_std is not a bool, or X is sparse (use `predict_entries`).
+    NotFittedError, ValueError, TypeError
+        Before `fit`; X as in `transform`; X sparse (use `predict_entries`) or return_std not a bool.
     """
     self._check_fitted()
     return_std = check_bool('return_std', return_std)
