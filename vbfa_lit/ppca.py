@@ -176,10 +176,8 @@ def ppca_em(X, n_components, max_iter=1000, tol=1e-12, random_state=None):
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        Complete data, one sample per row (N >= 2 rows, M columns; no NaN).
-    n_components : int
-        D, the number of columns of W, 1 <= D < M.
+    X, n_components
+        As `ppca_ml`'s.
     max_iter : int, default 1000
         Largest number of EM iterations.
     tol : float, default 1e-12
@@ -194,11 +192,8 @@ def ppca_em(X, n_components, max_iter=1000, tol=1e-12, random_state=None):
 
     Raises
     ------
-    ValueError
-        If `X` is not 2-d, has fewer than 2 rows, a non-finite entry or no variance; if `n_components` is not in
-        [1, n_features - 1]; if `max_iter` is not an integer >= 1 or `tol` not a finite number >= 0.
-    TypeError
-        If `X` is not numeric or `n_components` is not an integer.
+    ValueError, TypeError
+        As `ppca_ml`; also X with no variance, `max_iter` not an integer >= 1 or `tol` not a finite number >= 0.
 
     Examples
     --------
