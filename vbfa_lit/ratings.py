@@ -47,13 +47,10 @@ def make_ratings(n_users: int = 943, n_items: int = 1682, n_ratings: int = 100_0
     """Ratings of MovieLens' kind (by default MovieLens-100k's shape): long-tailed popularity, a low-rank taste, a bias
     per user and per item, integers 1 to 5.
 
-    Who rates what: each user's activity and each item's popularity are log-normal weights (spreads `user_spread`,
-    `item_spread`: a long tail). Every item is rated at least once (by a user drawn by activity) and every user rates at
-    least `min_per_user` items; the other ratings go to users in proportion to their activity (at most half the items
-    each), and each user's items are drawn without replacement in proportion to their popularity. What they rate:
-    ``round(mean + user_bias[n] + item_bias[m] + u_n^T v_m + noise)`` clipped to 1..5, with user_bias ~ N(0, user_sd^2),
-    item_bias ~ N(0, item_sd^2), u_n^T v_m of standard deviation `taste_sd` (u_n, v_m of length `rank`) and noise
-    ~ N(0, noise_sd^2). Which items a user rates does not depend on the ratings (missing at random).
+    Who rates what: log-normal activities and popularities (a long tail); every item rated at least once, every user
+    rating at least `min_per_user` items (at most half), each user's items drawn in proportion to their popularity,
+    independently of the ratings (missing at random). What: ``round(mean + user_bias[n] + item_bias[m] + u_n^T v_m +
+    noise)`` clipped to 1..5, the terms normal with standard deviations `user_sd`, `item_sd`, `taste_sd`, `noise_sd`.
 
     Parameters
     ----------
@@ -159,11 +156,8 @@ def reference_q_tau_biased(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N), features x samples, NaN where missing
-    q : BiasedPosterior
-    prior : Prior
-    shared : bool, default False
-        One noise precision for all features.
+    Y, q, prior, shared
+        As `reference_biased_sweep`'s.
 
     Returns
     -------
@@ -185,6 +179,7 @@ def reference_biased_sweep(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
+        One noise precision for all features.
 
     Returns
     -------
@@ -204,9 +199,8 @@ def reference_biased_bound(Y, q: BiasedPosterior, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N), features x samples, NaN where missing
-    q : BiasedPosterior
-    prior : Prior
+    Y, q, prior
+        As `reference_biased_sweep`'s.
 
     Returns
     -------
@@ -272,10 +266,8 @@ def reference_q_beta(q, prior: Prior):
 
     Parameters
     ----------
-    q : Posterior or BiasedPosterior
-        With q(m_0) and q(beta_mu).
-    prior : Prior
-        Its a_beta and b_beta are read.
+    q, prior
+        As `reference_q_m0`'s (prior's a_beta and b_beta are read).
 
     Returns
     -------
@@ -300,6 +292,7 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
         With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
     prior : Prior
     shared : bool, default False
+        One noise precision for all features.
 
     Returns
     -------
@@ -320,10 +313,8 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N), features x samples, NaN where missing
-    q : Posterior or BiasedPosterior
-        With q(m_0) and q(beta_mu).
-    prior : Prior
+    Y, q, prior
+        As `reference_learned_sweep`'s.
 
     Returns
     -------
