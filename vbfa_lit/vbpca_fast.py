@@ -275,32 +275,17 @@ _COMPILED = []
 def _compile(): compile_kernels(globals(), _KERNELS, fastmath={'reassoc', 'contract'})   # once per process
 
 # %% ../nbs/24_vbpca_fast.ipynb #b3a81b07
-# bytes of one packed block of the covariances, about a core's L1 cache, and the fewest triangle entries a block
-# holds (small D: the whole triangle in one pass). At MovieLens-100k shape, D = 100 (many items: the bytes give
-# fewer entries than the floor), the four-entry pass of `_k_block_sums` ran best on rows of 400-1,000 entries:
-# a floor of 512 took 0.18 s a product against 0.37 s for 64 (without split; 0.28 s against 0.34 s with split).
+# a packed block of the covariances: about a core's L1 cache, at least _MIN_BLOCK entries (measured: appendix 24)
 _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
-# bytes of the packed block of one chunk of items: many items (a Netflix block of 120,000 users) are taken a chunk at a
-# time, so that what every observed entry reads stays in the cache shared by the cores (32 MiB here). On such a block
-# (19M ratings, D = 15, one thread) XX with split took 4.97 s unchunked, 3.56 / 2.21 / 2.02 / 2.15 / 2.77 / 3.99 s with
-# chunks of 32 / 16 / 8 / 4 / 2 / 1 MiB; the sums of q(X)'s precisions, over 17,770 films, 1.17 s and 0.96 s at 8 MiB
+# the packed block of one chunk of items, within the cache the cores share (measured: appendix 24)
 _CHUNK_BYTES = 1 << 23
-# ... unless a chunk would then hold fewer than this many of a row's entries on average: each (row, chunk) stores and
-# reloads the row's running sum, which outweighs the cache's gain when a row has few entries a chunk. At
-# MovieLens-25M's shape (a block of 40,000 users x 59,047 films, 6.2M ratings, D = 50: a triangle block of 512
-# entries, about 5 entries a (row, chunk) in 8 MiB chunks) XX with split took 10.3 s by the bytes alone (20 chunks)
-# and 6.0-6.7 s unchunked, the sums of q(X)'s precisions over the films 7.1 s (29 chunks) and 3.2-3.5 s; with this
-# floor (2 chunks each) 6.2-6.4 s and 3.9-4.3 s. The Netflix block above has 53-76 entries a (row, chunk): its chunks
-# stay as the bytes make them
+# ... unless a chunk would then hold fewer than this many of a row's entries on average (measured: appendix 24)
 _CHUNK_MIN_ENTRIES = 64
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
 _LANES, _LANES_MAX_D = 64, 64
-# below this D, split sums in one pass over the entries, both sums packed side by side (the means' part by BLAS row
-# by row costs more: many tiny products). MovieLens-100k's 80 % (80,045 ratings), a user's sums over its films, one
-# thread, milliseconds a call, one pass / BLAS: D = 10 1.6 / 2.1 (two packed passes 2.1), D = 20 5.2 / 6.8, D = 30
-# 21.5 / 15.4, D = 50 50 / 42
+# below this D, split sums in one pass over the entries, both sums packed side by side (measured: appendix 24)
 _SPLIT_BY_BLAS_MIN_D = 25
 
 
