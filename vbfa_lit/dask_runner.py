@@ -113,8 +113,7 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
     """Ratings given as a table of (row, column, value) triples as a dask array of samples x features whose row
     chunks are SciPy CSR matrices: what `VBPCA(missing_values='unstored').fit` takes, an absent pair missing.
 
-    Nothing is read until the array is computed (by `VBPCA.fit`, say), except the largest indices when `n_rows` or
-    `n_cols` is not given; each block of rows gathers its ratings from every partition of the table.
+    Nothing is read until the array is computed, except the largest indices when `n_rows` or `n_cols` is not given.
 
     Parameters
     ----------
@@ -122,10 +121,8 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
         One rating per line, each (row, column) pair at most once; integer row and column indices from 0, real
         values. A pandas table travels to the cluster inside the graph; a dask DataFrame (``dd.read_parquet``, say)
         is read by the workers themselves.
-    n_rows : int, optional
-        N, the number of samples (users, say); default the largest row index + 1.
-    n_cols : int, optional
-        M, the number of features (items); default the largest column index + 1.
+    n_rows, n_cols : int, optional
+        N samples (users, say) and M features (items); default the largest row and column index + 1.
     n_blocks : int, optional
         Row chunks of the array (at most n_rows): default the table's partitions (1 for a pandas table).
     columns : tuple of str, default ('row', 'col', 'value')
@@ -138,11 +135,9 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
 
     Raises
     ------
-    TypeError
-        df is not a DataFrame; the row or column indices are not integers, or the values not real numbers.
-    ValueError
-        A missing column, a bad n_rows, n_cols or n_blocks; when the array is computed: an index out of range, a value
-        that is NaN or infinite, a (row, column) pair given twice.
+    TypeError, ValueError
+        A bad argument, indices or values (the message names it); when the array is computed: an index out of
+        range, a value that is NaN or infinite, a (row, column) pair given twice.
 
     Examples
     --------
