@@ -84,11 +84,6 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     ValueError
         If an argument is out of range (the message names it).
 
-    References
-    ----------
-    Luttinen, J. and Ilin, A. (2010). Transformations in variational Bayesian factor analysis to speed up
-    learning. Neurocomputing 73, Sec. 4.1.
-
     Examples
     --------
     >>> import numpy as np
@@ -692,11 +687,6 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
         If `digit` is not 0-9, or `n` < 1 or larger than the number of images of the digit.
     FileNotFoundError, DownloadError, ChecksumError
         As ``load_mnist``.
-
-    References
-    ----------
-    Luttinen, J. and Ilin, A. (2010). Transformations in variational Bayesian factor analysis to speed up
-    learning. Neurocomputing 73, Sec. 4.2.
     """
     if isinstance(digit, (bool, np.bool_)) or not isinstance(digit, Integral) or not 0 <= digit <= 9:
         raise ValueError(f"digit: expected an integer 0-9, got {digit!r}")
