@@ -21,9 +21,7 @@ from .plots import plot_elbo, plot_curves
 
 # %% ../nbs/09_convergence.ipynb #117b3e72
 def luttinen_ilin_dataset(eigenvalues, n_samples: int, missing: float = 0.2, rng=None):
-    """`vbfa_lit.data.make_gaussian_spectrum` in the papers' orientation (features x samples): Gaussian data with
-    covariance U diag(eigenvalues) U^T (U Haar), means ~ N(0, 1), a random `missing` fraction held out.
-    """
+    "`data.make_gaussian_spectrum` in the papers' orientation (features x samples): (Y, Y_full, test mask)."
     d = make_gaussian_spectrum(eigenvalues, n_samples, missing=missing, random_state=rng)
     return d.X.T, d.X_full.T, d.test_mask.T
 
@@ -103,17 +101,8 @@ def make_prior(name: str) -> Prior:
     if name == 'broad': return Prior(w=FixedAlpha(1e-3))
     raise ValueError(f"prior: expected 'ARD' or 'broad', got {name!r}")
 
-def run_config(
-    Y_train,
-    Y_full,
-    test,
-    D: int,
-    prior: Prior,
-    transform: bool = True,
-    seed: int = 0,
-    max_iter: int = 1000,
-    tol: float = 1e-8,
-) -> Run:
+def run_config(Y_train, Y_full, test, D: int, prior: Prior, transform: bool = True, seed: int = 0,
+               max_iter: int = 1000, tol: float = 1e-8) -> Run:
     """Fit one configuration with `fit_vbfa` and record bound, RMSEs and time after every sweep."""
     data, train = observed(Y_train), ~np.isnan(Y_train)
     bound, tr, te, secs, nv, overhead = [], [], [], [], [], [0.0]
@@ -133,9 +122,7 @@ def run_config(
 
 # %% ../nbs/09_convergence.ipynb #982c956b
 def plot_fig3(curves, title: str = ''):
-    """The gap best bound - L(q), training RMSE and test RMSE per sweep, dotted with and solid without the
-    transformations (Luttinen & Ilin, Fig. 3, which plots the same gap as the VB cost -L(q) minus the best cost).
-    """
+    "Best bound - L(q), training and test RMSE per sweep, dotted with and solid without the transformations (Fig. 3)."
     get = lambda r, k: np.asarray(r[k] if isinstance(r, dict) else getattr(r, k), dtype=float)
     priors = [p for p in ('ARD', 'broad') if any(k[0] == p for k in curves)]
     import matplotlib.pyplot as plt                  # pyplot only when a figure is drawn
@@ -229,9 +216,7 @@ def speedup(rows, dataset: str, prior: str, D: int) -> dict:
 
 # %% ../nbs/28_convergence_experiments.ipynb #4bd27004
 def plot_fig2(rows, measure: str = 's_paper', datasets=None, axes=None):
-    """Convergence time against D with (black dotted, grey band) and without (red) the transformations
-    (Luttinen & Ilin, Fig. 2).
-    """
+    "Convergence time against D with (black dotted, grey band) and without (red) the transformations (Fig. 2)."
     datasets = datasets or sorted({r['dataset'] for r in rows}, key=int)
     priors = ['ARD', 'broad']
     if axes is None:
@@ -278,9 +263,7 @@ def _curve(r:Run, step:int=1)->dict:
     return {k: np.round(getattr(r, k)[::step], 6).tolist() for k in keys}
 
 def reproduce(configs, out_dir, workers: int = 2, prefix: str = '05_') -> list:
-    """Run the grid; save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, and the numbers as CSV and
-    JSON.
-    """
+    "Run the grid; save Fig. 2 (two criteria), Fig. 3, the 200-dimensional curves, and the numbers (CSV, JSON)."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     load_start, t0 = os.getloadavg(), time.perf_counter()
     runs = run_grid(configs, workers)

@@ -16,13 +16,11 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sparse
 
-from .linalg import one_blas_thread, scratch_buffer, weighted_sum, usable_cores, Kernels, NUMPY_KERNELS
-from .linalg import pack_upper, unpack_upper, triangle_side
+from .linalg import (Kernels, NUMPY_KERNELS, one_blas_thread, pack_upper, scratch_buffer, triangle_side,
+                     unpack_upper, usable_cores, weighted_sum)
 from .vbpca import Posterior, Prior
-from .engine import (   # the sweep and its parts (02d)
-    Observed, observed, LatentBlock, LocalRunner, map_latent, residual_ss, kernel_set, sweep, FitResult, check_prior,
-    init_posterior, run_sweeps)
-from .engine import PendingRotation
+from .engine import (FitResult, LatentBlock, LocalRunner, Observed, PendingRotation, check_prior, init_posterior,
+                     kernel_set, observed, residual_ss, run_sweeps)
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
@@ -71,28 +69,25 @@ def _split_triples(part, columns, starts, n_cols):  # one partition of the table
     return [(rows[b == i], cols[b == i], vals[b == i]) for i in range(len(starts) - 1)]
 
 def _sparse_block(pieces, start, stop, n_cols):  # a block's entries from every partition -> Observed (M, N_b), CSR
-    rows, cols, vals = (np.concatenate([p[k] for p in pieces]) for k in range(3))
-    Y = sparse.csr_matrix((vals, (cols, rows - start)), shape=(n_cols, stop - start))
-    if Y.nnz < len(vals) or len(np.unique(cols * (stop - start) + (rows - start))) < len(vals):
-        raise ValueError(f"df: a (row, column) pair is given twice, among rows {start} to {stop - 1}")
-    return observed(Y, fast=False)
+    return observed(_csr_rows(pieces, start, stop, n_cols).T, fast=False)
 
-def observed_blocks_from_triples(df, n_rows: int, n_cols: int, n_blocks: int,
-                                 columns=('row', 'col', 'value')) -> DelayedBlocks:
-    """Row blocks of ratings given as (row, column, value) triples, never forming the dense matrix.
-
-    Rows are samples, columns are features (the estimator's orientation); an absent pair is a missing entry.
-    Each block is stored as CSR, with the samples `starts[b]:starts[b + 1]` (split as `engine.row_blocks` does).
-    """
+def _table_parts(df, columns):  # the partitions of a pandas or dask table, as delayed objects
     import dask
     import dask.dataframe as dd
     import pandas as pd
+    if isinstance(columns, str) or len(columns) != 3:
+        raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
+    if isinstance(df, pd.DataFrame): return [dask.delayed(df, pure=True)]
+    if isinstance(df, dd.DataFrame): return df.to_delayed()
+    raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
+
+def observed_blocks_from_triples(df, n_rows: int, n_cols: int, n_blocks: int,
+                                 columns=('row', 'col', 'value')) -> DelayedBlocks:
+    "Row blocks (CSR, split as `engine.row_blocks`) of (row, column, value) triples, an absent pair missing."
+    import dask
     n_rows, n_cols = check_int('n_rows', n_rows, 1), check_int('n_cols', n_cols, 1)
     n_blocks = check_int('n_blocks', n_blocks, 1)
-    if len(columns) != 3: raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
-    if isinstance(df, pd.DataFrame): parts = [dask.delayed(df, pure=True)]
-    elif isinstance(df, dd.DataFrame): parts = df.to_delayed()
-    else: raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
+    parts = _table_parts(df, columns)
     starts = np.linspace(0, n_rows, min(n_blocks, n_rows) + 1).round().astype(int)
     split = [dask.delayed(_split_triples, pure=True, nout=len(starts) - 1)(p, tuple(columns), starts, n_cols)
              for p in parts]
@@ -118,8 +113,7 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
     """Ratings given as a table of (row, column, value) triples as a dask array of samples x features whose row
     chunks are SciPy CSR matrices: what `VBPCA(missing_values='unstored').fit` takes, an absent pair missing.
 
-    Nothing is read until the array is computed (by `VBPCA.fit`, say), except the largest indices when `n_rows` or
-    `n_cols` is not given; each block of rows gathers its ratings from every partition of the table.
+    Nothing is read until the array is computed, except the largest indices when `n_rows` or `n_cols` is not given.
 
     Parameters
     ----------
@@ -127,10 +121,8 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
         One rating per line, each (row, column) pair at most once; integer row and column indices from 0, real
         values. A pandas table travels to the cluster inside the graph; a dask DataFrame (``dd.read_parquet``, say)
         is read by the workers themselves.
-    n_rows : int, optional
-        N, the number of samples (users, say); default the largest row index + 1.
-    n_cols : int, optional
-        M, the number of features (items); default the largest column index + 1.
+    n_rows, n_cols : int, optional
+        N samples (users, say) and M features (items); default the largest row and column index + 1.
     n_blocks : int, optional
         Row chunks of the array (at most n_rows): default the table's partitions (1 for a pandas table).
     columns : tuple of str, default ('row', 'col', 'value')
@@ -143,11 +135,9 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
 
     Raises
     ------
-    TypeError
-        df is not a DataFrame; the row or column indices are not integers, or the values not real numbers.
-    ValueError
-        A missing column, a bad n_rows, n_cols or n_blocks; when the array is computed: an index out of range, a value
-        that is NaN or infinite, a (row, column) pair given twice.
+    TypeError, ValueError
+        A bad argument, indices or values (the message names it); when the array is computed: an index out of
+        range, a value that is NaN or infinite, a (row, column) pair given twice.
 
     Examples
     --------
@@ -160,11 +150,7 @@ def ratings_matrix(df, n_rows: int = None, n_cols: int = None, n_blocks: int = N
     import dask.array as da
     import dask.dataframe as dd
     import pandas as pd
-    if isinstance(df, pd.DataFrame): parts = [dask.delayed(df, pure=True)]
-    elif isinstance(df, dd.DataFrame): parts = df.to_delayed()
-    else: raise TypeError(f"df: expected a pandas or dask DataFrame, got {type(df).__name__}")
-    if isinstance(columns, str) or len(columns) != 3:
-        raise ValueError(f"columns: expected three names (row, column, value), got {columns!r}")
+    parts = _table_parts(df, columns)
     missing = [k for k in columns if k not in df.columns]
     if missing: raise ValueError(f"df: expected columns {list(columns)}, {missing} not found in {list(df.columns)}")
     r, c, v = columns
@@ -282,13 +268,7 @@ def _tree(items, add):  # pairwise: add(a, b, node), the nodes numbered 0, 1, ..
 
 # %% ../nbs/26_dask.ipynb #fd677da1
 class DaskRunner:
-    """Runs the sweep's map steps with Dask where the blocks live, and tree-reduces the blocks' statistics.
-
-    With a `distributed.Client` the blocks (`load`) and each block's q(x_n) (the result of `engine.map_latent`) stay
-    on the workers as futures; a sweep sends the per-feature posterior to them once (as a task, so a lost copy is
-    recomputed), and gets back the reduced statistics, each block's (M,) squared errors and the latent means (N, D).
-    Without a client the same steps run on Dask's threaded scheduler in this process.
-    """
+    "Runs the sweep's map steps with Dask where the blocks live (futures on a client's workers, else threads here)."
     def __init__(self, client=None, n_workers=None, threads=None):
         if client is not None:
             from distributed import Client
@@ -342,18 +322,7 @@ class DaskRunner:
         return self.client.gather(parts) if self.client is not None else parts
 
     def load(self, blocks: DelayedBlocks) -> list:
-        """Compute the blocks once, where they will stay: futures on the workers (kept with their recipe, so a lost
-        block is recomputed from its source), or `Observed` in this process.
-
-        Parameters
-        ----------
-        blocks : DelayedBlocks
-
-        Returns
-        -------
-        list
-            One `Observed` (threaded scheduler) or one future of it (client) per block.
-        """
+        "Compute the blocks once, where they stay: futures on the workers (recomputable), or `Observed` here."
         if self.client is None:
             import dask
             self.submitted += len(blocks.blocks)
@@ -367,78 +336,25 @@ class DaskRunner:
         return futures
 
     def map(self, fn, *iterables, keep: bool = False) -> list:
-        """``[fn(*args) for args in zip(*iterables)]`` on the workers (or Dask's threads).
-
-        An argument that is the same object for every block is sent once. With `keep` (the sweep's map of q(x_n)) the
-        results stay on the workers (a list of futures, which the next calls take as arguments); the previous kept
-        results are let go first, so that a worker never holds two sweeps' q(x_n) and sums at once (and the buffers of
-        `buffers` are free to be written again). Without it the results are gathered.
-
-        Parameters
-        ----------
-        fn : callable
-        *iterables : iterables of equal length
-
-        Returns
-        -------
-        list
-        """
+        "``[fn(*args) for args in zip(*iterables)]`` on the workers; `keep`: results stay there, the last kept let go."
         if keep: self._parts = None                 # the last sweep's blocks (nothing else holds them now)
         out = self._futures(fn, *iterables, home=keep)
         return out if keep else self._gather(out)
 
     def buffers(self, blocks, D: int) -> tuple:
-        """The buffers each block's map writes into (`engine.map_latent`'s `scratch` and `latent_scratch`): named per
-        runner and block, kept by the process that runs the block's map from sweep to sweep.
-
-        The covariances of q(x_n) may be kept too: a block's q(X) stays on its worker and is let go before the next
-        sweep's map (`map`). Without the buffers every sweep asks the operating system for that memory afresh: at
-        MovieLens-25M shape, D = 50, the map of a block of 40,635 users took 8.7 s of system time without them and
-        3.2-3.5 s with the sums' alone (measured in one process).
-
-        Parameters
-        ----------
-        blocks : list
-            The blocks (from `load`).
-        D : int
-            Components.
-
-        Returns
-        -------
-        scratch, latent_scratch : list
-            The same tokens, one a block, resolved on the worker (`_Kept`).
-        """
+        "Tokens for each block's `map_latent` buffers, kept by the process that runs the block's map."
+        # fresh memory each sweep instead: 8.7 s of system time against 3.2 s for a block of MovieLens-25M, D = 50
         kept = [_Kept(f'{self._id}-{i}') for i in range(len(blocks))]
         return kept, kept
 
     def reduce(self, parts, complete: bool) -> LatentBlock:
-        """The reduce step as a tree over the blocks: XX, YX, mX and x_term added; the latent means gathered.
-
-        Parameters
-        ----------
-        parts : list
-            The blocks' `LatentBlock` (futures with a client).
-        complete : bool
-            Unused (every block's statistics have the same shape either way).
-
-        Returns
-        -------
-        LatentBlock
-            X (N, D) the latent means in the order of the samples; Sx (1, D, D) the mean of the blocks'
-            Sigma_x_n (which the rotation's statistics need: N times it is their sum), each Sigma_x_n staying
-            with its block (`latent`); logdet_Sx and SX None; XX, YX, mX and x_term summed. With a client the XX_m
-            travel packed (upper triangles) and are unpacked into a buffer the runner keeps: valid until the next
-            reduce.
-        """
+        "The reduce step as a tree over the blocks (XX_m packed on the way); Sx the mean of the Sigma_x_n."
         if self.client is None:
             stats, X = _tree([_stats(p) for p in parts], lambda a, b, node: _add(a, b)), [p.X for p in parts]
         else:
-            # the blocks that share a worker are added up first, there (the tree's lower levels move nothing);
-            # block order within a worker
+            # blocks sharing a worker are added first, there (the tree's lower levels move nothing); each node adds
+            # into buffers its worker keeps from sweep to sweep; the XX_m travel packed (about half the bytes)
             order = sorted(range(len(parts)), key=lambda i: self._home[i] if len(self._home) == len(parts) else '')
-            # each node of the tree adds into buffers its worker keeps from sweep to sweep (the node's result of
-            # the last sweep was gathered, or added up, before this sweep's map ran); the XX_m travel as packed
-            # triangles (about half the bytes), each block's packed into buffers its worker keeps
             stats = _tree([self._submit(_stats, parts[i], _Kept(f'{self._id}-stats-{i}')) for i in order],
                           lambda a, b, node: self._submit(_add, a, b, _Kept(f'{self._id}-add-{node}')))
             stats, X = self.client.gather([stats, [self._submit(_means, p) for p in parts]])
@@ -449,18 +365,7 @@ class DaskRunner:
         return LatentBlock(self._X, (Sx_sum / N)[None], None, None, XX, YX, mX, float(x_term))
 
     def latent(self, complete: bool):
-        """q(X) of the last sweep, gathered: the means and every sample's covariance.
-
-        Parameters
-        ----------
-        complete : bool
-            Nothing missing: one Sigma_x shared by all samples, returned once.
-
-        Returns
-        -------
-        X : ndarray of shape (N, D)
-        Sx : ndarray of shape (N, D, D), or (1, D, D) when complete
-        """
+        "q(X) of the last sweep, gathered: X (N, D) and Sx (N, D, D), or (1, D, D) when complete."
         if self._parts is None: raise RuntimeError("latent: no sweep has run yet")
         if self.client is None: parts = [_latent(p) for p in self._parts]
         else: parts = self.client.gather([self._submit(_latent, p) for p in self._parts])
@@ -468,19 +373,7 @@ class DaskRunner:
         return X, parts[0][1] if complete else np.concatenate([p[1] for p in parts])
 
     def mask_times(self, blocks, starts, X):
-        """sum over n in O_m of X_n for every feature m (the data's mask times X), block by block on the workers.
-
-        Parameters
-        ----------
-        blocks : list
-            From `load`.
-        starts : ndarray of shape (n_blocks + 1,)
-        X : ndarray of shape (N, D)
-
-        Returns
-        -------
-        ndarray of shape (M, D)
-        """
+        "sum over n in O_m of X_n for every feature m, block by block on the workers."
         if X is self._X: return self._mX            # the reduce's own sums (the latent means just gathered)
         pieces = [X[s:e] for s, e in zip(starts[:-1], starts[1:])]
         return functools.reduce(np.add, self._gather(self._futures(_mask_times, blocks, pieces)))
@@ -495,11 +388,7 @@ class DaskRunner:
 
 # %% ../nbs/26_dask.ipynb #cli2e002
 def resolve_client(client=None):
-    """The `distributed.Client` a fit runs on: the one given, else Dask's default client when there is one (the
-    client made last, or the one of a ``with client:`` block), else None (Dask's threaded scheduler in this process).
-
-    Nothing is imported when `distributed` is not loaded (then there is no client).
-    """
+    "The client given, else Dask's default client when `distributed` is loaded and has one, else None."
     if client is not None:
         try: from distributed import Client
         except ImportError: Client = ()
@@ -529,9 +418,7 @@ def load_blocks(runner: DaskRunner, blocks: DelayedBlocks, fast: bool = True) ->
     return summarise_blocks(runner, runner.load(blocks), blocks.starts, blocks.n_features, fast)
 
 def summarise_blocks(runner: DaskRunner, loaded: list, starts, n_features: int, fast: bool = True) -> DaskData:
-    """The data's summary over blocks already where they stay (`load_blocks` after `DaskRunner.load`, or blocks the
-    runner made from other blocks, as the estimator's standardised ones).
-    """
+    "The data's summary over blocks already where they stay (loaded, or made from other blocks)."
     M, N, starts = n_features, int(starts[-1]), np.asarray(starts)
     moments = runner.map(_moments, loaded)
     n_row = functools.reduce(np.add, [m[0] for m in moments])
@@ -573,9 +460,7 @@ def fit_vbfa_dask(X, D: int, prior: Prior = Prior(), shared: bool = False, max_i
 
 # %% ../nbs/26_dask.ipynb #ac99c5c9
 def sweep_traffic(M: int, N: int, D: int, n_blocks: int, complete: bool = False) -> dict:
-    """Bytes that travel in one sweep of `fit_vbfa_dask` with a client (float64, the shapes the sweep sends; the
-    per-feature D x D matrices as packed upper triangles).
-    """
+    "Bytes that travel in one sweep of `fit_vbfa_dask` with a client (float64; D x D matrices packed)."
     # per-feature covariances and sums, each packed (its upper triangle), or one shared (sent whole)
     S = D * D if complete else M * D * (D + 1) // 2
     broadcast = (M * D + S + M) + M + (M * D + M)           # q(W) and <mu>, <tau>; then the new <W> and <mu>

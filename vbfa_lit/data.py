@@ -59,18 +59,14 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     n_samples : int
         Number of samples N >= 1.
     rotate : bool, default True
-        Rotate the axes by a Haar-random orthogonal matrix U (``vbfa_lit.stiefel.haar_orthogonal`` with
-        ``method='qr'``, the draws of every seeded lesson); False keeps them on the coordinate axes
-        (U = I, a diagonal covariance, as in Zhang et al. and Minka).
+        Rotate the axes by a Haar-random U (`haar_orthogonal`, ``method='qr'``); False: U = I (a diagonal
+        covariance, as in Zhang et al. and Minka).
     random_mean : bool, default True
         Draw the mean of every feature from N(0, 1); False gives zero means.
     missing : float in [0, 1), default 0.0
-        Fraction of the N * n_features entries held out (exactly ``round(missing * N * n_features)`` of them,
-        chosen uniformly without replacement).
+        Fraction of the entries held out (exactly ``round(missing * N * n_features)``, uniformly chosen).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        The draws are, in this order: U (if `rotate`), the means (if `random_mean`), the latent values
-        z (an (n_features, N) standard-normal array, the papers' features-by-samples layout), the held-out
-        set.
+        Draws, in order: U (if `rotate`), the means (if `random_mean`), z as (n_features, N), the held-out set.
 
     Returns
     -------
@@ -87,11 +83,6 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     ------
     ValueError
         If an argument is out of range (the message names it).
-
-    References
-    ----------
-    Luttinen, J. and Ilin, A. (2010). Transformations in variational Bayesian factor analysis to speed up
-    learning. Neurocomputing 73, Sec. 4.1.
 
     Examples
     --------
@@ -162,8 +153,7 @@ def _named_spectrum(family, arg, key, n_samples=None, **options): # Bunch of mak
 def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
     """One of Luttinen & Ilin's artificial data sets (Sec. 4.1, Figs. 1-3).
 
-    Gaussian data, means drawn from N(0, 1), a Haar-random orientation of the covariance, and 20% of the
-    entries held out for testing reconstruction:
+    `make_gaussian_spectrum`'s data with the paper's spectra and 20% of the entries held out:
 
     - ``'1'``: 50 features, eigenvalues ten 5^2 then forty 1, N = 200;
     - ``'2'``: 50 features, eigenvalues 2^2, ..., 11^2 then forty 1, N = 200;
@@ -183,19 +173,12 @@ def make_luttinen_ilin(dataset='1', *, missing=0.2, random_state=None):
     Returns
     -------
     Bunch
-        As ``make_gaussian_spectrum`` (``X`` with NaN at the held-out entries, ``X_full``,
-        ``test_mask``, ``eigenvalues``, ``components``, ``mean``, ``covariance``), plus ``name``.
-        The paper's Y (M x N, features by samples) is ``X.T``.
+        As `make_gaussian_spectrum`'s, plus ``name``. The paper's Y (features by samples) is ``X.T``.
 
     Raises
     ------
     ValueError
         If `dataset` is not one of the four names, or `missing` is out of range.
-
-    References
-    ----------
-    Luttinen, J. and Ilin, A. (2010). Transformations in variational Bayesian factor analysis to speed up
-    learning. Neurocomputing 73, Sec. 4.1.
 
     Examples
     --------
@@ -229,20 +212,16 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     ----------
     n_samples : int, default 100
     stds : array_like of shape (d,), default (5, 4, 3, 2, 1, 1, 1, 1, 1, 1)
-        Positive standard deviations along the basis directions, whose squares (the variances, summed over d
-        directions in the covariance) are normal floating-point numbers: between about 1.5e-154 and
-        1.3e154 / sqrt(d).
+        Positive standard deviations along the basis directions (squares within the normal floats' range).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        Draws: the basis (a (d, d) normal matrix), then the (N, d) latent values. ``random_state=1999``
-        gives exactly the data ``T`` of the ARD lesson (lesson 04).
+        Draws: the (d, d) basis, then the (N, d) latent values; 1999 gives lesson 04's data ``T``.
 
     Returns
     -------
     Bunch with
         X : (n_samples, d) ndarray, the samples t_n as rows.
         stds : (d,) ndarray.
-        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`). Their signs
-        are those of numpy's QR; the law of X does not depend on them.
+        components : (d, d) ndarray, the orthonormal directions (columns, in the order of `stds`).
         covariance : (d, d) ndarray.
         W : (d, q) ndarray, the PPCA loadings (q = number of stds above the minimum; 4 by default).
         noise_variance : float, min(stds)**2.
@@ -251,12 +230,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     Raises
     ------
     ValueError
-        If `n_samples` < 1, or `stds` is not a non-empty vector of positive numbers or has squares that
-        overflow or underflow.
-
-    References
-    ----------
-    Bishop, C. M. (1999). Variational principal components. ICANN, Sec. 4.
+        If `n_samples` < 1, or `stds` is not a vector of positive numbers whose squares are normal floats.
 
     Examples
     --------
@@ -302,9 +276,8 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
     - Set 3: 100 points, 10-d, variances 10, 8, 6, 4, 2, then five 0.1 (q = 5);
     - Set 4: 10,000 points, 15-d, variances 10, 8, 6, 4, 2, then ten 0.1 (q = 5).
 
-    The paper gives the variances, not the draws: a regenerated set has other sample eigenvalues than the
-    paper's. For Set 1 the paper prints its sample's eigenvalues (``ZHANG_SET1_EIGENVALUES``); the
-    eigenvalue-based RJMCMC can be run on exactly those.
+    A regenerated set has other sample eigenvalues than the paper's; for Set 1 the paper prints its sample's
+    (``ZHANG_SET1_EIGENVALUES``).
 
     Parameters
     ----------
@@ -312,8 +285,7 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
     n_samples : int or None, default None
         None: the paper's number of points.
     rotate : bool, default False
-        True: a Haar-random orientation (the posterior over q depends only on the eigenvalues, so this
-        changes nothing for the eigenvalue-based methods).
+        True: a Haar-random orientation (no change for the eigenvalue-based methods).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
 
     Returns
@@ -326,11 +298,6 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
     ------
     ValueError
         If `set_number` is not 1-4 or `n_samples` < 1.
-
-    References
-    ----------
-    Zhang, Z., Chan, K. L., Kwok, J. T. and Yeung, D.-Y. (2004). Bayesian inference on principal component
-    analysis using reversible jump Markov chain Monte Carlo. AAAI, Sec. "Experiments", Tables 1-2.
 
     Examples
     --------
@@ -377,8 +344,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
                   missing=0.0, random_state=None):
     """Small low-rank data for lessons and tests: Y = (A B) * scale + offset + noise_std * E, in the papers' layout.
 
-    With A (n_features, n_components), B (n_components, n_samples) and E standard normal, Y is
-    n_features x n_samples (the papers' Y); ``X = Y.T`` is returned in scikit-learn's orientation.
+    A (n_features, n_components), B (n_components, n_samples) and E standard normal; ``X = Y.T`` is returned.
 
     Parameters
     ----------
@@ -392,11 +358,9 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
         Standard deviation of the ``'normal'`` offsets (the widgets' convergence panel uses 3).
     noise_std : float, default 0.3
     missing : float in [0, 1), default 0.0
-        Each entry is held out independently with this probability (a mask ``rng.random((M, N)) < missing``,
-        drawn last and only when missing > 0).
+        Each entry held out independently with this probability (the mask drawn last, only when missing > 0).
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        Draws, in order: A, B, the offsets (if 'normal'), E, the mask. Passing a Generator advances it, so a
-        lesson that keeps drawing from the same Generator afterwards sees the same numbers as before.
+        Draws, in order: A, B, the offsets (if 'normal'), E, the mask (a Generator is advanced).
 
     Returns
     -------
@@ -408,8 +372,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     Raises
     ------
     ValueError
-        If a size is < 1, `n_components` > `n_features`, `offset` is neither a number nor 'normal', `offset_std` or `noise_std` < 0, or
-        `missing` is out of range.
+        If an argument is out of range (the message names it).
 
     Examples
     --------
@@ -724,11 +687,6 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
         If `digit` is not 0-9, or `n` < 1 or larger than the number of images of the digit.
     FileNotFoundError, DownloadError, ChecksumError
         As ``load_mnist``.
-
-    References
-    ----------
-    Luttinen, J. and Ilin, A. (2010). Transformations in variational Bayesian factor analysis to speed up
-    learning. Neurocomputing 73, Sec. 4.2.
     """
     if isinstance(digit, (bool, np.bool_)) or not isinstance(digit, Integral) or not 0 <= digit <= 9:
         raise ValueError(f"digit: expected an integer 0-9, got {digit!r}")

@@ -14,13 +14,11 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl, gaussian_entropy
-from .linalg import (   # the numerical machinery (02a) and its compiled kernels (02c)
-    weighted_sum, diagonal_sum, trace_product, masked_outer_sum, one_blas_thread, Kernels, NUMPY_KERNELS)
-from .linalg import with_threads, joined, available_threads, scratch_buffer
+from .linalg import (Kernels, NUMPY_KERNELS, available_threads, check_engine, diagonal_sum, joined, masked_outer_sum,
+                     one_blas_thread, scratch_buffer, trace_product, weighted_sum, with_threads)
 from .vbpca_fast import compiled_kernels
 from .validation import check_int
-from .linalg import check_engine
-from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
+from .vbpca import LOG2PI, Posterior, Prior, sum_ww
 
 # %% ../nbs/25_engine.ipynb #7fd15b59
 class Observed(NamedTuple):
@@ -66,9 +64,7 @@ def observed(Y, mask=None, sparse_storage: bool = False, fast: bool = True) -> O
 # %% ../nbs/25_engine.ipynb #a4e40111
 BiasedPosterior = namedtuple('BiasedPosterior', Posterior._fields + ('b', 'vb', 'a_gamma', 'b_gamma'),
                              defaults=(None,) * (len(Posterior._field_defaults) + 4))
-BiasedPosterior.__doc__ = """`vbpca.Posterior` with a bias per sample as well: q(b_n) = N(b_n, vb_n) and q(gamma) = G(a_gamma, b_gamma), gamma
-    the precision of the b_n (lesson 08). The sweep runs the extra factors when the posterior has them.
-    """
+BiasedPosterior.__doc__ = "`vbpca.Posterior` with q(b_n) = N(b_n, vb_n) and q(gamma) = G(a_gamma, b_gamma) (lesson 08)."
 
 def has_sample_bias(q) -> bool:
     """Whether a posterior carries per-sample biases (a `BiasedPosterior`)."""
@@ -86,12 +82,8 @@ def sum_tau_ww(data:Observed, W, Sw, tau, kernels:Kernels=NUMPY_KERNELS, scratch
     return kernels.outer_sums(data.maskT, W, Sw, t, packed=True, scratch=scratch)
 
 def shifted(data:Observed, mu=None, b=None, scratch=None):
-    """The stored entries of sparse data less the biases, y_mn - <mu_m> - <b_n>, samples as rows.
-
-    A sum over the observed entries of each term (as in `update_X`, y_mn, then <mu_m>, then <b_n>, each times
-    <tau_m> w_m) is then one sparse product instead of one per term: at MovieLens-100k's shape (80,045 ratings,
-    D = 20) 0.66 ms against 1.25 ms for three.
-    """
+    "Sparse data's stored entries less the biases, y_mn - <mu_m> - <b_n>, samples as rows (one product for all terms)."
+    # one sparse product instead of three: 0.66 ms against 1.25 ms at MovieLens-100k's shape, D = 20
     YT = data.YT
     v = scratch_buffer(scratch, 'v', (YT.nnz,))
     if mu is None: v[:] = YT.data
@@ -102,9 +94,7 @@ def shifted(data:Observed, mu=None, b=None, scratch=None):
 
 def update_X(data:Observed, W, TWW, mu, tau, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS, b=None,
              scratch=None):
-    """The update of q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean
-    Sigma_x_n sum_{m in O_n} <tau_m> w_m (y_mn - <mu_m>).
-    """
+    "q(x_n): precision I + sum_{m in O_n} <tau_m><w_m w_m^T>, mean Sigma_x_n sum_{O_n} <tau_m> w_m (y_mn - <mu_m>)."
     tw = tau[:, None] * W
     if sparse.issparse(data.YT): h = shifted(data, mu, b, scratch) @ tw   # one product of the shifted entries
     else:                          # dense: BLAS products, without an N x M temporary of shifted values
@@ -123,9 +113,7 @@ def sum_xx(data:Observed, X, Sx, split:bool=False, kernels:Kernels=NUMPY_KERNELS
     return (XX, None) if split else XX
 
 def update_W(data:Observed, X, XX, mu, tau, alpha, return_logdet:bool=False, kernels:Kernels=NUMPY_KERNELS):
-    """The update of q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean
-    Sigma_w_m <tau_m> sum_{n in O_m} x_n (y_mn - <mu_m>).
-    """
+    "q(w_m): precision diag<alpha> + <tau_m> sum_{n in O_m} <x_n x_n^T>, mean Sigma_w_m <tau_m> sum x_n (y_mn - mu_m)."
     W, Sw, logdet = w_factor(data.Y @ X, data.mask @ X, XX, mu, tau, alpha, kernels)
     return (W, Sw, logdet) if return_logdet else (W, Sw)
 
@@ -134,9 +122,7 @@ def w_factor(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=
     return kernels.gaussians(XX, tau[:, None] * (YX - mu[:, None] * mX), scale=tau, diag=alpha, scratch=scratch)
 
 def update_mu(data: Observed, W, X, tau, beta: float, mX=None, mb=None, centre=None):
-    """q(mu_m): variance 1/(beta + N_m <tau_m>), mean variance * <tau_m> sum_{n in O_m} (y_mn - <w_m>^T <x_n>); with a
-    prior centre (the learned prior's <m_0>, lesson 08) the mean is variance * (beta centre + that sum).
-    """
+    "q(mu_m): variance v = 1/(beta + N_m <tau_m>), mean v (beta centre + <tau_m> sum_{O_m} (y_mn - <w_m>^T <x_n>))."
     mX = data.mask @ X if mX is None else mX
     v = 1.0 / (beta + data.n_row * tau)
     y_row = data.y_row if mb is None else data.y_row - mb
@@ -148,8 +134,7 @@ def has_learned_mean(q) -> bool:
     return getattr(q, 'a_beta', None) is not None
 
 def mean_prior(q, prior: Prior):
-    """The prior of the mu_m as the updates read it, (precision, centre): (beta, None) under the broad prior,
-    (<beta_mu>, <m_0> - c) under the learned one, c the features' offsets `prior.mu_offset` (0 when None)."""
+    "The prior of the mu_m as the updates read it: (beta, None), or learned (<beta_mu>, <m_0> - prior.mu_offset)."
     if not has_learned_mean(q): return prior.beta, None
     m0 = float(q.m0[0])
     return float(q.a_beta[0] / q.b_beta[0]), m0 if prior.mu_offset is None else m0 - prior.mu_offset
@@ -159,8 +144,7 @@ def offset_means(mu, prior: Prior):
     return mu if prior.mu_offset is None else mu + prior.mu_offset
 
 def update_mean_prior(mu, vmu, beta_mu: float, prior: Prior) -> dict:
-    """q(m_0) = N(v beta_mu sum_m <mu_m>, v), v = 1/(beta_0 + M beta_mu); then with it q(beta_mu) = G(a_beta + M/2,
-    b_beta + sum_m ((<mu_m> - <m_0>)^2 + vmu_m + v)/2) (lesson 08), with <mu_m> + c_m for <mu_m> (`offset_means`)."""
+    "q(m_0), then q(beta_mu) with it, from the q(mu_m) (offsets added, `offset_means`)."
     M, mu = len(mu), offset_means(mu, prior)
     vm0 = 1.0 / (prior.beta_0 + M * beta_mu)
     m0 = vm0 * beta_mu * mu.sum()
@@ -168,9 +152,7 @@ def update_mean_prior(mu, vmu, beta_mu: float, prior: Prior) -> dict:
     return dict(m0=np.array([m0]), vm0=np.array([vm0]), a_beta=np.array([prior.a_beta + M / 2]), b_beta=np.array([b]))
 
 def update_b(data: Observed, W, X, mu, tau, gamma):
-    """q(b_n), the per-sample bias: variance 1/(<gamma> + sum_{m in O_n} <tau_m>), mean
-    variance * sum_{m in O_n} <tau_m> (y_mn - <w_m>^T <x_n> - <mu_m>).
-    """
+    "q(b_n): variance v = 1/(<gamma> + sum_{m in O_n} <tau_m>), mean v sum <tau_m> (y_mn - <w_m>^T <x_n> - <mu_m>)."
     t = tau if np.shape(tau) == mu.shape else np.broadcast_to(tau, mu.shape)
     v = 1.0 / (gamma + data.maskT @ t)
     h = data.YT @ t - data.maskT @ (t * mu) - np.einsum('nd,nd->n', data.maskT @ (t[:, None] * W), X)
@@ -178,14 +160,11 @@ def update_b(data: Observed, W, X, mu, tau, gamma):
 
 # %% ../nbs/25_engine.ipynb #763a3f16
 def sx_quadratic(data:Observed, W, Sx, SX=None):
-    """The posterior variance of the latent variables seen through each feature's loadings,
-    summed over its observed entries: sum over n in O_m of <w_m>^T Sigma_x_n <w_m>.
-    """
+    "sum over n in O_m of <w_m>^T Sigma_x_n <w_m>, for every feature m."
     M, N = data.mask.shape
     if len(Sx) == 1:                                       # one covariance for every sample
         return data.n_row * np.einsum('md,de,me->m', W, Sx[0], W)
-    # mostly observed (or already summed by `sum_xx(..., split=True)`): one masked product
-    # of the packed Sigma_x_n
+    # mostly observed (or already summed by `sum_xx(..., split=True)`): one masked product of the packed Sigma_x_n
     if SX is not None or sx_by_product(data):
         if SX is None: SX = masked_outer_sum(data.mask, None, Sx)
         return np.einsum('md,md->m', W, np.einsum('mde,me->md', SX, W))
@@ -216,23 +195,17 @@ def residual_ss(data: Observed, W, X, mu, chunk: int = 1 << 16, kernels: Kernels
     return out
 
 def sq_error(data:Observed, W, Sw, X, Sx, XX, mu, vmu, SX=None, b=None, vb=None):
-    """The expected squared errors err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>:
-    squared residuals of the means plus the posterior variances, every term >= 0.
-    """
+    "The expected squared errors err_m = sum over n in O_m of <(y_mn - w_m^T x_n - mu_m)^2>, every term >= 0."
     out = sx_quadratic(data, W, Sx, SX) + trace_product(Sw, XX) + data.n_row * vmu
     if b is None: return residual_ss(data, W, X, mu) + out
     return residual_ss(data, *with_bias(W, X, b), mu) + out + data.mask @ vb
 
 def with_bias(W, X, b):
-    """W and X with a column of ones and a column b: W' X'^T = W X^T + 1 b^T, so that `residual_ss` (and its compiled
-    kernel) sums the residuals y_mn - w_m^T x_n - mu_m - b_n unchanged.
-    """
+    "W and X with a column of ones and a column b: W' X'^T = W X^T + 1 b^T, for `residual_ss` with biases."
     return np.column_stack([W, np.ones(len(W))]), np.column_stack([X, b])
 
 def update_tau(err, n_row, a_tau: float, b_tau: float, shared: bool):
-    """q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: G(a_tau + n_obs/2, b_tau + sum_m err_m/2), n_obs the
-    number of observed entries.
-    """
+    "q(tau_m) = G(a_tau + N_m/2, b_tau + err_m/2); shared: one tau over all observed entries."
     if shared: return np.array([a_tau + n_row.sum() / 2]), np.array([b_tau + err.sum() / 2])
     return a_tau + n_row / 2, b_tau + err / 2
 
@@ -249,7 +222,7 @@ class ElboTerms(NamedTuple):
     def total(self): return sum(self)   # the fields, in order
 
 class BiasedElboTerms(namedtuple('BiasedElboTerms', ElboTerms._fields + ('b',))):
-    """`ElboTerms` with the per-sample biases' share of the bound as well (a `BiasedPosterior`'s bound)."""
+    "`ElboTerms` with the per-sample biases' share of the bound as well."
     __slots__ = ()
     total = ElboTerms.total   # the sum of the fields, in order
 
@@ -261,8 +234,7 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
         XX = sum_xx(data, q.X, q.Sx) if XX is None else XX
         err = sq_error(data, q.W, q.Sw, q.X, q.Sx, XX, q.mu, q.vmu, b=getattr(q, 'b', None), vb=getattr(q, 'vb', None))
     tau, logtau = gamma_moments(q.a_tau, q.b_tau, check=False)
-    # each sum as the array's .sum(): np.sum's result, without its wrapper's microseconds (a small fit's bound adds
-    # up a dozen short arrays a sweep)
+    # each sum as the array's .sum(): np.sum's result, without its wrapper's microseconds
     loglik = 0.5 * (data.n_row * (logtau - LOG2PI) - tau * err).sum()
     x = latent_term(q.X, q.Sx, logdet_Sx) if x_term is None else x_term
     kl_mu = -mean_term(q, prior)
@@ -272,8 +244,7 @@ def elbo(data: Observed, q: Posterior, prior: Prior, XX=None, err=None, logdet_S
     return BiasedElboTerms(*terms, bias_term(q, prior)) if has_sample_bias(q) else terms
 
 def mean_term(q: Posterior, prior: Prior) -> float:
-    """The mean's share of the bound. Broad prior: -KL(q(mu) || p(mu)). Learned prior (lesson 08): sum_m
-    [<log p(mu_m | m_0, beta_mu)> + H[q(mu_m)]] - KL(q(m_0) || p(m_0)) - KL(q(beta_mu) || p(beta_mu))."""
+    "The mean's share of the bound: -KL(q(mu) || p(mu)), or its learned prior's terms (lesson 08)."
     if not has_learned_mean(q):
         return float(-0.5 * (prior.beta * (q.mu ** 2 + q.vmu) - 1 - np.log(prior.beta * q.vmu)).sum())
     M, (beta, logbeta) = len(q.mu), gamma_moments(q.a_beta, q.b_beta, check=False)
@@ -283,9 +254,7 @@ def mean_term(q: Posterior, prior: Prior) -> float:
     return float(terms - kl_m0 - gamma_kl(q.a_beta, q.b_beta, prior.a_beta, prior.b_beta, check=False).sum())
 
 def bias_term(q: BiasedPosterior, prior: Prior) -> float:
-    """The per-sample biases' share of the bound: sum_n [<log p(b_n | gamma)> + H[q(b_n)]] - KL(q(gamma) || p(gamma))
-    = sum_n [<log gamma> - <gamma> (<b_n>^2 + vb_n) + 1 + log vb_n] / 2 - KL(q(gamma) || p(gamma)).
-    """
+    "The per-sample biases' share of the bound: sum_n [<log p(b_n | gamma)> + H[q(b_n)]] - KL(q(gamma) || p(gamma))."
     gamma, loggamma = gamma_moments(q.a_gamma, q.b_gamma, check=False)
     terms = 0.5 * np.sum(loggamma[0] - gamma[0] * (q.b ** 2 + q.vb) + 1 + np.log(q.vb))
     return float(terms - np.sum(gamma_kl(q.a_gamma, q.b_gamma, prior.a_gamma, prior.b_gamma, check=False)))
@@ -296,13 +265,8 @@ def latent_term(X, Sx, logdet=None) -> float:
     x = -0.5 * ((X ** 2).sum() + diagonal_sum(Sx, N).sum() + N * D * LOG2PI)   # .sum(): np.sum's result, sooner
     return x + _entropy_sum(Sx, logdet, N)
 
-def _entropy_sum(S, # (K, D, D) or (1, D, D) covariances
-                 # their log-determinants, or None to compute them
-                 # (with a check of positive definiteness)
-                 logdet,
-                 K:int, # number of factors (S shared by all of them when len(S) == 1)
-                ): # sum of the K Gaussian entropies
-    "sum_k H[N(., S_k)] = sum_k [D (1 + log 2 pi) + log|S_k|] / 2."
+def _entropy_sum(S, logdet, K: int):
+    "sum_k H[N(., S_k)] of K factors, S (K or 1, D, D), logdet their log|S_k| or None (computed, with a check)."
     if logdet is None: return weighted_sum(np.ones(K), gaussian_entropy(S))
     # weighted_sum(np.ones(K), logdet) bit for bit (the same BLAS dot), without tensordot's microseconds a call
     total = np.dot(np.ones(K), logdet) if len(logdet) > 1 else K * logdet[0]
@@ -334,9 +298,7 @@ def row_blocks(data: Observed, n_blocks: int) -> tuple:
     return tuple(blocks)
 
 class LatentBlock(NamedTuple):
-    """The map step's result for one block of samples: its q(x_n), which stays with the block, and its share of the
-    per-feature statistics, which the reduce step adds up.
-    """
+    "The map step's result for one block of samples: its q(x_n) and its share of the per-feature statistics."
     X: np.ndarray
     Sx: np.ndarray
     logdet_Sx: np.ndarray
@@ -383,43 +345,19 @@ def block_errors(block: Observed, part: LatentBlock, W, mu, kernels: Kernels = N
             + sx_quadratic(block, W, part.Sx, part.SX) + block.mask @ part.vb)
 
 class LocalRunner:
-    """Runs the sweep's map steps in this process: block after block, or `n_jobs` blocks side by side in threads.
-
-    The compiled kernels release the GIL and NumPy's products run in BLAS (one thread each inside a fit), so threads
-    use several cores. A runner for another executor provides the same methods.
-    """
+    "Runs the sweep's map steps in this process: block after block, or `n_jobs` blocks side by side in threads."
     def __init__(self, n_jobs: int = 1):
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
         self._pool, self._scratch, self._latent, self._spare = None, [], [], {}
 
     def take(self, shape) -> np.ndarray:
-        """An array for a sweep's result: one given back (`give`) of that shape, else a new one; uninitialised.
-
-        Parameters
-        ----------
-        shape : tuple of int
-
-        Returns
-        -------
-        ndarray of `shape`, float64, C-contiguous
-        """
+        "An uninitialised float64 array of `shape`: one given back (`give`), else a new one."
         spare = self._spare.get(tuple(shape))
         return spare.pop() if spare else np.empty(shape)
 
     def give(self, *arrays):
-        """Arrays of a posterior that nothing reads any more, for `take` to hand out again (one of a shape: a sweep
-        writes its results into the arrays of the posterior before the last, as a double buffer).
-
-        A fit that owns its posteriors between sweeps (`run_sweeps(reuse=True)`) gives back the covariances a sweep
-        has replaced. Without them every sweep asks the operating system for that memory afresh, which is slow for
-        large arrays: on the machine of the benchmarks page memory freed for a few seconds is handed back to the
-        host, and fresh memory then costs about 2 s a GB (0.1 s a GB recycled at once). Arrays under 1 MB, views of
-        part of an array, and arrays sharing memory with one already given are ignored.
-
-        Parameters
-        ----------
-        *arrays : ndarray or anything else (ignored)
-        """
+        "Keep arrays that nothing reads any more (one a shape, 1 MB and more, owning their memory) for `take`."
+    # fresh memory from the operating system costs about 2 s a GB (the benchmarks' host), recycled 0.1 s
         for a in arrays:
             if not isinstance(a, np.ndarray) or a.dtype != float or a.nbytes < 1 << 20: continue
             owner = a if a.base is None else a.base
@@ -430,25 +368,7 @@ class LocalRunner:
             if not spare: spare.append(a)
 
     def buffers(self, blocks, D: int) -> tuple:
-        """The buffers each block's map writes into (`map_latent`'s `scratch` and `latent_scratch`).
-
-        The sums' buffers (`scratch_buffer`'s dicts, one a block) are kept from one sweep to the next. The covariances
-        of q(x_n) go to the posterior the sweep returns: one array for all the samples (`take`: an array given back,
-        else new), whose consecutive slices the blocks write, which the reduce then joins without a copy (`joined`).
-        With nothing missing (one Sigma_x for every sample) there is none.
-
-        Parameters
-        ----------
-        blocks : sequence of Observed
-            The blocks of samples.
-        D : int
-            Components.
-
-        Returns
-        -------
-        scratch : list of dict
-        latent_scratch : list of dict or None
-        """
+        "(scratch, latent_scratch) of each block's `map_latent`; the blocks' Sigma_x_n are slices of one array."
         n = len(blocks)
         if len(self._scratch) < n:
             self._scratch += [{} for _ in range(n - len(self._scratch))]
@@ -463,18 +383,7 @@ class LocalRunner:
         return self._scratch[:n], self._latent[:n]
 
     def map(self, fn, *iterables, keep: bool = False) -> list:
-        """``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1 (`keep`: results that a runner
-        whose blocks live elsewhere would keep there; here everything is local).
-
-        Parameters
-        ----------
-        fn : callable
-        *iterables : iterables of equal length
-
-        Returns
-        -------
-        list
-        """
+        "``[fn(*args) for args in zip(*iterables)]``, in threads when n_jobs > 1 (`keep`: for runners elsewhere)."
         args = list(zip(*iterables))
         if self.n_jobs == 1 or len(args) == 1: return [fn(*a) for a in args]
         if self._pool is None:
@@ -483,17 +392,7 @@ class LocalRunner:
         return list(self._pool.map(lambda a: fn(*a), args))
 
     def reduce(self, parts, complete: bool) -> LatentBlock:
-        """The reduce step (`reduce_blocks`).
-
-        Parameters
-        ----------
-        parts : list of LatentBlock
-        complete : bool
-
-        Returns
-        -------
-        LatentBlock
-        """
+        "The reduce step (`reduce_blocks`)."
         return reduce_blocks(parts, complete)
 
     def close(self):
@@ -502,15 +401,11 @@ class LocalRunner:
         self._scratch, self._latent, self._spare = [], [], {}
 
 def local_runner(runner):
-    """The threads of this process a runner offers for the steps that run here (the per-feature step, the
-    transformations): a `LocalRunner` itself, another runner its `local` attribute (Dask's), or None.
-    """
+    "The `LocalRunner` of this process's threads a runner offers (itself, or its `local` attribute), or None."
     return runner if isinstance(runner, LocalRunner) else getattr(runner, 'local', None)
 
 def map_features(runner, fn, per_feature, shared=(), into=None):
-    """`fn(*per_feature, *shared)` over chunks of features, one chunk per thread of a `LocalRunner`; the results
-    joined. Each feature's result is computed alone, so any split gives the same numbers, bit for bit.
-    """
+    "`fn(*per_feature, *shared)` over chunks of features, one a thread, joined; bit for bit the same for any split."
     M = max(map(len, per_feature))
     runner = local_runner(runner)
     n = 1 if runner is None else runner.n_jobs
@@ -525,17 +420,12 @@ def map_features(runner, fn, per_feature, shared=(), into=None):
     return tuple(joined(r) for r in zip(*runner.map(chunk, edges[:-1], edges[1:])))
 
 def w_factor_traced(YX, mX, XX, mu, tau, alpha, kernels:Kernels=NUMPY_KERNELS, scratch=None):
-    """`w_factor` and tr(Sigma_w_m XX_m), the squared errors' term that the new Sigma_w_m adds, for the same features
-    (in `map_features`' threads, each chunk's right after its factors).
-    """
+    "`w_factor` and tr(Sigma_w_m XX_m), the squared errors' term of the new Sigma_w_m."
     W, Sw, logdet = w_factor(YX, mX, XX, mu, tau, alpha, kernels, scratch)
     return W, Sw, logdet, trace_product(Sw, XX)
 
 def sweep(data:Observed, q:Posterior, prior:Prior, shared:bool, engine='numpy', blocks=None, runner=None):
-    """One cycle of the VB updates X -> W -> mu -> tau -> prior on W, then the bound: map over blocks of samples,
-    reduce their statistics, update the per-feature factors. With per-sample biases (a `BiasedPosterior`), the map
-    updates q(b_n) after q(x_n) and q(gamma) follows q(tau).
-    """
+    "One cycle of the VB updates: map over blocks of samples, reduce their statistics, update the per-feature factors."
     kernels = kernel_set(engine)
     if data.complete: kernels = NUMPY_KERNELS              # a few dense products: nothing to compile
     blocks = (data,) if blocks is None else blocks
@@ -577,9 +467,7 @@ def update_gamma(b, vb, prior: Prior) -> dict:
 # %% ../nbs/25_engine.ipynb #3adeed49
 def init_posterior(data: Observed, D: int, prior: Prior, shared: bool, rng: np.random.Generator,
                    tau_scale: float = 1e3, var: float = None, sample_bias: bool = False) -> Posterior:
-    """Random W ~ N(0, v/D) in the data's own scale, q(X) at its prior, mu at the row means, a large <tau>; then the
-    prior on W.
-    """
+    "Random W ~ N(0, v/D), q(X) at its prior, mu at the row means, a large <tau>; then the prior on W."
     M, N = data.mask.shape
     nobs = data.n_row.sum()
     row_mean = data.y_row / np.maximum(data.n_row, 1)
@@ -637,9 +525,7 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
     finally: runner.close()
 
 def replaced_covariances(before, after) -> list:
-    """The covariance arrays of `before` (Sigma_x_n, Sigma_w_m, a pending rotation's unrotated Sigma_w_m) that
-    `after` no longer holds: what a sweep or a transformation has replaced.
-    """
+    "The covariance arrays of `before` that `after` no longer holds."
     arrays = lambda q: [q.Sx, q.Sw.S if isinstance(q.Sw, PendingRotation) else q.Sw]
     kept = arrays(after)
     return [a for a in arrays(before) if isinstance(a, np.ndarray) and not any(a is b for b in kept)]
@@ -647,7 +533,7 @@ def replaced_covariances(before, after) -> list:
 def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels: Kernels = NUMPY_KERNELS,
                blocks=None, runner=None, max_iter: int = 1000, tol: float = 1e-6, callback=None, transform=None,
                transform_start: int = 1, reuse: bool = False) -> FitResult:
-    """The sweeps of `fit_vbfa` from a given start, with its blocks and runner (for runners `fit_vbfa` does not make)."""
+    "The sweeps of `fit_vbfa` from a given start, with its blocks and runner."
     history, terms = [], None
     local = local_runner(runner)
     if transform is not None and local is not None and local.n_jobs > 1:
@@ -671,13 +557,9 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
 
 # %% ../nbs/25_engine.ipynb #pend0002
 def congruence(S, R, chunk_bytes: int = 1 << 22, out=None):
-    """R^T S_k R for every k, over chunks of k: S_k R as one large matrix product, then R^T (S_k R) matrix by matrix,
-    written into the result. The chunks keep the temporaries a few MB (the allocator reuses them; arrays of 100 MB and
-    more come from the operating system afresh each sweep). Multiplying by R^T matrix by matrix spares the transposed
-    copy of S_k R that a second large product needs: with one BLAS thread, at 1,682 matrices, 6.9 -> 4.4 ms at
-    D = 20 and 221 -> 190 ms at D = 100 (medians of 15). Given n threads (`with_threads`, as a fit with n_jobs = n
-    runs its transformations), n threads share the chunks, one BLAS thread each; each matrix is computed alike.
-    """
+    "R^T S_k R for every k, over chunks of k (few-MB temporaries), the chunks shared by `with_threads`' threads."
+    # R^T times each S_k R matrix by matrix spares the transposed copy a second large product needs: at 1,682
+    # matrices, 6.9 -> 4.4 ms at D = 20 and 221 -> 190 ms at D = 100
     K, D = S.shape[:2]
     out, step = np.empty((K, D, D)) if out is None else out, max(1, chunk_bytes // (8 * D * D))
     def chunks(starts):
@@ -688,10 +570,7 @@ def congruence(S, R, chunk_bytes: int = 1 << 22, out=None):
     return out
 
 def map_chunks(fn, K: int, step: int) -> list:
-    """`fn(starts)` for the chunks of `step` items that start at 0, step, 2 step, ... < K, the starts dealt out to the
-    threads `with_threads` gives the step running now (`available_threads`; one BLAS thread each), or all of them to
-    this thread.
-    """
+    "`fn(starts)` for chunks of `step` items of K, the starts dealt out to the threads `available_threads` gives."
     starts = range(0, K, step)
     n = min(available_threads(), len(starts))
     if n <= 1: return [fn(starts)]
@@ -700,26 +579,16 @@ def map_chunks(fn, K: int, step: int) -> list:
     finally: runner.close()
 
 class PendingRotation:
-    """The covariances R^T S_m R of q(w_m) after a rotation (`transformations.rotate`), kept as S and R.
-
-    The sweep after a rotation reads the Sigma_w_m only through each sample's sum over its features, sum over m in O_n
-    of <tau_m> <w_m w_m^T> (`sum_tau_ww`), and then replaces them. Those sums can be formed from the moments before the
-    rotation and rotated instead, N of them instead of M covariances: at MovieLens-100k's shape with users as rows
-    (943 users, 1,682 films), 943 products instead of 1,682. Anything else that reads the stack gets it rotated
-    (``np.asarray``), and the sums of its diagonals (the update of q(alpha)) are rotated from the sum of the S_m.
-    """
+    "The covariances R^T S_m R of q(w_m) after a rotation, kept as S and R until read (`sum_tau_ww`)."
+    # the next sweep reads them only through each sample's sum over its features: N rotated sums instead of M
+    # rotated covariances (943 instead of 1,682 at MovieLens-100k's shape); anything else gets them rotated
     def __init__(self, S, R, W, S_sum=None): self.S, self.R, self.W, self.S_sum = S, R, W, S_sum
     def __len__(self): return len(self.S)
     @property
     def shape(self): return self.S.shape
     def __array__(self, dtype=None, copy=None): return congruence(self.S, self.R).astype(dtype or float, copy=False)
     def diagonal_sum(self):
-        """sum_m diag(R^T S_m R), from the sum of the S_m.
-
-        Returns
-        -------
-        ndarray of shape (D,)
-        """
+        "sum_m diag(R^T S_m R), from the sum of the S_m."
         S_sum = weighted_sum(np.ones(len(self.S)), self.S) if self.S_sum is None else self.S_sum
         return np.einsum('id,ij,jd->d', self.R, S_sum, self.R)
 

@@ -7,14 +7,13 @@ __all__ = ['ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataWarning', 
 
 # %% ../nbs/06_estimator.ipynb #eb6fd210
 import functools
-import numbers
 import os
 import sys
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sparse
+import sklearn
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -26,11 +25,8 @@ from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
 from .engine import observed, sum_tau_ww, update_X, fit_vbfa
 from .factorised_engine import fit_factorised
 from .ard import ARD, effective_components
-from .linalg import one_blas_thread, usable_cores
-from .linalg import check_engine
-from .validation import check_2d
-from .validation import (check_bool, check_choice, check_int, check_random_state, check_real, output_dtype,
-                                  warn_caller)
+from .linalg import check_engine, one_blas_thread, usable_cores
+from .validation import check_2d, check_bool, check_random_state, output_dtype, warn_caller
 from .transformations import TRANSFORMATIONS, between_sweeps
 
 # %% ../nbs/06_estimator.ipynb #b1fpatch
@@ -61,9 +57,7 @@ DEFAULT_MAX_COMPONENTS = 50      # the cap of the default n_components
 PARALLEL_MIN_FLOPS = 1e8         # a sweep of about 50 ms: below it, threads cost more than they save
 
 def default_jobs(flops: float) -> int:
-    """Threads for a fit whose sweep costs `flops` (`fit_cost`): every core this process may use when the sweep
-    costs more than `PARALLEL_MIN_FLOPS`, else 1.
-    """
+    "Threads for a fit whose sweep costs `flops`: every usable core above `PARALLEL_MIN_FLOPS`, else 1."
     return 1 if flops < PARALLEL_MIN_FLOPS else usable_cores()
 
 def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but one, at least 1) as threads, at most the cores
@@ -75,21 +69,7 @@ def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but on
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p1
 def default_components(n_samples:int, n_features:int)->int:
-    """The `n_components` that ``n_components=None`` stands for: min(n_samples - 1, n_features - 1, 50), at
-    least 1.
-
-    ARD switches off the columns of W the data do not support, so the default need only be at least the number
-    of components the data hold. Centred data of N rows and M columns have rank at most min(N - 1, M), and
-    Bishop's M - 1 is the largest dimension a latent model with isotropic noise can use; beyond that the cost
-    (memory (N + M) D^2, work (N + M) D^3 a sweep) grows with nothing to gain. The cap of 50 keeps a wide or long
-    data set (a ratings matrix of thousands of items) at a cost of seconds a sweep; when every one of the 50
-    columns stays effective, `VBPCA.fit` warns that the data may support more.
-
-    Examples
-    --------
-    >>> default_components(100, 10), default_components(943, 1682), default_components(5, 30)
-    (9, 50, 4)
-    """
+    "The `n_components` that None stands for: min(n_samples - 1, n_features - 1, 50), at least 1."
     return max(1, min(n_samples - 1, n_features - 1, DEFAULT_MAX_COMPONENTS))
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p2
@@ -102,17 +82,13 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
              complete:bool=False):
     """Estimated peak memory and work per sweep of `VBPCA.fit`, from the shapes alone (nothing is allocated).
 
-    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances of q(x_n) and q(w_m),
-    their precisions, the masked sums of second moments, each held twice across an update) plus, for dense input,
-    5 N M (the validated, standardised and transposed copies of X and its mask) or, for sparse input, 80 bytes per
-    observed entry (the CSR copies and their indices). Complete data share one covariance of q(x_n), so their
-    covariances take 6 (1 + M) D^2 and the latent means and their products 4 N D. Measured with `tracemalloc` on
-    shapes from 100 x 400 to 20000 x 200 with D from 2 to 100, the peak was 0.45 to 1.2 times this estimate. The
-    work of a sweep is (N + M) D^3 for the Cholesky factors of the D x D precisions (1 + M for complete data), plus
-    2 D^2 per entry of the mask's products (every entry N M for a dense mask, the observed ones for a sparse one;
-    for complete data the products of the data with the means of X and W instead, 2 N D (M + D)); at
-    `SWEEP_FLOPS_PER_SECOND` that is the time a sweep takes, within a factor 3 (complete data, 5,000 x 100 to
-    50,000 x 60, D = 30 to 50: measured 0.41 to 0.67 times the estimate).
+    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances, precisions and masked
+    sums of q(x_n) and q(w_m), each held twice across an update) plus 5 N M for dense input (the copies of X and its
+    mask) or 80 bytes an observed entry for sparse input; complete data share one covariance of q(x_n): 6 (1 + M) D^2
+    and 4 N D. The work is (N + M) D^3 for the Cholesky factors (1 + M complete) plus 2 D^2 an entry of the mask's
+    products (N M dense, the observed ones sparse; complete: 2 N D (M + D)). Measured (`tracemalloc`, 100 x 400 to
+    20000 x 200, D = 2 to 100) the peak was 0.45 to 1.2 times the estimate; a sweep at `SWEEP_FLOPS_PER_SECOND`
+    takes the time estimated within a factor 3 (complete data: 0.41 to 0.67 times it).
 
     Parameters
     ----------
@@ -151,10 +127,7 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
 
 # %% ../nbs/06_estimator.ipynb #cost4a01p4
 def available_memory():
-    """Bytes of memory this process can still allocate: /proc/meminfo's MemAvailable (Linux), lowered to the
-    room left under a cgroup limit (a container's memory.max), or the free physical pages from `os.sysconf`
-    elsewhere; None when none of them can be read."""
-    import os
+    "Bytes this process can still allocate (MemAvailable, a cgroup's room, or free pages), or None if unknown."
     found = []
     try:
         with open('/proc/meminfo') as f:
@@ -220,9 +193,7 @@ def _check_frame_columns(X, name): # text, dates, durations, sparse columns with
                             "array with NaN where missing.")
 
 def check_data(X, name: str = 'X') -> np.ndarray:
-    """Validate a data matrix: real numbers, two dimensions, no empty axis, missing values (NaN, numpy.ma
-    mask, pandas NA) as NaN, no infinities.
-    """
+    "A data matrix checked as a 2-d float array of real numbers, missing values (numpy.ma, pandas NA) as NaN."
     if callable(getattr(X, '__dask_graph__', None)):                  # gathering it whole is not reading it
         raise TypeError(f"{name}: a dask {type(X).__name__} is read chunk by chunk only as a dask array chunked by "
                         "rows (a dask DataFrame: X.to_dask_array(lengths=True)), and only by VBPCA's fit, transform, "
@@ -259,27 +230,44 @@ def check_data(X, name: str = 'X') -> np.ndarray:
 
 # %% ../nbs/06_estimator.ipynb #2aed8018
 def data_scale(X):
-    """Each feature's mean over its observed values, and one scale for all features: the root mean square of
-    the centred observed values."""
+    "Each feature's mean over its observed values, and the root mean square of the centred observed values."
     mask = ~np.isnan(X)
     return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
 
 # %% ../nbs/06_estimator.ipynb #2aed8018p1
 def entries_scale(cols, values, n_features: int):
-    """`data_scale` from the observed entries alone, as (column index, value) pairs: dense and sparse data alike."""
-    n = np.maximum(np.bincount(cols, minlength=n_features), 1)
-    big = np.max(np.abs(values), initial=0.0) or 1.0             # sums of values near 1e308 must not overflow
-    center = np.bincount(cols, values / big, minlength=n_features) / n * big
-    # one refinement: the mean to full precision, even with offsets of 1e8
-    center += np.bincount(cols, values - center[cols], minlength=n_features) / n
-    centred = values - center[cols]
-    big = np.max(np.abs(centred), initial=0.0) or 1.0            # squares of 1e-200 must not underflow, of 1e200 not overflow
-    return center, float(big * np.sqrt(np.sum((centred / big) ** 2) / max(values.size, 1)))
+    "`data_scale` from (column index, value) pairs of the observed entries."
+    return _scale_over_parts(lambda fn, *args: [fn(cols, values, n_features, *args)])[1:3]
+
+def _scale_over_parts(map_parts):
+    "(count, center, scale, ss / s2, s2) over parts of the entries; map_parts(fn, *args) is fn(cols, values, M, *args) a part."
+    add = lambda parts: functools.reduce(np.add, parts)
+    first = map_parts(_part_sums)
+    per_col, big = add([f[0] for f in first]), max(f[1] for f in first)
+    n = np.maximum(per_col, 1)
+    center = add([f[2] * (f[1] / big) for f in first]) / n * big
+    center = center + add(map_parts(_part_shift, center)) / n     # the mean to full precision, even with offsets of 1e8
+    squares = map_parts(_part_squares, center)
+    s = max(f[0] for f in squares)
+    ss, total = (add([f[k] * (f[0] / s) ** 2 for f in squares]) for k in (1, 2))
+    return per_col, center, float(s * np.sqrt(total / max(per_col.sum(), 1))), ss, s
+
+def _part_sums(cols, v, M): # the count of each column, the largest |value| b, each column's sum of value / b
+    big = np.max(np.abs(v), initial=0.0) or 1.0                   # sums of values near 1e308 must not overflow
+    return np.bincount(cols, minlength=M), big, np.bincount(cols, v / big, minlength=M)
+
+def _part_shift(cols, v, M, center): # each column's sum of value - center
+    return np.bincount(cols, v - center[cols], minlength=M)
+
+def _part_squares(cols, v, M, center): # the largest |value - center| b, the sums of ((value - center) / b)^2: by column, all
+    centred = v - center[cols]
+    big = np.max(np.abs(centred), initial=0.0) or 1.0             # squares of 1e-200 must not underflow, of 1e200 not overflow
+    squares = (centred / big) ** 2
+    return big, np.bincount(cols, squares, minlength=M), np.sum(squares)
 
 # %% ../nbs/06_estimator.ipynb #0e155405
 def explained_variance(W, psi):
-    """The model's variance along each principal axis of W W^T (largest signal first), s_k^2 + u_k^T diag(psi)
-    u_k, and its share of the total tr(W W^T) + sum(psi)."""
+    "The model's variance along each principal axis of W W^T, s_k^2 + u_k^T diag(psi) u_k, and its share."
     U, s, _ = np.linalg.svd(W, full_matrices=False)
     ev = s ** 2 + (U ** 2).T @ psi
     return ev, ev / (np.sum(s ** 2) + np.sum(psi))
@@ -293,9 +281,7 @@ def latent_posterior(X, q: Posterior):
 
 # %% ../nbs/06_estimator.ipynb #b56b5362
 def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, vb=None):
-    """Mean and variance of chosen entries y_mn under the fitted q (the papers' units of the fit), entry by entry:
-    mean <w_m>^T <x_n> + <mu_m>, variance w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m].
-    """
+    "Predictive mean and variance (or sd) of the entries (rows, cols) under the fitted q, in the fitted units."
     M, D = q.W.shape
     Sw = np.broadcast_to(q.Sw, (M, D, D))
     e_noise = np.broadcast_to(q.b_tau / np.maximum(q.a_tau - 1, 1e-300), (M,))   # E[1/tau] of a Gamma(a, b)
@@ -318,13 +304,9 @@ def predictive_moments(q: Posterior, Z, Sx, rows, cols, std:bool=False, b=None, 
     return mean, var
 
 def latent_bias_posterior(X, q):
-    """q(x_n) and q(b_n) of new rows under a fitted posterior with per-sample biases (`engine.BiasedPosterior`): the
-    fixed point of the two updates, in closed form.
-
-    With s_n = sum_{m in O_n} <tau_m> <w_m> and x0_n the mean of q(x_n) for b_n = 0, the updates read
-    x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n), g_n = sum_{m in O_n} <tau_m> (y_mn - <mu_m>);
-    so b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n) (the denominator is > 0: the Schur complement
-    of the joint precision of x_n and b_n)."""
+    "q(x_n) and q(b_n) of new rows under a `BiasedPosterior`: the fixed point of their two updates, in closed form."
+    # x_n = x0_n - b_n Sigma_x_n s_n and b_n = vb_n (g_n - s_n^T x_n) give
+    # b_n = vb_n (g_n - s_n^T x0_n) / (1 - vb_n s_n^T Sigma_x_n s_n)
     data = observed(X.T)
     tau = gamma_moments(q.a_tau, q.b_tau)[0]
     t = np.broadcast_to(tau, q.mu.shape)
@@ -342,16 +324,18 @@ def predictive_logpdf(X, mean, W, psi) -> np.ndarray:
     """Log density of the observed entries of each row under N(mean, W W^T + diag(psi)), missing entries marginalised."""
     if sparse.issparse(X): return _predictive_logpdf_sparse(X, mean, W, psi)
     mask = ~np.isnan(X)
-    (M, D), N = W.shape, X.shape[0]
     with np.errstate(over='ignore'): r = np.where(mask, X - mean, 0.0)   # residuals, 0 where missing
     r, s = _row_scaled(r)                                                # r / s_n: no overflow in r^2
-    P = mask / psi                                                       # (N, M): 1/psi_m on observed entries
+    return _woodbury_logpdf(mask / psi, (r / psi) @ W, np.sum(r ** 2 / psi, 1), s, W, mask.sum(1),
+                            mask @ np.log(psi))
+
+def _woodbury_logpdf(P, b, rr, s, W, n_obs, logpsi): # from P (N, M) 1/psi_m where observed, b_n, r^T diag(1/psi) r
+    (M, D), N = W.shape, P.shape[0]
     A = np.eye(D) + (P @ (W[:, :, None] * W[:, None, :]).reshape(M, D * D)).reshape(N, D, D)
     L = np.linalg.cholesky(A)                                            # (N, D, D)
-    c = np.linalg.solve(L, ((r / psi) @ W)[:, :, None])[..., 0]          # L^{-1} b_n
-    quad = _unscaled_quad(np.sum(r ** 2 / psi, 1) - np.sum(c ** 2, 1), s)
-    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + mask @ np.log(psi)
-    return -0.5 * (mask.sum(1) * LOG2PI + logdet + quad)
+    c = np.linalg.solve(L, b[:, :, None])[..., 0]                        # L^{-1} b_n
+    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + logpsi
+    return -0.5 * (n_obs * LOG2PI + logdet + _unscaled_quad(rr - np.sum(c ** 2, 1), s))
 
 def _row_scaled(r): # (r / s_n, s_n), s_n each row's largest |residual| (1 for a row of zeros or with an inf)
     s = np.max(np.abs(r), 1, initial=0.0)
@@ -364,7 +348,7 @@ def _unscaled_quad(quad, s): # s^2 quad, inf where it overflows or a residual wa
     return np.where(np.isnan(quad) | np.isinf(quad), np.inf, out)
 
 def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, stored entries observed
-    (M, D), N, cols = W.shape, X.shape[0], X.indices
+    N, cols = X.shape[0], X.indices
     rows = np.repeat(np.arange(N), np.diff(X.indptr))
     with np.errstate(over='ignore'): r = X.data - mean[cols]             # residuals of the stored entries
     s = np.ones(N)                                                       # each row's largest |residual|, or 1
@@ -372,27 +356,17 @@ def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, s
         big = np.maximum.reduceat(np.abs(r), X.indptr[:-1][np.diff(X.indptr) > 0])
         s[np.diff(X.indptr) > 0] = np.where((big > 0) & np.isfinite(big), big, 1.0)
     r = r / s[rows]
-    P = sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape)
-    A = np.eye(D) + (P @ (W[:, :, None] * W[:, None, :]).reshape(M, D * D)).reshape(N, D, D)
-    L = np.linalg.cholesky(A)
-    b = sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W
-    c = np.linalg.solve(L, b[:, :, None])[..., 0]
-    quad = _unscaled_quad(np.bincount(rows, r ** 2 / psi[cols], minlength=N) - np.sum(c ** 2, 1), s)
-    logdet = 2 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1) + np.bincount(rows, np.log(psi)[cols],
-                                                                                    minlength=N)
-    return -0.5 * (np.diff(X.indptr) * LOG2PI + logdet + quad)
+    return _woodbury_logpdf(sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape),
+                            sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W,
+                            np.bincount(rows, r ** 2 / psi[cols], minlength=N), s, W, np.diff(X.indptr),
+                            np.bincount(rows, np.log(psi)[cols], minlength=N))
 
 # %% ../nbs/06_estimator.ipynb #sp01cd02
 def check_sparse(X, name:str='X'):
     """Validate a SciPy sparse matrix whose stored entries are the observed values, without densifying it."""
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d sparse matrix (n_samples, n_features), got shape {X.shape}")
-    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if X.dtype.kind not in 'biuf': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
-    for axis, what in ((1, 'feature'), (0, 'sample')):
-        if X.shape[axis] == 0:
-            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
-                             "required.")
+    _check_meta(X, name)
     X = sparse.csr_matrix(X.astype(np.float64), copy=True)      # float first: duplicates summed in float64
     X.sum_duplicates()
     n_inf = int(np.isinf(X.data).sum())
@@ -407,10 +381,16 @@ def check_sparse(X, name:str='X'):
     X.sort_indices()
     return X
 
+def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (sklearn's wording), real numbers
+    for axis, what in ((1, 'feature'), (0, 'sample')):
+        if X.shape[axis] == 0:
+            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
+                             "required.")
+    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+    if X.dtype.kind not in kinds: raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+
 def sparse_data_scale(X):
-    """`data_scale` of a sparse matrix from its stored values alone: each feature's mean over its observed values
-    and the root mean square of the centred observed values.
-    """
+    "`data_scale` of a sparse matrix from its stored values alone."
     return entries_scale(X.indices, X.data, X.shape[1])
 
 def standardise(X, center, scale: float):
@@ -438,10 +418,7 @@ class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, 
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit(X) first.")
 
     def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
-        kind = getattr(self, '_sklearn_output_config', {}).get('transform', 'default')
-        # scikit-learn's global set_config(transform_output=...)
-        if kind == 'default' and 'sklearn' in sys.modules:
-            kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+        kind = _output_kind(self)
         if kind == 'pandas':
             pd = _output_library(kind)
             return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
@@ -453,22 +430,17 @@ class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, 
 class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Variational Bayesian PCA and factor analysis with missing values.
 
-    Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and the VB factor-analysis model of
-    Luttinen & Ilin (a bias, per-feature noise), fitted by variational Bayes with the exact translation and
-    rotation of the posterior between sweeps. Missing entries of `X` (NaN, a masked entry, pandas' NA) are
-    left out of every sum. The model is fitted to the data centred by each feature's observed mean and
-    divided by one overall scale (`center_`, `scale_`), so the answer does not depend on the data's units;
-    every attribute is reported back in the units of `X`.
+    Bishop's VB PCA (isotropic noise, an ARD prior on the columns of W) and Luttinen & Ilin's VB factor analysis
+    (a bias, per-feature noise) with the exact translation and rotation between sweeps. Missing entries of `X`
+    are left out of every sum. The fit is in the data's centred, scaled units (`center_`, `scale_`), so the
+    answer does not depend on the data's units; every attribute is reported back in the units of `X`.
 
     Parameters
     ----------
     n_components : int or None, default None
-        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1
-        (`default_components`): with ``prior='ard'`` unneeded columns are switched off, so D need only be at
-        least the number of components the data hold, and the cost grows as (N + M) D^2 in memory and
-        (N + M) D^3 a sweep. A UserWarning says so when all 50 default columns stay effective. Before it
-        allocates anything, `fit` estimates its memory (`fit_cost`) and refuses a D that would not fit in the
-        available memory; it warns when the fit will take more than about a minute.
+        D, the number of columns of W. None means min(n_samples - 1, n_features - 1, 50), at least 1: ARD switches
+        unneeded columns off, so D need only exceed the components the data hold (a UserWarning when the default
+        may be too few). `fit` refuses a D that would not fit in memory (`fit_cost`), warns when it is slow.
     prior : {'ard', 'broad'}, default 'ard'
         'ard': a Gamma factor q(alpha_d) on the precision of each column of W (Bishop, 1999);
         'broad': every alpha_d fixed to `alpha_broad`.
@@ -497,45 +469,30 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         Storage of the observed-entry mask of dense input; 'auto' is sparse (CSR) below 1% observed. Sparse
         input is always stored sparse.
     missing_values : nan or 'unstored', default nan
-        What marks a missing entry. nan (any NaN scalar, numpy's float32 NaN included): NaN, a masked entry or
-        pandas' NA in dense input; sparse input is refused (scikit-learn reads an unstored entry as 0), and so
-        is a DataFrame with a SparseDtype column whose unstored entries are a number. 'unstored': X may also
-        be a SciPy sparse matrix (any format) whose stored entries are the observations (an explicit 0 is an
-        observed 0, a stored NaN is missing), or a DataFrame with SparseDtype columns, whose unstored entries
-        are then the missing ones; it is never densified, and the fit equals that of the dense form with NaN.
-        `transform`, `score_samples`, `score` and `predict_entries` then accept the same form (`impute`
-        fills a dense array: use `predict_entries` for chosen entries of a sparse one).
+        nan: NaN, a masked entry or pandas' NA in dense input mark it; sparse input is refused (scikit-learn reads
+        an unstored entry as 0). 'unstored': X may also be a SciPy sparse matrix or a DataFrame with SparseDtype
+        columns whose unstored entries are the missing ones (a stored 0 is observed), never densified, the same
+        fit as the dense form with NaN; the other methods take the same form, except `impute`.
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
         The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
         'auto' is numba when it is installed. Both give the same fit to 1e-12.
     n_jobs : int or None, default None
-        Threads that run each sweep's costly steps side by side, over blocks of samples and of features (the
-        compiled kernels and NumPy's products release the GIL; BLAS keeps one thread in each). None: every core
-        this process may use when a sweep is long enough to gain from them (`default_jobs`), else 1. As in
-        scikit-learn, -1 means every core this process may use and -2 all but one; more threads than cores are
-        capped at the cores. Any number gives the same fit to rounding (the blocks' sums are added in another order).
+        Threads for each sweep's costly steps (one BLAS thread each), capped at the cores; -1 every core, -2 all
+        but one; None: every core when a sweep is long enough to gain from them, else 1. The same fit to rounding.
     sample_bias : bool, default False
-        A bias b_n per sample (row) as well as the bias mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, with
-        b_n ~ N(0, 1/gamma) and a Gamma hyperprior G(1e-5, 1e-5) on gamma (lesson 08). On a user x item ratings
-        matrix these are the user and item biases of SVD-type recommenders. `transform`, `predict_entries`,
-        `impute` and `score_samples` then infer each row's bias with its latent variables.
+        A bias b_n per sample (row) as well as mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, b_n ~
+        N(0, 1/gamma), gamma ~ G(1e-5, 1e-5) (lesson 08): a recommender's user and item biases. The methods then
+        infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
-        The prior of the feature means mu_m, in X's units. 'broad': mu_m ~ N(center_m, 1/beta), each feature's own
-        level. 'learned' (lesson 08): mu_m ~ N(m_0, 1/beta_mu), one level m_0 (a Gaussian) and spread (a Gamma on
-        beta_mu) for all features, both learned: a feature with no observation is predicted at m_0 (plus the row's
-        bias with ``sample_bias``), a rarely seen one is shrunk towards it. The answer then changes with a shift of
-        one feature (the others no longer agree with it).
+        The prior of the feature means. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08): mu_m ~ N(m_0,
+        1/beta_mu) with m_0 and beta_mu learned: a feature never observed is predicted at m_0, a rare one shrunk.
     posterior : {'full', 'factorised'}, default 'full'
-        The family of q(X) q(W). 'full': a D x D covariance for every x_n and every w_m (lesson 03). 'factorised'
-        (lesson 15; Raiko, Ilin & Karhunen, 2007): every x_nd and w_md an independent Gaussian, O(D) work a
-        rating and sweep instead of O(D^2), for many ratings and a large D; its bound is lower and its error bars
-        narrower. The transformations do not apply to it (the rotation would leave the family) and are not run;
-        ``sample_bias``, ``mean_prior='learned'`` and dask input need the full posterior. `posterior_` then
-        holds the diagonal covariances as (N, D, D) and (M, D, D) arrays.
+        'full': a D x D covariance for every x_n and w_m (lesson 03). 'factorised' (lesson 15): every x_nd and w_md
+        independent, O(D) work a rating instead of O(D^2), a lower bound and narrower error bars; no
+        transformations, ``sample_bias``, learned mean prior or dask input. `posterior_` then holds diagonal ones.
     callback : callable or None, default None
-        Called after each sweep as ``callback(sweep, elbo)``: the sweep's number (0 for the first) and the lower
-        bound after it, in nats for the data in their own units (``elbo_[sweep]``). A callback that returns True
-        stops the fit after that sweep (``converged_`` is then False, and no ConvergenceWarning is issued).
+        ``callback(sweep, elbo)`` after each sweep (from 0) with ``elbo_[sweep]``; returning True stops the fit
+        (``converged_`` False, no ConvergenceWarning).
 
     Attributes
     ----------
@@ -732,13 +689,8 @@ def fit(self:VBPCA, X, y=None, client=None):
         NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
         A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
         chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
-        block by block where its chunks live, never gathered: the same fit as the in-memory one, to rounding.
-        Only the per-feature posterior, the blocks' per-feature sums and the latent means (n_samples,
-        n_components) travel (with posterior='factorised' the samples' means and variances also go from the blocks
-        by sample to the blocks by feature, appendix 35); `posterior_.Sx` then holds the mean of the Sigma_x_n
-        (1, D, D). Without a client
-        `n_components` gets the memory check of data in memory; on a cluster it is skipped (the blocks' memory
-        is the workers').
+        block by block where its chunks live, never gathered: the same fit as in memory, to rounding. On a
+        cluster the memory check of `n_components` is skipped (the blocks' memory is the workers').
     y : default None
         Ignored.
     client : distributed.Client, optional
@@ -785,9 +737,7 @@ def fit(self:VBPCA, X, y=None, client=None):
 # %% ../nbs/06_estimator.ipynb #b1fab30ap2
 @patch
 def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
-    """The sweeps and the learned attributes, whatever holds the data: run(D, prior, shared, max_iter, tol, rng,
-    callback, transform, transform_start, engine) -> FitResult; counts per row and per column; ss each feature's
-    sum of squares in the fitted units."""
+    "The sweeps, `run(D, prior, shared, ...) -> FitResult` over the data wherever they are, and the learned attributes."
     (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
     w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
     offset = None
@@ -888,9 +838,7 @@ def _warn_missing(self:VBPCA, per_row, per_col):
 
 @patch
 def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
-    """A DegenerateDataWarning for each way in which the data leave the answer poorly determined (counts: the
-    numbers of observed values per row (N,) and per column (M,); ss: each feature's sum of squares in the
-    fitted units (M,))."""
+    "A DegenerateDataWarning for each way in which the data leave the answer poorly determined."
     (per_row, per_feature), seen = counts, counts[1] > 0
     say = lambda msg: warn_caller(msg, DegenerateDataWarning)
     listed = lambda idx: ', '.join(map(str, idx[:10])) + (', ...' if len(idx) > 10 else '')
@@ -932,9 +880,8 @@ def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
 def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
     """Posterior predictive means (and standard deviations) of chosen entries of X, without densifying it.
 
-    For entry (n, m) the mean is <w_m>^T <x_n> + <mu_m>, q(x_n) computed from row n's observed entries, in
-    X's units: the filled value of `impute`, for the entries you ask for (a recommender's scores of unrated
-    items, say), at the cost of the rows' latent posteriors and O(len(rows) D^2).
+    The filled values of `impute` for the entries you ask for (a recommender's scores of unrated items, say), at
+    the cost of the rows' latent posteriors and O(len(rows) D^2).
 
     Parameters
     ----------
@@ -955,21 +902,15 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 
     Raises
     ------
-    NotFittedError
-        Before `fit`.
-    ValueError
-        rows or cols not 1-d, of different lengths, or out of range; X as in `transform`.
-    TypeError
-        rows or cols not integers; return_std not a bool.
+    NotFittedError, ValueError, TypeError
+        Before `fit`; X as in `transform`; rows, cols not 1-d integers of one length in range; return_std not a bool.
     """
     self._check_fitted()
     return_std = check_bool('return_std', return_std)
     if _is_dask_array(X): mean, std = _dask_predict_entries(self, X, rows, cols)
     else:
         arr = self._check_new(X, allow_sparse=True)
-        rows, cols = _check_index('rows', rows, arr.shape[0]), _check_index('cols', cols, arr.shape[1])
-        if len(rows) != len(cols):
-            raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+        rows, cols = _check_entries(rows, cols, arr.shape)
         mean, std = _entry_moments(arr, self.posterior_, self.center_, self.scale_, rows, cols)
     return (mean, std) if return_std else mean
 
@@ -979,11 +920,9 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
 def impute(self:VBPCA, X, return_std:bool=False):
     """Fill every missing entry of X with its posterior predictive mean; observed entries are unchanged.
 
-    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) computed from the row's observed
-    entries, so new rows work as well as the training rows), and its variance under the fitted q is
-    w_m^T S_x w_m + x_n^T S_w x_n + tr(S_x S_w) + Var(mu_m) + E[1/tau_m], all in X's units. This is
-    the mean-field predictive: the factorised q is narrower than the true posterior, so these error
-    bars tend to be too narrow (lesson 02's variance shrinkage).
+    For a missing y_mn the mean is <w_m>^T <x_n> + <mu_m> (q(x_n) from the row's observed entries, so new rows
+    work as well as the training rows) and the variance lesson 07's Eq. (7.4), in X's units: the mean-field
+    predictive, whose error bars tend to be too narrow (lesson 02's variance shrinkage).
 
     Parameters
     ----------
@@ -1002,13 +941,8 @@ def impute(self:VBPCA, X, return_std:bool=False):
 
     Raises
     ------
-    NotFittedError
-        Before `fit`.
-    ValueError
-        If X has another number of features, infinities, or is not numeric; set_output to pandas or polars
-        with a dask array X.
-    TypeError
-        If return_std is not a bool, or X is sparse (use `predict_entries`).
+    NotFittedError, ValueError, TypeError
+        Before `fit`; X as in `transform`; X sparse (use `predict_entries`) or return_std not a bool.
     """
     self._check_fitted()
     return_std = check_bool('return_std', return_std)
@@ -1139,9 +1073,9 @@ def score(self:VBPCA, X, y=None) -> float:
     Parameters
     ----------
     X
-        The data, NaN for missing entries.
+        As in `score_samples`.
     y : default None
-        Ignored; kept for scikit-learn pipelines.
+        Ignored.
 
     Returns
     -------
@@ -1151,6 +1085,12 @@ def score(self:VBPCA, X, y=None) -> float:
     return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))
 
 # %% ../nbs/06_estimator.ipynb #b1fab30ap8
+def _check_entries(rows, cols, shape): # (rows, cols) checked: as many of each, within shape
+    rows, cols = _check_index('rows', rows, shape[0]), _check_index('cols', cols, shape[1])
+    if len(rows) != len(cols):
+        raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+    return rows, cols
+
 def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
     a = np.asarray(idx)
     if a.ndim != 1: raise ValueError(f"{name}: expected a 1-d array of indices, got shape {a.shape}")
@@ -1159,6 +1099,10 @@ def _check_index(name, idx, size): # (k,) int64 indices in [0, size)
     if a.size and (a.min() < 0 or a.max() >= size):            # on the given dtype: uint64 2**63 stays 2**63
         raise ValueError(f"{name}: indices must lie in [0, {size}), got range [{a.min()}, {a.max()}]")
     return a.astype(np.int64)
+
+def _output_kind(est): # set_output's container for transform: the estimator's own, else scikit-learn's global one
+    kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
+    return sklearn.get_config().get('transform_output', 'default') if kind == 'default' else kind
 
 def _output_library(kind): # the module of set_output's container, or an ImportError naming the argument
     import importlib
@@ -1180,8 +1124,7 @@ def _factorised_run(data, n_jobs): # fit_vbfa's signature over fit_factorised (n
     return run
 
 def _ordered_columns(q:Posterior)->Posterior:
-    """The columns of W (and the latent coordinates) ordered by decreasing sum_m <w_md^2>, each with its
-    largest loading positive: a permutation and sign flips, which leave the bound unchanged."""
+    "The columns of W (and X) by decreasing sum_m <w_md^2>, each with its largest loading positive."
     order = np.argsort(-sum_ww(q.W, q.Sw), kind='stable')
     W = q.W[:, order]
     sign = np.where(W[np.argmax(np.abs(W), 0), np.arange(W.shape[1])] < 0, -1.0, 1.0)
@@ -1238,12 +1181,7 @@ def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of col
     if any(np.isnan(n) for n in X.shape):
         raise ValueError(f"{name}: a dask array whose chunk sizes are unknown (shape {X.shape}); call "
                          f"{name}.compute_chunk_sizes() first")
-    for axis, what in ((1, 'feature'), (0, 'sample')):
-        if X.shape[axis] == 0:
-            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
-                             "required.")
-    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if X.dtype.kind not in 'biufO': raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+    _check_meta(X, name, 'biufO')
     unstored = est._unstored()                                       # missing_values checked
     if sparse.issparse(getattr(X, '_meta', None)):                   # sparse chunks: refused as sparse input is
         est._check_input(sparse.csr_matrix((1, 1)), name, allow_sparse)
@@ -1260,40 +1198,18 @@ def _dask_chunk(chunk, unstored, start, name='X'): # a row chunk checked as fit 
 def _chunk_start(block_info): # the first row of map_blocks' current chunk
     return block_info[0]['array-location'][0][0] if block_info else 0
 
-def _chunk_entries(chunk): # (rows, cols, values) of a checked chunk's observed entries
-    if sparse.issparse(chunk):
-        return np.repeat(np.arange(chunk.shape[0]), np.diff(chunk.indptr)), chunk.indices, chunk.data
-    rows, cols = np.nonzero(~np.isnan(chunk))
-    return rows, cols, chunk[rows, cols]
+def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chunk's observed entries
+    if sparse.issparse(chunk): return fn(chunk.indices, chunk.data, chunk.shape[1], *args)
+    mask = ~np.isnan(chunk)
+    return fn(np.nonzero(mask)[1], chunk[mask], chunk.shape[1], *args)
 
-def _chunk_counts(chunk): # per-row and per-column counts, the largest |value| b, each column's sum of value / b
-    rows, cols, v = _chunk_entries(chunk)
-    (N, M), big = chunk.shape, np.max(np.abs(v), initial=0.0) or 1.0
-    return np.bincount(rows, minlength=N), np.bincount(cols, minlength=M), big, np.bincount(cols, v / big, minlength=M)
-
-def _chunk_shift(chunk, center): # each column's sum of value - center
-    _, cols, v = _chunk_entries(chunk)
-    return np.bincount(cols, v - center[cols], minlength=chunk.shape[1])
-
-def _chunk_squares(chunk, center): # the largest |value - center| b, each column's sum of ((value - center) / b)^2
-    _, cols, v = _chunk_entries(chunk)
-    centred = v - center[cols]
-    big = np.max(np.abs(centred), initial=0.0) or 1.0
-    return big, np.bincount(cols, (centred / big) ** 2, minlength=chunk.shape[1])
-
-def _dask_data_scale(runner, raw, M):
-    """`entries_scale` over the blocks (three small reduces): the counts per row and per column, center, scale and
-    each column's centred sum of squares in units of s2: (counts, center, scale, ss, s2)."""
-    k, add = len(raw), lambda parts: functools.reduce(np.add, parts)
-    first = runner.map(_chunk_counts, raw)
-    per_row, per_col = np.concatenate([f[0] for f in first]), add([f[1] for f in first])
-    n, big = np.maximum(per_col, 1), max(f[2] for f in first)
-    center = add([f[3] * (f[2] / big) for f in first]) / n * big
-    center = center + add(runner.map(_chunk_shift, raw, [center] * k)) / n      # the refinement, as entries_scale
-    squares = runner.map(_chunk_squares, raw, [center] * k)
-    s = max(f[0] for f in squares)
-    ss = add([f[1] * (f[0] / s) ** 2 for f in squares])
-    return (per_row, per_col), center, float(s * np.sqrt(ss.sum() / max(per_col.sum(), 1))), ss, s
+def _dask_data_scale(runner, raw):
+    "`entries_scale` over the blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
+    k = len(raw)
+    per_row = np.concatenate([c[0] for c in runner.map(observed_counts, raw)])
+    per_col, center, scale, ss, s2 = _scale_over_parts(
+        lambda fn, *args: runner.map(_chunk_part, raw, [fn] * k, *[[a] * k for a in args]))
+    return (per_row, per_col), center, scale, ss, s2
 
 def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in the fitted units, as the engine's block
     Y = standardise(chunk, center, scale).T
@@ -1301,7 +1217,7 @@ def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in 
     return observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage, fast=False)
 
 def _fit_dask(est, X, client):
-    """`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."""
+    "`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."
     import dask
     from .dask_runner import DaskRunner, DelayedBlocks, summarise_blocks, init_posterior_dask, resolve_client
     from .engine import kernel_set, run_sweeps
@@ -1317,7 +1233,7 @@ def _fit_dask(est, X, client):
         starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
         raw = runner.load(DelayedBlocks(tuple(dask.delayed(_dask_chunk, pure=True)(c, unstored, int(b))
                                               for c, b in zip(X.to_delayed()[:, 0], starts[:-1])), starts, M))
-        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw, M)
+        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw)
         n_obs = int(counts[0].sum())
         if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
         est._warn_missing(*counts)
@@ -1353,9 +1269,7 @@ def _fit_dask(est, X, client):
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
     validate_data(est, X, reset=False, skip_check_array=True)          # scikit-learn's feature count
-    kind = getattr(est, '_sklearn_output_config', {}).get('transform', 'default')
-    if wrapped and kind == 'default' and 'sklearn' in sys.modules:
-        kind = sys.modules['sklearn'].get_config().get('transform_output', 'default')
+    kind = _output_kind(est)
     if wrapped and kind != 'default':
         raise ValueError(f"set_output: transform={kind!r} cannot hold the result for a dask array X, which is a dask "
                          "array (lazy, chunked like X); use set_output(transform='default'), or compute X first")
@@ -1366,29 +1280,23 @@ def _dask_model(est): # the fitted per-feature posterior and units, one task for
     q = est.posterior_._replace(X=None, Sx=None)
     return dask.delayed((q, est.center_, est.scale_), pure=True)
 
-def _chunk_transform(chunk, unstored, model, dtype, block_info=None):
-    q, center, scale = model
-    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale).astype(dtype)
+def _chunk_transform(chunk, unstored, model, dtype, block_info=None): # model: (q, center, scale)
+    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model).astype(dtype)
 
 def _chunk_score(chunk, unstored, model, block_info=None):
-    q, center, scale = model
-    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), q, center, scale)
+    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model)
 
 def _chunk_impute(chunk, model, dtype, return_std, block_info=None):
-    q, center, scale = model
-    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), q, center, scale, return_std)
+    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), *model, return_std)
     return np.stack(out, -1).astype(dtype) if return_std else out[0].astype(dtype)
 
 def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
-    q, center, scale = model
-    return _entry_moments(_dask_chunk(chunk, unstored, start), q, center, scale, rows, cols)
+    return _entry_moments(_dask_chunk(chunk, unstored, start), *model, rows, cols)
 
 def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array: reads the chunks holding the rows
     import dask
     X, unstored = _dask_new(est, X)
-    rows, cols = _check_index('rows', rows, X.shape[0]), _check_index('cols', cols, X.shape[1])
-    if len(rows) != len(cols):
-        raise ValueError(f"cols: expected as many entries as rows ({len(rows)}), got {len(cols)}")
+    rows, cols = _check_entries(rows, cols, X.shape)
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
     block = np.searchsorted(starts, rows, side='right') - 1
     model, chunks, tasks = _dask_model(est), X.to_delayed()[:, 0], {}

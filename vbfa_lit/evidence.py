@@ -90,11 +90,8 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     Parameters
     ----------
     data : array_like, shape (n_samples, n_features) or (d,)
-        Complete data X (no NaN, no masked entries), whose eigenvalues are taken from the unbiased covariance (divisor n_samples - 1, the
-        mean is estimated), or eigenvalues lambda_1 >= ... >= lambda_d >= 0 directly. The divisor is
-        scikit-learn's (``explained_variance_``), so that the result equals its ``PCA(n_components='mle')``;
-        ``vbfa_lit.rjmcmc.sample_eigenvalues`` divides by n_samples instead, the maximum-likelihood covariance
-        of Zhang et al.'s likelihood. Both come from ``vbfa_lit.data.sample_covariance_eigenvalues``.
+        Complete data X, whose covariance's eigenvalues are taken with divisor n_samples - 1 (scikit-learn's, so
+        that the result equals its ``PCA(n_components='mle')``), or eigenvalues lambda_1 >= ... >= lambda_d >= 0.
     n_samples : int or None
         N; only (and then required) with eigenvalues.
 
@@ -121,17 +118,11 @@ def laplace_evidence(data, n_samples=None)->Evidence:
 
     Notes
     -----
-    The evidence of k is undefined, and k is left out, in two cases. (1) The discarded eigenvalues are all
-    0 (X has a constant, duplicated or collinear column, or no more samples than features): their mean v,
-    the noise variance, is 0 and the evidence infinite. An eigenvalue counts as 0 below d x 2.2e-16 of
-    lambda_1 or, from X, below the variance rounding X's entries can fake, d (2.2e-16 max|X|)^2.
-    (2) One of the k kept eigenvalues is tied with a later one (equal within d x 2.2e-16 relative): a
-    rotation between the tied directions leaves the likelihood flat, det(A_Z) = 0, and the Laplace integral
-    sqrt(2 pi / curvature) is infinite. Ties among the discarded eigenvalues do not matter (v models them
-    all), so a population spectrum such as [3, 1, 1, 1] gives the evidence of k = 0 and 1. Eigenvalues of a
-    sample covariance are distinct. Where two eigenvalues differ by less than about 1/sqrt(N) in relative
-    terms the Laplace integral over their angle exceeds the angle's range and the approximation is poor;
-    scikit-learn's formula, reproduced here, is used unchanged there.
+    The evidence of k is undefined, and k left out, when (1) the discarded eigenvalues are all 0 (below d x
+    2.2e-16 of lambda_1 or, from X, d (2.2e-16 max|X|)^2): the noise variance v is 0; or (2) one of the k kept
+    eigenvalues is tied with a later one (within d x 2.2e-16 relative): the likelihood is flat along their
+    rotation. Ties among the discarded eigenvalues do not matter ([3, 1, 1, 1] gives k = 0 and 1). Eigenvalues
+    closer than about 1/sqrt(N) relative make the approximation poor; scikit-learn's formula is kept there.
 
     Examples
     --------

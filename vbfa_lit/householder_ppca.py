@@ -312,8 +312,7 @@ class HouseholderPPCAResult:
     seconds : float
         Wall-clock time of warm-up and sampling (compilation included).
     compile_seconds, sampling_seconds : float
-        The part of `seconds` JAX spent compiling the sampler (XLA compilation, or loading the compiled programs
-        from the persistent cache: see `jax_cache_dir`), and the rest.
+        The part of `seconds` JAX spent compiling (or loading from `jax_cache_dir`) the sampler, and the rest.
     compilations : int
         Programs compiled or loaded from the cache.
     cache_dir : str or None
@@ -337,10 +336,8 @@ class HouseholderPPCAResult:
         Returns
         -------
         dict
-            ``'r_hat'`` and ``'ess_bulk'``: dicts from parameter name to an array of the parameter's
-            shape; ``'divergences'``: number of divergent transitions; ``'divergent_fraction'``;
-            ``'draws'``: chains x draws; ``'seconds'``, ``'compile_seconds'``, ``'sampling_seconds'``: the
-            wall-clock time of the run and its two parts (compilation or loading from the cache, the rest).
+            ``'r_hat'`` and ``'ess_bulk'`` (parameter name to an array of its shape), ``'divergences'``,
+            ``'divergent_fraction'``, ``'draws'`` (chains x draws) and the attributes of the same names for time.
         """
         names = ('W', 'sigma', 'noise_std', 'mu')
         return {'r_hat': {k: split_rhat(self.samples[k]) for k in names},
@@ -379,11 +376,10 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
                      radius_concentration=100.0, dense_mass=True, target_accept_prob=0.8):
     r"""Bayesian PPCA by NUTS (NumPyro) in the Householder parameterisation, which removes the rotation ambiguity.
 
-    The model (Nirwan & Bertschinger, 2019): x_n ~ N(mu, W W^T + s^2 I), W = U diag(sigma) with U uniform on the
-    Stiefel manifold and sigma_1 > ... > sigma_D distributed as the ordered singular values of a Gaussian matrix (so W
-    has the prior of iid N(0, 1) entries); a flat prior on mu, s ~ half-normal(`noise_prior_scale`). The likelihood
-    is evaluated from the mean and covariance of `X`. The columns of each draw of ``U`` (their signs are not
-    identified) are flipped to point along the classical principal axes.
+    The model of lesson 13, Eq. (13.1) (Nirwan & Bertschinger, 2019): W = U diag(sigma), U uniform on the Stiefel
+    manifold, sigma with Eq. (13.6)'s density; a flat prior on mu, the noise s ~ half-normal(`noise_prior_scale`);
+    the likelihood from X's mean and covariance (Eqs. 13.8-13.10). Each draw's columns of ``U`` are flipped to point
+    along the classical principal axes.
 
     Parameters
     ----------
@@ -401,15 +397,12 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     parameterisation : {'householder', 'standard'}
         ``'standard'`` samples W with iid N(0, 1) entries directly (the rotation wanders; for comparison).
     reflection : {'swap', 'mezzadri'}
-        The Householder reflection (``vbfa_lit.stiefel.householder_matrix``); ``'mezzadri'`` is the
-        slides' signed one, which jumps across ``v_1 = 0`` and lets chains stick.
+        The Householder reflection (`householder_matrix`); the slides' ``'mezzadri'`` lets chains stick.
     noise_prior_scale : float
         Scale of the half-normal prior on the noise standard deviation.
     radius_concentration : float or None
-        The Householder vectors get a uniform direction and a length ``||v_q|| ~ Gamma(k, k)`` (mean 1,
-        standard deviation ``1/sqrt(k)``), as in the authors' improved Stan model; only the direction enters
-        the model, so the prior on W is unchanged, and NUTS no longer has to cross a funnel in the length.
-        ``None``: ``v_q ~ N(0, I)`` as on the slides.
+        k of the Householder vectors' length prior ``||v_q|| ~ Gamma(k, k)`` (Eq. 13.3; the prior on W is
+        unchanged, NUTS has no funnel to cross); ``None``: ``v_q ~ N(0, I)`` as on the slides.
     dense_mass : bool
         Adapt a dense mass matrix (the posterior of each ``v_q`` is a thin needle along a principal axis).
     target_accept_prob : float
@@ -425,15 +418,13 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     ImportError
         If NumPyro or JAX is missing (``pip install 'vbfa_lit[mcmc]'``).
     ValueError, TypeError
-        For bad data (NaN, infinite values, wrong shape, variances beyond float64's range) or arguments, naming
-        the argument.
+        For bad data (NaN, infinite values, wrong shape, variances beyond float64's range) or arguments.
 
     Notes
     -----
-    JAX runs in double precision inside this call (``jax.enable_x64``). Its programs are kept in JAX's
-    persistent compilation cache (`jax_cache_dir`, switched on inside this call only, with the caller's
-    JAX settings restored afterwards), so a later call with the same shapes and settings, in this or a new
-    process, loads them instead of compiling again; ``diagnostics()`` reports the compile and sampling times.
+    JAX runs in double precision inside this call, its programs kept in JAX's persistent compilation cache
+    (`jax_cache_dir`, switched on inside this call only): a later call with the same shapes and settings, in any
+    process, loads them instead of compiling again.
 
     Examples
     --------

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .estimator import VBPCA, MissingDataTransformer, is_sparse_frame, check_data
-from .validation import check_random_state, output_dtype
+from .validation import check_bool, check_random_state, output_dtype
 
 # %% ../nbs/07_imputation.ipynb #08d19194
 def reference_predictive_moments(Y, q):
@@ -38,31 +38,23 @@ def reference_predictive_moments(Y, q):
 class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Fill missing values with VB PCA's posterior predictive mean, with a predictive standard deviation.
 
-    A scikit-learn transformer: ``fit`` learns a `VBPCA` model from the observed entries of X, ``transform`` returns
-    X with every missing entry (NaN, a masked entry, pandas' NA) replaced by its posterior predictive mean and every
-    observed entry unchanged; ``transform(X, return_std=True)`` also returns the predictive standard deviation of
-    each filled entry (0 where observed), optionally multiplied by a calibration factor estimated in ``fit``.
+    A scikit-learn transformer around `VBPCA`: ``transform`` is `VBPCA.impute` of the fitted model, its standard
+    deviations optionally multiplied by a calibration factor estimated in ``fit``.
 
     Parameters
     ----------
-    n_components : int or None, default None
-        Columns of W; None means `VBPCA`'s default, min(n_samples - 1, n_features - 1, 50) and at least 1 (ARD
-        switches off the unneeded ones).
-    prior : {'ard', 'broad'}, default 'ard'
-        The prior on the columns of W (see `VBPCA`).
+    n_components, prior
+        As `VBPCA`'s.
     noise : {'per_feature', 'shared'}, default 'per_feature'
-        One noise precision per feature (factor analysis, the better imputer on every data set measured) or one
-        for all.
+        As `VBPCA`'s; per feature (factor analysis) was the better imputer on every data set measured.
     calibrate : {'none', 'holdout'}, default 'none'
         'holdout': hide a further fraction `holdout` of the observed entries, fit again, and multiply every
         predictive standard deviation by the root mean square of the standardised errors on the hidden entries
         (doubles the cost of ``fit``). 'none': the mean-field standard deviation as it is.
     holdout : float, default 0.1
         Fraction of the observed entries hidden for the calibration, in (0, 0.5].
-    max_iter : int, default 5000
-        Maximum number of VB sweeps per fit.
-    tol : float, default 1e-6
-        Relative change of the bound at which a fit stops.
+    max_iter, tol
+        As `VBPCA`'s, for each fit.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, default None
         Seeds the initial W and the choice of the held-out entries.
 
@@ -74,12 +66,8 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
         The factor applied to the standard deviations (1.0 with ``calibrate='none'``).
     n_holdout_ : int
         Number of observed entries held out to estimate it (0 with ``calibrate='none'``).
-    n_iter_ : int
-        VB sweeps of the fit to all observed entries.
-    n_features_in_ : int
-        Number of features M.
-    feature_names_in_ : ndarray of str, shape (M,)
-        Column names, when X was a DataFrame with string column names.
+    n_iter_, n_features_in_, feature_names_in_
+        As `estimator_`'s.
 
     Examples
     --------
@@ -174,8 +162,7 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
             Only with `return_std`.
         """
         self._check_fitted()
-        if not isinstance(return_std, (bool, np.bool_)):
-            raise TypeError(f"return_std: expected True or False, got {return_std!r}")
+        return_std = check_bool('return_std', return_std)
         arr, dtype, names = self._check_dense(X, reset=False), output_dtype(X), self.get_feature_names_out()
         filled, std = (np.asarray(v) for v in self.estimator_.impute(arr, return_std=True))
         out = filled.astype(dtype, copy=False)                  # set_output's container: scikit-learn wraps it

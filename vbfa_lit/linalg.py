@@ -27,13 +27,7 @@ def numba_available()->bool:
     return 'numba' in sys.modules or importlib.util.find_spec('numba') is not None
 
 def check_engine(engine)->str:
-    """Resolve the ``engine`` argument of the RJMCMC samplers to ``'numpy'`` or ``'numba'``.
-
-    Examples
-    --------
-    >>> check_engine('numpy')
-    'numpy'
-    """
+    "Resolve an ``engine`` argument ('auto', 'numpy' or 'numba') to 'numpy' or 'numba'."
     if not isinstance(engine, str) or engine not in ('auto', 'numpy', 'numba'):
         raise ValueError(f"engine: expected 'auto', 'numpy' or 'numba', got {engine!r}")
     if engine == 'auto': return 'numba' if numba_available() else 'numpy'
@@ -43,8 +37,8 @@ def check_engine(engine)->str:
 
 _COMPILING = threading.Lock()
 
-def compile_kernels(g:dict, names, prepare=None, **options): # the kernels named in module namespace g replaced by numba
-    "dispatchers once per process (threads wait for the first); `prepare(g)` runs first, under the lock."
+def compile_kernels(g:dict, names, prepare=None, **options):
+    "The kernels named in namespace `g` replaced by numba dispatchers, once per process; `prepare(g)` runs first."
     if g['_COMPILED']: return
     with _COMPILING:
         if g['_COMPILED']: return
@@ -56,14 +50,7 @@ def compile_kernels(g:dict, names, prepare=None, **options): # the kernels named
 
 # %% ../nbs/22_linalg.ipynb #7a7a9789
 def weighted_sum(w, S):
-    """Weighted sum over the leading axis, aware of shared (length-1) batches.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> weighted_sum(np.array([1.0, 2.0]), np.ones((1, 2))).tolist()
-    [3.0, 3.0]
-    """
+    "sum_k w_k S_k over the leading axis, aware of shared (length-1) batches."
     return w.sum() * S[0] if len(S) == 1 else np.tensordot(w, S, 1)
 
 def diagonal_sum(S, K:int):
@@ -90,11 +77,7 @@ def upper_triangle(D:int):
     return i, j, i * D + j, j * D + i
 
 def pack_upper(packed, mean, cov):
-    """Upper triangles of the second moments mean_k mean_k^T + cov_k, written into a given buffer.
-
-    No broadcast copies are made: small batches go through whole outer products and one gather, large ones
-    row by row of the triangle.
-    """
+    "Upper triangles of mean_k mean_k^T + cov_k (cov_k alone when mean is None), written into `packed`."
     K, T = packed.shape
     D = cov.shape[-1]
     upper = upper_triangle(D)[2]
@@ -139,10 +122,7 @@ def unpack_upper(packed, out=None):
     return out
 
 def masked_outer_sum(op, mean, cov, weight=None, split:bool=False):
-    """sum_k op_rk weight_k (mean_k mean_k^T + cov_k) for every r, as one product through the upper triangles.
-
-    The sums over the observed set of the VB updates (sum over m in O_n of <w_m w_m^T>, and the same over n).
-    """
+    "sum_k op_rk weight_k (mean_k mean_k^T + cov_k) for every r, as one product through the upper triangles."
     (K, D) = op.shape[1], cov.shape[-1]
     T = D * (D + 1) // 2
     if mean is None and len(cov) == 1:  # one shared covariance: a weighted count per row
@@ -161,14 +141,9 @@ def masked_outer_sum(op, mean, cov, weight=None, split:bool=False):
 
 # %% ../nbs/22_linalg.ipynb #2fa271b7
 def gaussian_from_precision(P, h, scale=None, diag=None):
-    """Mean, covariance and log-determinant of N(P^-1 h, P^-1) from one Cholesky factorisation.
-
-    P = L L^T also checks positive definiteness. The covariance S = L^-T L^-1 is symmetric
-    positive definite by construction. The mean solves L L^T m = h by two triangular solves with
-    the same factor, not as S h: on an ill-conditioned P the product S h has a residual
-    h - P m up to cond(P) times larger, and the bound, which is quadratic in m with Hessian P,
-    loses what that residual costs (checked in the notebook).
-    """
+    "Mean, covariance and log-determinant of N(P^-1 h, P^-1) from one Cholesky factorisation of P."
+    # the mean by two triangular solves, not as S h: on an ill-conditioned P the residual h - P m of S h is up to
+    # cond(P) times larger, and the bound (quadratic in m with Hessian P) loses what it costs
     if scale is not None or diag is not None:
         P = P * np.asarray(scale)[:, None, None] if scale is not None else P.copy()
         if diag is not None: P[:, np.arange(P.shape[-1]), np.arange(P.shape[-1])] += diag
@@ -177,21 +152,14 @@ def gaussian_from_precision(P, h, scale=None, diag=None):
     return cholesky_solve(L, h), _cholesky_inverse(L), logdet
 
 def cholesky_solve(L, h):
-    """The solutions m of L L^T m = h, by forward and back substitution with the Cholesky factors.
-
-    Backward stable: the residual h - P m is of the order of the rounding of P m itself, whatever
-    the condition number of P = L L^T.
-    """
+    "The solutions m of L L^T m = h by forward and back substitution (backward stable, unlike S h)."
     if len(L) == 1:                       # one factor for every row: two BLAS triangular solves
         y = linalg.solve_triangular(L[0], h.T, lower=True, check_finite=False)  # NaN goes on, as in the batch
         return linalg.solve_triangular(L[0], y, lower=True, trans='T', check_finite=False).T
     return _tril_solve(L, _tril_solve(L, h), transpose=True)
 
-def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
-                b, # (K, D) right-hand sides, or (n, D) for a shared factor
-                transpose:bool=False, # solve L^T x = b instead of L x = b
-               ): # (K or n, D) the solutions
-    "Forward (or back) substitution for every system at once, one unknown per NumPy operation."
+def _tril_solve(L, b, transpose:bool=False):
+    "L x = b (L^T x = b) for a batch of factors (K or 1, D, D) and right-hand sides (K or n, D), one unknown a step."
     D = L.shape[-1]
     x = np.empty(np.broadcast_shapes(L.shape[:-1], b.shape))
     for k in (range(D - 1, -1, -1) if transpose else range(D)):
@@ -202,10 +170,7 @@ def _tril_solve(L, # (K, D, D) lower-triangular factors, or (1, D, D) shared
 
 # %% ../nbs/22_linalg.ipynb #k3rnel5e
 class Kernels(NamedTuple):
-    """The costly steps of a sweep, one implementation each; the engine picks a set once per fit and passes it down.
-
-    `NUMPY_KERNELS` (this notebook) or `vbfa_lit.vbpca_fast.compiled_kernels()` (compiled, the ``fast`` extra).
-    """
+    "The costly steps of a sweep, one implementation each: `NUMPY_KERNELS` or `vbpca_fast.compiled_kernels()`."
     name: str
     outer_sums: object
     gaussians: object
@@ -216,28 +181,18 @@ def _outer_sums_numpy(op, mean, cov, weight=None, split:bool=False, packed:bool=
     "`masked_outer_sum`, in the kernel set's signature (NumPy never packs its result, nor keeps buffers)."
     return masked_outer_sum(op, mean, cov, weight, split)
 
-def scratch_buffer(scratch, # dict kept by the caller, or None
-                   key: str, shape: tuple):
-    """An uninitialised float array of `shape`, a view of the buffer `scratch[key]` (made, or grown, when too small).
-
-    A sweep's largest temporaries (the masked outer sums: several 100 MB at D = 100) are too large for the allocator
-    to recycle: each new one comes from the operating system afresh (page faults, zeroing; at MovieLens-100k shape,
-    D = 100, two threads, 1.6 s of system time a sweep, measured). A caller that keeps `scratch` from sweep to sweep pays that once. Whatever is returned is
-    overwritten by the next request for the same key: read it before.
-    """
+def scratch_buffer(scratch, key: str, shape: tuple):
+    "An uninitialised view of shape `shape` of the buffer `scratch[key]` (made or grown), or a new array."
+    # kept from sweep to sweep: fresh from the operating system, a sweep's largest temporaries cost 1.6 s of system
+    # time a sweep (MovieLens-100k shape, D = 100, two threads); the next request for `key` overwrites the view
     if scratch is None: return np.empty(shape)
     size, buf = math.prod(shape), scratch.get(key)   # math.prod: np.prod costs microseconds a call
     if buf is None or buf.size < size: buf = scratch[key] = np.empty(size)
     return buf[:size].reshape(shape)
 
 def joined(pieces, whole=None):
-    """``np.concatenate(pieces)``, without the copy when the pieces are the consecutive slices of one array that cover
-    it.
-
-    A threaded map can write its parts' results into slices of one array made beforehand (`scratch_buffer` on a
-    slice): joining them is then free, where a concatenation would copy them into memory fresh from the operating
-    system (at MovieLens-100k shape, D = 100, the Sigma_w_m of two threads' halves: 134 MB).
-    """
+    "``np.concatenate(pieces)``, without the copy when the pieces are consecutive slices covering one array."
+    # a threaded map's parts written into slices of one array (at MovieLens-100k shape, D = 100: 134 MB not copied)
     if whole is None and len(pieces): whole = pieces[0].base
     if isinstance(whole, np.ndarray) and sum(len(p) for p in pieces) == len(whole):
         address = lambda a: a.__array_interface__['data'][0]
@@ -260,11 +215,8 @@ NUMPY_KERNELS = Kernels('numpy', _outer_sums_numpy, _gaussians_numpy, None, _nev
 
 
 # %% ../nbs/22_linalg.ipynb #31f178bc
-def _cholesky_inverse(L, # (K, D, D) lower-triangular Cholesky factors of P
-                     ): # (K, D, D) P^-1 = L^-T L^-1
-    """The inverse of P from its Cholesky factor: L^-1 by `_tril_inv`, then one batched product
-    L^-T L^-1 (symmetric: entry (i, j) and (j, i) are the same sum). Large batches go through in
-    blocks of `_INV_BATCH` factors, so that L^-1 is never held for the whole batch."""
+def _cholesky_inverse(L):
+    "P^-1 = L^-T L^-1 from the Cholesky factors L, in blocks of `_INV_BATCH` factors."
     K = len(L)
     if K <= _INV_BATCH:
         Li = _tril_inv(L)
@@ -281,14 +233,10 @@ _INV_BATCH = 256
 # factors per block of the substitution: the working set of a block stays in cache
 _TRIL_BATCH = 64
 
-def _tril_inv(L, # (K, D, D) lower-triangular factors
-             ): # (K, D, D) L^-1
-    """L^-1 for a batch of triangular factors, without a Python loop over the batch.
-
-    Up to `SMALL_D`: forward substitution on row k of every factor at once (a batched LAPACK
-    call costs more in overhead than its arithmetic). Above: by blocks, L = [[A, 0], [B, C]]
-    has L^-1 = [[A^-1, 0], [-C^-1 B A^-1, C^-1]], the halves inverted the same way and joined
-    by two batched products; the recursion ends at `SMALL_D`."""
+def _tril_inv(L):
+    "L^-1 for a batch of lower-triangular factors: substitution up to `SMALL_D`, by halves above."
+    # small: a batched LAPACK call costs more in overhead than its arithmetic; large: L = [[A, 0], [B, C]] has
+    # L^-1 = [[A^-1, 0], [-C^-1 B A^-1, C^-1]]
     K, D = L.shape[:2]
     if D <= SMALL_D:
         if K <= _TRIL_BATCH: return _tril_inv_small(L)
@@ -308,9 +256,8 @@ def _tril_inv(L, # (K, D, D) lower-triangular factors
     np.negative(out[:, h:, :h], out=out[:, h:, :h])
     return out
 
-def _tril_inv_small(L, # (K, D, D) lower-triangular factors, D small
-                   ): # (K, D, D) L^-1
-    "Forward substitution on row k of every factor at once, D NumPy operations in all."
+def _tril_inv_small(L):
+    "L^-1 for a batch of small factors (K, D, D): forward substitution on row k of every factor at once."
     D = L.shape[1]
     r = 1.0 / np.diagonal(L, axis1=1, axis2=2).T           # (D, K)
     # (D, D, K): one row of every factor is one slice; a copy even when the transpose is
@@ -334,13 +281,8 @@ def _threadpool_controller(): # the one threadpoolctl.ThreadpoolController of th
     return _CONTROLLER
 
 def one_blas_thread(func):
-    """Decorator: run `func` with BLAS limited to one thread, the caller's setting restored afterwards.
-
-    The package's loops make many small products, for which a second BLAS thread only adds waiting (see the
-    linear-algebra page). Applied to every public function that runs such a loop (the fit, transform and
-    score methods of `VBPCA`, the samplers, the exact posterior, the widget updates); the limit is per call,
-    so the user's own code outside these calls keeps its threads.
-    """
+    "Decorator: run `func` with BLAS limited to one thread, the caller's setting restored afterwards."
+    # the package's loops make many small products, for which a second BLAS thread only adds waiting
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with _threadpool_controller().limit(limits=1, user_api='blas'):
@@ -350,13 +292,8 @@ def one_blas_thread(func):
 _THREADS = contextvars.ContextVar('vbfa_lit_threads', default=1)
 
 def with_threads(func, n: int):
-    """`func` run with `n` threads of this process for the steps that split their own work (`available_threads`),
-    each thread with one BLAS thread; the caller's number restored afterwards.
-
-    A fit with n_jobs = n runs its transformations so: the rotation of the Sigma_w_m splits its matrices over n
-    threads. Letting BLAS use n threads there instead left OpenBLAS's threads spinning on the cores after the
-    products (about 55 ms a sweep at MovieLens-100k shape, D = 100, taken from the next map's two threads; measured).
-    """
+    "`func` run with `n` threads for the steps that split their own work (`available_threads`)."
+    # one BLAS thread each: n BLAS threads left OpenBLAS spinning after the products (55 ms a sweep, MovieLens-100k)
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         token = _THREADS.set(max(1, int(n)))

@@ -56,10 +56,8 @@ def gamma_entropy(a, b):
 
     Parameters
     ----------
-    a
-        Shape of q, > 0.
-    b
-        Rate of q, > 0.
+    a, b
+        Shape and rate of q, > 0 (as in `gamma_moments`).
 
     Returns
     -------
@@ -73,14 +71,10 @@ def gamma_kl(a, b, a0, b0, *, check=True):
 
     Parameters
     ----------
-    a
-        Shape of q, > 0.
-    b
-        Rate of q, > 0.
-    a0
-        Shape of p, > 0.
-    b0
-        Rate of p, > 0.
+    a, b
+        Shape and rate of q, > 0 (as in `gamma_moments`).
+    a0, b0
+        Shape and rate of p, > 0.
     check : bool, optional
         Validate the four parameters first (the default); ``False`` as in `gamma_moments`.
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .validation import check_2d
+from .validation import check_2d, check_random_state
 
 # %% ../nbs/01_from_pca.ipynb #b2477baf
 _NEEDS = "maximum-likelihood PPCA needs complete, finite data"  # why NaN is refused, for the messages
@@ -150,30 +150,17 @@ def ppca_log_likelihood(X, W, sigma2, mean):
 
 # %% ../nbs/01_from_pca.ipynb #em0hid01
 class PPCAEMFit(NamedTuple):
-    """Probabilistic PCA fitted by EM.
-
-    Attributes
-    ----------
-    W : ndarray of shape (M, D)
-        Loading matrix after the last M-step.
-    sigma2 : float
-        Noise variance after the last M-step.
-    mean : ndarray of shape (M,)
-        The sample mean.
-    log_likelihood : ndarray of shape (T + 1,)
-        The log-likelihood at the start and after each of the T iterations.
-    """
-    W: np.ndarray
-    sigma2: float
-    mean: np.ndarray
-    log_likelihood: np.ndarray
+    """Probabilistic PCA fitted by EM."""
+    W: np.ndarray               # (M, D) loading matrix after the last M-step
+    sigma2: float               # noise variance after the last M-step
+    mean: np.ndarray            # (M,) the sample mean
+    log_likelihood: np.ndarray  # (T + 1,) at the start and after each of the T iterations
     def __repr__(self):
         return f'PPCAEMFit(M={self.W.shape[0]}, D={self.W.shape[1]}, sigma2={self.sigma2:.4g}, iterations={len(self.log_likelihood) - 1})'
 
 # %% ../nbs/01_from_pca.ipynb #em0hid01p1
 def check_em_arguments(X, n_components, max_iter, tol, random_state):
     """The arguments of `ppca_em`, checked: (X, D, rng), or a ValueError/TypeError naming the argument."""
-    from vbfa_lit.validation import check_random_state
     X = check_2d('X', X, min_samples=2, needs=_NEEDS)
     n_components = check_n_components(n_components, X.shape[1])
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
@@ -189,10 +176,8 @@ def ppca_em(X, n_components, max_iter=1000, tol=1e-12, random_state=None):
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        Complete data, one sample per row (N >= 2 rows, M columns; no NaN).
-    n_components : int
-        D, the number of columns of W, 1 <= D < M.
+    X, n_components
+        As `ppca_ml`'s.
     max_iter : int, default 1000
         Largest number of EM iterations.
     tol : float, default 1e-12
@@ -207,11 +192,8 @@ def ppca_em(X, n_components, max_iter=1000, tol=1e-12, random_state=None):
 
     Raises
     ------
-    ValueError
-        If `X` is not 2-d, has fewer than 2 rows, a non-finite entry or no variance; if `n_components` is not in
-        [1, n_features - 1]; if `max_iter` is not an integer >= 1 or `tol` not a finite number >= 0.
-    TypeError
-        If `X` is not numeric or `n_components` is not an integer.
+    ValueError, TypeError
+        As `ppca_ml`; also X with no variance, `max_iter` not an integer >= 1 or `tol` not a finite number >= 0.
 
     Examples
     --------

@@ -8,15 +8,15 @@ __all__ = ['make_ratings', 'reference_q_b', 'reference_q_gamma', 'reference_q_ta
            'reference_learned_sweep', 'reference_learned_bound']
 
 # %% ../nbs/08_ratings.ipynb #rt000003
-from types import SimpleNamespace
+from types import SimpleNamespace   # the notebook's SymPy cells (exported to symbolic) annotate with it
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl
-from .vbpca import (LOG2PI, Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu,
-                            expected_squared_errors, reference_bound)
+from .vbpca import (Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu, expected_squared_errors,
+                    reference_bound)
 from .engine import BiasedPosterior
 from .validation import check_int, check_real, check_random_state
 
@@ -35,17 +35,7 @@ class Ratings(NamedTuple):
         return f"Ratings({self.shape[0]} users x {self.shape[1]} items, {len(self.ratings)} ratings)"
 
     def matrix(self, subset=None):
-        """The ratings as a CSR matrix (n_users, n_items) whose stored entries are the ratings (unstored: missing).
-
-        Parameters
-        ----------
-        subset : ndarray of bool or int, optional
-            Which ratings to store (a mask or indices of the triples); default all.
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix
-        """
+        "The ratings (or those `subset` picks, a mask or indices) as CSR (n_users, n_items), unstored missing."
         k = slice(None) if subset is None else subset
         return sparse.csr_matrix((self.ratings[k].astype(float), (self.users[k], self.items[k])), shape=self.shape)
 
@@ -57,13 +47,10 @@ def make_ratings(n_users: int = 943, n_items: int = 1682, n_ratings: int = 100_0
     """Ratings of MovieLens' kind (by default MovieLens-100k's shape): long-tailed popularity, a low-rank taste, a bias
     per user and per item, integers 1 to 5.
 
-    Who rates what: each user's activity and each item's popularity are log-normal weights (spreads `user_spread`,
-    `item_spread`: a long tail). Every item is rated at least once (by a user drawn by activity) and every user rates at
-    least `min_per_user` items; the other ratings go to users in proportion to their activity (at most half the items
-    each), and each user's items are drawn without replacement in proportion to their popularity. What they rate:
-    ``round(mean + user_bias[n] + item_bias[m] + u_n^T v_m + noise)`` clipped to 1..5, with user_bias ~ N(0, user_sd^2),
-    item_bias ~ N(0, item_sd^2), u_n^T v_m of standard deviation `taste_sd` (u_n, v_m of length `rank`) and noise
-    ~ N(0, noise_sd^2). Which items a user rates does not depend on the ratings (missing at random).
+    Who rates what: log-normal activities and popularities (a long tail); every item rated at least once, every user
+    rating at least `min_per_user` items (at most half), each user's items drawn in proportion to their popularity,
+    independently of the ratings (missing at random). What: ``round(mean + user_bias[n] + item_bias[m] + u_n^T v_m +
+    noise)`` clipped to 1..5, the terms normal with standard deviations `user_sd`, `item_sd`, `taste_sd`, `noise_sd`.
 
     Parameters
     ----------
@@ -130,8 +117,7 @@ def reference_q_b(Y, q: BiasedPosterior) -> BiasedPosterior:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
         The current posterior; left unchanged.
 
@@ -170,12 +156,8 @@ def reference_q_tau_biased(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : BiasedPosterior
-    prior : Prior
-    shared : bool, default False
-        One noise precision for all features.
+    Y, q, prior, shared
+        As `reference_biased_sweep`'s.
 
     Returns
     -------
@@ -193,11 +175,11 @@ def reference_biased_sweep(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : BiasedPosterior
     prior : Prior
     shared : bool, default False
+        One noise precision for all features.
 
     Returns
     -------
@@ -217,10 +199,8 @@ def reference_biased_bound(Y, q: BiasedPosterior, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : BiasedPosterior
-    prior : Prior
+    Y, q, prior
+        As `reference_biased_sweep`'s.
 
     Returns
     -------
@@ -286,10 +266,8 @@ def reference_q_beta(q, prior: Prior):
 
     Parameters
     ----------
-    q : Posterior or BiasedPosterior
-        With q(m_0) and q(beta_mu).
-    prior : Prior
-        Its a_beta and b_beta are read.
+    q, prior
+        As `reference_q_m0`'s (prior's a_beta and b_beta are read).
 
     Returns
     -------
@@ -309,12 +287,12 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
+    Y : ndarray of shape (M, N), features x samples, NaN where missing
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
     prior : Prior
     shared : bool, default False
+        One noise precision for all features.
 
     Returns
     -------
@@ -335,11 +313,8 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior or BiasedPosterior
-        With q(m_0) and q(beta_mu).
-    prior : Prior
+    Y, q, prior
+        As `reference_learned_sweep`'s.
 
     Returns
     -------

@@ -81,12 +81,9 @@ def _lookup(labels, ids): # codes of ids in the sorted labels, -1 where unseen
 class VBPCARecommender(BaseEstimator):
     """Ratings in as (user, item, rating) triples; mean and standard deviation of any (user, item) pair out.
 
-    A front door to `VBPCA` with the defaults that suit ratings: the triples become a sparse matrix whose unstored
-    entries are the unrated pairs (``missing_values='unstored'``, never densified); the more numerous of the two
-    sides is put on the rows (the samples: a row never seen is an empty row of the model, while a column never seen
-    has no mean but its prior's), the other on the columns; a bias per row (``sample_bias=True``) beside the bias per
-    column (the feature mean); the number of components chosen by ARD below `n_components`. A pair whose user or item was never seen
-    in `fit` is predicted from what the fit learned of the other side (see `predict`).
+    A front door to `VBPCA` with the defaults that suit ratings (lesson 08): a sparse matrix whose unstored entries
+    are the unrated pairs, the more numerous side on the rows, a bias per row and per column, ARD choosing the
+    components. A pair whose user or item was never seen in `fit` is predicted from the other side (see `predict`).
 
     Parameters
     ----------
@@ -107,16 +104,14 @@ class VBPCARecommender(BaseEstimator):
     model_ : VBPCA
         The fitted estimator.
     matrix_ : scipy.sparse.csr_matrix of shape (n_rows, n_columns)
-        The training ratings as `model_` saw them: users by items or items by users (`orientation_`), rows and
-        columns in the order of `users_` and `items_`, and one more column with no rating: the slot of a column
-        never seen, which VBPCA's learned prior of the feature means predicts.
+        The training ratings as `model_` saw them (`orientation_`, in the order of `users_` and `items_`), with one
+        more column, unrated: the slot of a column never seen.
     orientation_ : str
         The orientation used.
     users_, items_ : ndarray of shape (n_users,), (n_items,)
         The distinct user and item ids of the training ratings, sorted.
     global_mean_ : float
-        The mean over the rated columns of their means (a summary: an unseen item is predicted at the level the
-        learned prior of the means gives the spare column).
+        The mean of the rated columns' means (a summary; an unseen item is predicted at the learned prior's level).
     n_effective_components_ : int
         The components ARD kept.
 
@@ -179,10 +174,9 @@ class VBPCARecommender(BaseEstimator):
         self.items_, i = _encode('item ids', items)
         if len(self.users_) < 2 or len(self.items_) < 2:
             raise ValueError(f"X: expected at least 2 users and 2 items, got {len(self.users_)} and {len(self.items_)}")
-        key = u.astype(np.int64) * len(self.items_) + i
-        if len(np.unique(key)) != len(key):
-            first = np.flatnonzero(np.bincount(np.unique(key, return_inverse=True)[1].ravel()) > 1)[0]
-            k = np.unique(key)[first]
+        keys, counts = np.unique(u.astype(np.int64) * len(self.items_) + i, return_counts=True)
+        if (counts > 1).any():
+            k = keys[counts > 1][0]
             who, what = self.users_.tolist()[k // len(self.items_)], self.items_.tolist()[k % len(self.items_)]
             raise ValueError(f"X: the pair (user {who!r}, item {what!r}) is rated more than once; keep one rating a "
                              "pair")

@@ -169,10 +169,8 @@ def reference_log_evidence(X, n_components: int, prior: Prior = Prior(), method:
                            n_runs: int = 40, progress: bool = False, random_state=None) -> ReferenceEvidence:
     """The log evidence log p(Y | k) of Bayesian PPCA, Eq. (36.1), with its Monte-Carlo standard error.
 
-    Slow by design and meant for small problems (up to about ten features, five components and a few hundred
-    samples): a yardstick for the VB bound and other approximations, not a way to choose k on real data. The model
-    is the one `vbfa_lit.engine.fit_vbfa` fits with ``shared=True`` for the same `prior`, so its bound is a lower
-    bound on this number.
+    Slow by design, for small problems (about ten features, five components, a few hundred samples): a yardstick for
+    the VB bound (`fit_vbfa` with ``shared=True`` and the same `prior` bounds this number from below) and the others.
 
     Parameters
     ----------
@@ -201,11 +199,8 @@ def reference_log_evidence(X, n_components: int, prior: Prior = Prior(), method:
 
     Raises
     ------
-    ValueError
-        If X is not 2-d, has NaN or infinite values or fewer than 2 samples, `n_components` is out of range, `method`
-        is unknown, a ladder or sample size is too small, or the prior's draws overflow.
-    TypeError
-        If X is not numeric, `prior` is not a `Prior`, or a count is not an integer.
+    ValueError, TypeError
+        A bad argument (the message names it), or the prior's draws overflow.
 
     Examples
     --------

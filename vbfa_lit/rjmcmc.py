@@ -569,11 +569,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
                                 prior='ordered', engine='auto', callback=None):
     """Reversible-jump MCMC over the number of principal components, given the eigenvalues of the sample covariance.
 
-    The model of Zhang et al. (2004): with U the eigenvectors of S the likelihood depends on the data only
-    through N and the eigenvalues g_j; the precisions 1/l_1 < ... < 1/l_q < 1/sigma^2 have iid Gamma(r, tau)
-    priors restricted to the ordering (times (q+1)!), tau ~ Gamma(alpha, eta), q uniform on {1, ..., d-1}.
-    Each sweep Gibbs-updates the precisions (exact truncated Gammas, `truncated_gamma`) and tau, then proposes
-    a birth or a death of the smallest component (`log_birth_ratio`). Chains run vectorised in NumPy.
+    The model of Zhang et al. (2004), lesson 10's Eq. (10.4); each sweep Gibbs-updates the precisions and tau
+    (Eqs. 10.5-10.6, exact truncated Gammas) and proposes a birth or a death of the smallest component (Eq. 10.11).
 
     Parameters
     ----------
@@ -582,40 +579,30 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     n_samples : int
         N >= 2, the number of data points behind S.
     n_sweeps, burn_in : int
-        Sweeps in all (> burn_in) and sweeps discarded (>= 0); n_sweeps - burn_in draws are kept per chain (the
-        paper: 20000, 10000).
+        Sweeps in all (> burn_in) and sweeps discarded (>= 0); n_sweeps - burn_in draws are kept per chain.
     r, alpha : float
-        Shape of the Gamma prior on each precision and of the Gamma prior on tau (the paper: 3.0 and 0.5): finite
-        real numbers > 0 (Python or NumPy scalars; not a bool, a string or an array).
+        Shapes of the Gamma priors on each precision and on tau: finite real numbers > 0 (not a bool or an array).
     eta : float or None
-        Rate of the Gamma prior on tau, a finite real number > 0 like r; None: 1.2 / V with V = mean(g) (see
-        `rjmcmc_pca`).
+        Rate of the Gamma prior on tau, > 0 like r; None: 1.2 / mean(g) (see `rjmcmc_pca`).
     n_chains : int
         Independent chains (>= 1), each started from the prior.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
     progress : bool
-        Show a tqdm progress bar counting the sweeps (both engines; the compiled one advances it by blocks of
-        1,000). True or False only.
+        Show a tqdm progress bar of the sweeps (the compiled engine advances it by blocks of 1,000).
     callback : callable or None
-        ``callback(sweep, state)``, called after every sweep (``sweep`` counts from 1, burn-in included) with
-        a `SweepState` (each chain's q and tau, ``n_sweeps``, ``burn_in``); it does not change the draws.
-        Returning True cancels the run with `SamplingCancelled`; an exception it raises propagates. With a
-        callback, engine='auto' runs the NumPy sweep; engine='numba' calls it once per block of 1,000 sweeps.
+        ``callback(sweep, state)`` after every sweep (from 1, burn-in included) with a `SweepState`; returning True
+        cancels the run with `SamplingCancelled`. With a callback, engine='auto' runs the NumPy sweep;
+        engine='numba' calls it once per block of 1,000 sweeps.
     likelihood : bool
         False switches the likelihood off (N = 0): the chains then sample the prior (a check of the sampler).
-        True or False only (a string such as 'no' is refused, not read by its truthiness).
     prior : {'ordered', 'unordered'}
-        A string. 'ordered' (the paper's model): the q+1 precisions are iid Gamma(r, tau) conditioned on their
-        order, a density with the factor (q+1)!, so that the prior of q stays uniform. 'unordered': the same
-        density without the (q+1)! (the order imposed but not renormalised), which makes the prior of q
-        proportional to 1/(q+1)! and removes the factor q+2 from the birth ratio; it is what a sampler that leaves
-        the factor out targets. `exact_posterior_q` takes the same option.
+        'ordered' (the paper's model): the precisions' density carries the factor (q+1)!, so that the prior of q
+        stays uniform. 'unordered': without it, the prior of q is proportional to 1/(q+1)! and the birth ratio
+        loses its factor q+2 (what a sampler that leaves the factor out targets).
     engine : {'auto', 'numpy', 'numba'}
-        The sweep that runs: 'numpy', the vectorised one derived here; 'numba', the same sweep compiled
-        (`vbfa_lit.rjmcmc_fast`, the optional `fast` extra; the first run on a machine compiles it, later runs
-        load it from numba's disk cache), which draws the same random numbers and gives the
-        same chains for the same seed, many times faster (the benchmarks page has the numbers); 'auto', numba when
-        it is installed.
+        'numpy', the vectorised sweep; 'numba', the same sweep compiled (`vbfa_lit.rjmcmc_fast`, the `fast` extra;
+        compiled on a machine's first run, then cached), with the same chains for the same seed, many times
+        faster; 'auto', numba when it is installed.
 
     Returns
     -------
@@ -633,14 +620,9 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
 
     Notes
     -----
-    The model is equivariant under a change of units: multiplying g by c and dividing eta by c multiplies l,
-    sigma^2 and tau by c and leaves q unchanged. The sampler runs in units where g is of order one (c a power of
-    two, so that no rounding changes), which lets eigenvalues anywhere in the floating-point range work; a
-    vague prior (r or alpha down to 1e-6) starts its chains from evenly spaced precisions when a draw from the
-    prior underflows. In those units tau's prior is truncated at the smallest normal number, 2.2e-308 (so is
-    the integral of `exact_posterior_q`): irrelevant for ordinary priors, it keeps the model proper and
-    representable when r and alpha are both tiny and tau's posterior would reach below the floating-point
-    range.
+    The sampler runs in units where g is of order one (scaled by a power of two: the model is equivariant, q
+    unchanged), so eigenvalues anywhere in the floating-point range work. In those units tau's prior is truncated
+    at 2.2e-308 (as is `exact_posterior_q`'s integral), which keeps the model proper when r and alpha are tiny.
 
     Examples
     --------
@@ -714,11 +696,9 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
                progress=False, prior='ordered', engine='auto'):
     """Reversible-jump MCMC over the number of principal components of the data X (Zhang et al., 2004).
 
-    Computes the eigenvalues g of the sample covariance S (divisor N, mean subtracted, as the paper's eq. (5))
-    and runs `rjmcmc_pca_from_eigenvalues`. The default eta is the paper's 1.2 / V; the paper calls V "the
-    standard deviation of the data", which would make eta depend on the units; we take V = tr(S) / d =
-    mean(g), the average variance per coordinate, so that eta has the units of 1/variance like tau's other
-    terms and the posterior of q does not change when X is rescaled.
+    Runs `rjmcmc_pca_from_eigenvalues` on the eigenvalues g of the sample covariance S (divisor N, mean
+    subtracted). The default eta is the paper's 1.2 / V with V = mean(g), the average variance per coordinate
+    (not the paper's "standard deviation of the data"), so that the posterior of q does not change with X's units.
 
     Parameters
     ----------
@@ -735,13 +715,8 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
 
     Raises
     ------
-    ValueError
-        Fewer than 2 samples or features, complex, NaN or infinite entries, masked entries, constant or collinear
-        columns (a singular S), variances beyond the floating-point range, or a bad sampler setting.
-    TypeError
-        Non-numeric X, or a sampler setting of the wrong type (as in `rjmcmc_pca_from_eigenvalues`).
-    ImportError
-        engine='numba' without numba installed.
+    ValueError, TypeError, ImportError
+        As `rjmcmc_pca_from_eigenvalues`; also X unusable (see its entry above, e.g. a singular S).
 
     Examples
     --------
@@ -915,10 +890,8 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 
     Notes
     -----
-    Cost: the narrowest kernel has a standard deviation of about 1/sqrt(N/2) in log x, so the grid in log x
-    has about density x sqrt(N) x (its width) points; time grows like d^2 n_tau density sqrt(N) (about
-    6e-5 d^3 sqrt(N) seconds at the defaults on one core: a second for d = 6, N = 1000; 20 s for d = 15, N =
-    1e4; minutes for N = 1e7). Memory is bounded (the tau grid is processed in chunks).
+    Time grows like d^2 n_tau density sqrt(N) (about 6e-5 d^3 sqrt(N) seconds at the defaults on one core: a
+    second for d = 6, N = 1000; minutes for N = 1e7); memory is bounded (the tau grid is processed in chunks).
 
     Examples
     --------

@@ -142,11 +142,9 @@ def _householder_single(vectors): # one draw, 1-D vectors; in place, for speed
 def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     r"""The point of the Stiefel manifold that Householder vectors define (Mezzadri's map).
 
-    ``U = H_M(v_M) H_{M-1}(v_{M-1}) ... H_{M-D+1}(v_{M-D+1}) [e_1, ..., e_D]`` where ``H_n`` applies
-    ``householder_matrix`` to the last ``n`` coordinates. Only the directions of the vectors
-    matter. With ``v_n`` iid standard normal, ``U`` is uniform on the Stiefel manifold; with ``D = M``
-    (the last vector of length 1 is a random sign) it is Haar-distributed on O(M). The cost is of order
-    ``M D**2`` per matrix; no ``M x M`` matrix is formed.
+    Lesson 12's Eq. (12.6), ``H_n`` applying ``householder_matrix`` to the last ``n`` coordinates; only the
+    vectors' directions matter. With iid standard normal vectors ``U`` is uniform on the Stiefel manifold (Haar on
+    O(M) when ``D = M``). The cost is of order ``M D**2`` per matrix; no ``M x M`` matrix is formed.
 
     Parameters
     ----------
@@ -154,9 +152,8 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
         ``vectors[q]`` has shape ``(..., M - q)``; the batch shapes ``...`` broadcast. Each vector
         must be finite and nonzero.
     reflection : {'mezzadri', 'swap'}, optional
-        The reflection of ``householder_matrix``. Both give the same (uniform) distribution from
-        Gaussian vectors; ``'swap'`` is continuous in the vectors almost everywhere, which is what a
-        gradient-based sampler needs (the Bayesian PPCA model uses it).
+        The reflection of ``householder_matrix``: the same uniform law from Gaussian vectors; ``'swap'`` is
+        continuous in the vectors almost everywhere, as a gradient-based sampler needs.
 
     Returns
     -------
@@ -177,11 +174,6 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
     >>> U = householder_to_stiefel([[3.0, 0.0, 4.0], [1.0, 1.0]])
     >>> U.shape, bool(np.allclose(U.T @ U, np.eye(2)))
     ((3, 2), True)
-
-    References
-    ----------
-    F. Mezzadri (2007), Notices of the AMS 54(5), Thm 2; R. S. Nirwan and N. Bertschinger (2019),
-    Rotation invariant Householder parameterization for Bayesian PCA, ICML.
     """
     _check_reflection(reflection)
     vectors = list(vectors)
@@ -208,9 +200,8 @@ def householder_to_stiefel(vectors, *, reflection='mezzadri'):
 def sample_stiefel(M, D, *, size=None, random_state=None, reflection='mezzadri', method='householder'):
     r"""Uniform (Haar) random points of the Stiefel manifold ``V_{M,D} = {U in R^{M x D} : U^T U = I}``.
 
-    Mezzadri's Householder construction: ``D`` Gaussian vectors of lengths ``M, M-1, ..., M-D+1``
-    mapped by ``householder_to_stiefel``. The cost is of order ``M D**2`` per draw; no ``M x M``
-    matrix is formed; the reflections are applied to all ``size`` draws at once.
+    Mezzadri's construction: ``D`` Gaussian vectors of lengths ``M, ..., M-D+1`` mapped by `householder_to_stiefel`,
+    all ``size`` draws at once.
 
     Parameters
     ----------
@@ -225,29 +216,19 @@ def sample_stiefel(M, D, *, size=None, random_state=None, reflection='mezzadri',
     reflection : {'mezzadri', 'swap'}, optional
         The reflection of ``householder_matrix``; the distribution is the same.
     method : {'householder', 'qr'}, optional
-        ``'householder'``: the construction above. ``'qr'``: the Q factor of an ``M x D`` Gaussian matrix
-        with the signs of ``diag(R)`` moved into its columns (Mezzadri's sign fix): the same law, from
-        ``M D`` normal draws instead of ``M D - D (D - 1) / 2``. The seeded data sets of
-        ``vbfa_lit.data`` draw their orientations this way, so their numbers stay those of the lessons.
+        ``'householder'``: the construction above. ``'qr'``: the Q factor of an ``M x D`` Gaussian matrix with
+        the signs of ``diag(R)`` moved into its columns (Mezzadri's sign fix), the same law; the seeded data sets
+        of ``vbfa_lit.data`` draw their orientations this way.
 
     Returns
     -------
     U : ndarray, shape ``(*size, M, D)``
-        Orthonormal columns, uniformly distributed: ``R @ U`` has the same distribution for every
-        fixed orthogonal ``R``.
+        Orthonormal columns: ``R @ U`` has the same distribution for every fixed orthogonal ``R``.
 
     Raises
     ------
-    TypeError
-        If `M`, `D` or the entries of `size` are not integers, or `random_state` has the wrong type.
-    ValueError
-        If ``M < 1``, ``D < 1``, ``D > M``, `size` holds negative numbers, or `reflection` or `method` is
-        unknown.
-
-    Notes
-    -----
-    `haar_orthogonal` is the case ``D = M``; scipy.stats.ortho_group draws the same Haar matrices on O(M),
-    always ``M x M``.
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range (``1 <= D <= M``; the message names it).
 
     Examples
     --------
@@ -261,7 +242,7 @@ def sample_stiefel(M, D, *, size=None, random_state=None, reflection='mezzadri',
     References
     ----------
     F. Mezzadri (2007), How to generate random matrices from the classical compact groups, Notices of
-    the AMS 54(5), 592-604, Thm 2; R. S. Nirwan and N. Bertschinger (2019), ICML.
+    the AMS 54(5), 592-604, Thm 2.
     """
     M, D = check_int('M', M, 1), check_int('D', D, 1)
     if D > M: raise ValueError(f"D must be <= M, got D={D} > M={M}")
@@ -289,8 +270,7 @@ def haar_orthogonal(M, *, size=None, random_state=None, method='householder'):
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
         Source of randomness.
     method : {'householder', 'qr'}, optional
-        As `sample_stiefel`: Householder reflections, or QR of a Gaussian matrix with the sign fix.
-        The package's one Haar sampler: every random orientation in ``vbfa_lit`` is drawn here.
+        As `sample_stiefel` (the package's one Haar sampler).
 
     Returns
     -------
@@ -308,10 +288,6 @@ def haar_orthogonal(M, *, size=None, random_state=None, method='householder'):
     >>> U = haar_orthogonal(4, random_state=0)
     >>> bool(np.allclose(U @ U.T, np.eye(4)))
     True
-
-    References
-    ----------
-    F. Mezzadri (2007), Notices of the AMS 54(5), Thm 2.
     """
     return sample_stiefel(check_int('M', M, 1), M, size=size, random_state=random_state, method=method)
 
@@ -336,13 +312,8 @@ def reference_singular_value_logpdf(sigma, M):
 def singular_value_logpdf(sigma, M):
     r"""Log density of the ordered singular values of an ``M x D`` matrix with iid N(0, 1) entries.
 
-    .. math::
-        p(\sigma) = c_{M,D}\, e^{-\sum_q \sigma_q^2/2} \prod_q 2\sigma_q^{M-D}
-        \prod_{q<q'} (\sigma_q^2 - \sigma_{q'}^2),
-        \qquad c_{M,D} = \frac{\pi^{D^2/2}}{2^{MD/2}\,\Gamma_D(M/2)\,\Gamma_D(D/2)},
-
-    on ``sigma_1 > ... > sigma_D > 0``: the Wishart eigenvalue density (Muirhead, 1982, Thm 3.2.18)
-    with ``lambda = sigma**2`` and its Jacobian.
+    Lesson 12's Eq. (12.8) on ``sigma_1 > ... > sigma_D > 0``: the Wishart eigenvalue density (Eq. 12.7;
+    Muirhead, 1982, Thm 3.2.18) with ``lambda = sigma**2`` and its Jacobian.
 
     Parameters
     ----------
@@ -369,8 +340,7 @@ def singular_value_logpdf(sigma, M):
 
     References
     ----------
-    R. J. Muirhead (1982), Aspects of Multivariate Statistical Theory, Thm 3.2.18; R. S. Nirwan and
-    N. Bertschinger (2019), ICML.
+    R. J. Muirhead (1982), Aspects of Multivariate Statistical Theory, Thm 3.2.18.
     """
     sigma = np.asarray(sigma, dtype=float)
     if sigma.ndim < 1 or sigma.shape[-1] < 1:

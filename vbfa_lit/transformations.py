@@ -186,18 +186,14 @@ def transform_posterior(
     defer_w: bool = False,
     in_place: bool = False,
 ):
-    """Apply the optimal translation t and/or rotation R.
-
-    A step that would not raise the bound is skipped.
+    """Apply the optimal translation t and/or rotation R; a step that would not raise the bound is skipped.
 
     Parameters
     ----------
     data : Observed
-        The data.
     q : Posterior
         The posterior after a sweep.
     prior : Prior
-        The prior.
     kind : str, default 'both'
         'none', 'translate', 'rotate' or 'both'.
     latent_covariances : bool, default True

@@ -28,17 +28,7 @@ def check_real(name:str, value, low:float=0.0, inclusive:bool=False):
 
 # %% ../nbs/23_validation.ipynb #91504792
 def check_random_state(random_state)->np.random.Generator:
-    """Turn `random_state` into a numpy Generator, by the package's one rule.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_random_state(0).random() == np.random.default_rng(0).random()
-    True
-    >>> g = np.random.default_rng(1)
-    >>> check_random_state(g) is g
-    True
-    """
+    "`random_state` (None, int >= 0, SeedSequence, Generator or RandomState) as a numpy Generator."
     if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
@@ -51,54 +41,24 @@ def check_random_state(random_state)->np.random.Generator:
 
 # %% ../nbs/23_validation.ipynb #choice002
 def check_choice(name:str, value, choices):
-    """`value` if it is one of the strings `choices`, else a ValueError naming the argument.
-
-    Examples
-    --------
-    >>> check_choice('noise', 'shared', ('shared', 'per_feature'))
-    'shared'
-    """
+    "`value` if it is one of the strings `choices`, else a ValueError naming the argument."
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
     return value
 
 def output_dtype(X)->type:
-    """The dtype of arrays computed from `X`: ``float32`` stays ``float32``, everything else gives ``float64``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> output_dtype(np.zeros(2, dtype=np.float32)).__name__, output_dtype([1, 2]).__name__
-    ('float32', 'float64')
-    """
+    "The dtype of arrays computed from `X`: float32 stays float32, everything else gives float64."
     return np.float32 if getattr(X, 'dtype', None) == np.float32 else np.float64
 
 # %% ../nbs/23_validation.ipynb #beaccbe9
 def check_bool(name:str, value)->bool:
-    """`value` as a bool when it is one (Python's or NumPy's), else a TypeError naming `name`.
-
-    A flag is never read by its truthiness: the string 'no' is not False.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_bool('progress', np.True_)
-    True
-    """
+    "`value` as a bool when it is one (Python's or NumPy's; never by truthiness), else a TypeError naming `name`."
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}: expected True or False, got {value!r}")
     return bool(value)
 
 def check_unmasked(name:str, X, needs:str='this method needs complete data'):
-    """`X`, or the data of a `numpy.ma.MaskedArray` that hides nothing; a ValueError naming `name` when it hides
-    entries (`np.asarray` would drop the mask and use the values under it).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_unmasked('X', np.ma.masked_array([1.0, 2.0], mask=[False, False])).tolist()
-    [1.0, 2.0]
-    """
+    "`X`, or the data of a masked array that hides nothing; a ValueError naming `name` when it hides entries."
     if not isinstance(X, np.ma.MaskedArray): return X
     n = int(np.ma.count_masked(X))
     if n: raise ValueError(f"{name}: a masked array with {n} masked entr{'y' if n == 1 else 'ies'}; {needs} and would "
@@ -128,13 +88,9 @@ def check_numbers(name:str, X, allow_nan:bool=False, needs:str='this method need
     except (TypeError, ValueError) as e: raise TypeError(f"{name}: expected numbers; {e}") from None
     return arr if hidden is None else np.where(hidden, np.nan, arr)
 
-def check_2d(name:str, # the argument's name, for the messages
-              X, # (n_samples, n_features) real numbers; a masked array hides nothing (with allow_nan: masked = NaN)
-              *, min_samples:int=1, min_features:int=1, # the fewest rows and columns the caller can work with
-              allow_nan:bool=False, # whether NaN (a missing entry) is allowed
-              needs:str='this method needs complete data', # why NaN or masked entries cannot be used
-             )->np.ndarray: # (n_samples, n_features) float64; X itself when it is one already
-    "X as a 2-d float64 array, or a TypeError (strings, even numeric ones; other non-numbers; sparse) or ValueError naming `name`."
+def check_2d(name:str, X, *, min_samples:int=1, min_features:int=1, allow_nan:bool=False,
+             needs:str='this method needs complete data')->np.ndarray:
+    "X as a 2-d float64 array (itself if it is one), NaN only with `allow_nan`, or an error naming `name` and `needs`."
     arr = check_numbers(name, X, allow_nan, needs)
     if arr.ndim != 2:
         raise ValueError(f"{name}: expected a 2-d array (n_samples, n_features), got {arr.ndim}-d of shape {arr.shape}. "
@@ -154,12 +110,8 @@ def unit_of(a)->float:
     top = float(np.max(np.abs(a), initial=0.0))
     return float(2.0 ** np.round(np.log2(top))) if top > 0 else 1.0
 
-def check_variance_range(name:str, # the data's argument name, for the message
-                          variances, # (k,) variances >= 0, in units of unit**2
-                          unit:float=1.0, # the power of two (`unit_of`) the data were divided by
-                          why:str='the answer does not depend on its units', # why rescaling is harmless
-                         )->np.ndarray: # (k,) variances * unit**2
-    "The variances in the data's units, or a ValueError asking to rescale `name` when one over- or underflows float64."
+def check_variance_range(name:str, variances, unit:float=1.0, why:str='the answer does not depend on its units'):
+    "`variances` times `unit`**2, or a ValueError asking to rescale `name` (`why`) when one leaves float64's range."
     v = np.asarray(variances, dtype=float)
     with np.errstate(over='ignore', under='ignore', divide='ignore'):
         out = v * unit * unit                                      # in this order: unit**2 alone may overflow

@@ -226,10 +226,8 @@ def reference_bound(Y, q:Posterior, prior:Prior) -> float:
 
 # %% ../nbs/03_vbpca.ipynb #5729e471
 def sum_ww(W, Sw):
-    """The second moments of the columns of W: sum over m of <w_md^2>, for every column d.
-
-    Used by the prior on W (this lesson), ARD's update of q(alpha) and its pruning rule (lesson 04), and the
-    estimator's ordering of the components.
+    """The second moments of the columns of W: sum over m of <w_md^2>, for every column d (the prior on W, ARD, the
+    estimator's ordering of the components).
 
     Examples
     --------

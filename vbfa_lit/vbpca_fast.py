@@ -10,8 +10,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from .linalg import masked_outer_sum as _masked_outer_sum_numpy
-from .linalg import cholesky_solve, Kernels, scratch_buffer
-from .linalg import compile_kernels
+from .linalg import Kernels, cholesky_solve, compile_kernels, scratch_buffer
 
 # %% ../nbs/24_vbpca_fast.ipynb #d3beac2b
 def _k_pack(mean, cov, weight, i0, i1, packed):
@@ -276,32 +275,17 @@ _COMPILED = []
 def _compile(): compile_kernels(globals(), _KERNELS, fastmath={'reassoc', 'contract'})   # once per process
 
 # %% ../nbs/24_vbpca_fast.ipynb #b3a81b07
-# bytes of one packed block of the covariances, about a core's L1 cache, and the fewest triangle entries a block
-# holds (small D: the whole triangle in one pass). At MovieLens-100k shape, D = 100 (many items: the bytes give
-# fewer entries than the floor), the four-entry pass of `_k_block_sums` ran best on rows of 400-1,000 entries:
-# a floor of 512 took 0.18 s a product against 0.37 s for 64 (without split; 0.28 s against 0.34 s with split).
+# a packed block of the covariances: about a core's L1 cache, at least _MIN_BLOCK entries (measured: appendix 24)
 _BLOCK_BYTES, _MIN_BLOCK = 1 << 15, 512
-# bytes of the packed block of one chunk of items: many items (a Netflix block of 120,000 users) are taken a chunk at a
-# time, so that what every observed entry reads stays in the cache shared by the cores (32 MiB here). On such a block
-# (19M ratings, D = 15, one thread) XX with split took 4.97 s unchunked, 3.56 / 2.21 / 2.02 / 2.15 / 2.77 / 3.99 s with
-# chunks of 32 / 16 / 8 / 4 / 2 / 1 MiB; the sums of q(X)'s precisions, over 17,770 films, 1.17 s and 0.96 s at 8 MiB
+# the packed block of one chunk of items, within the cache the cores share (measured: appendix 24)
 _CHUNK_BYTES = 1 << 23
-# ... unless a chunk would then hold fewer than this many of a row's entries on average: each (row, chunk) stores and
-# reloads the row's running sum, which outweighs the cache's gain when a row has few entries a chunk. At
-# MovieLens-25M's shape (a block of 40,000 users x 59,047 films, 6.2M ratings, D = 50: a triangle block of 512
-# entries, about 5 entries a (row, chunk) in 8 MiB chunks) XX with split took 10.3 s by the bytes alone (20 chunks)
-# and 6.0-6.7 s unchunked, the sums of q(X)'s precisions over the films 7.1 s (29 chunks) and 3.2-3.5 s; with this
-# floor (2 chunks each) 6.2-6.4 s and 3.9-4.3 s. The Netflix block above has 53-76 entries a (row, chunk): its chunks
-# stay as the bytes make them
+# ... unless a chunk would then hold fewer than this many of a row's entries on average (measured: appendix 24)
 _CHUNK_MIN_ENTRIES = 64
 # a dense mask observed below this fraction goes through the CSR kernel (BLAS would multiply mostly zeros)
 _DENSE_MIN = 0.1
 # factors side by side in `_k_gaussians_lanes`, used up to this D (the row-wise kernel above it)
 _LANES, _LANES_MAX_D = 64, 64
-# below this D, split sums in one pass over the entries, both sums packed side by side (the means' part by BLAS row
-# by row costs more: many tiny products). MovieLens-100k's 80 % (80,045 ratings), a user's sums over its films, one
-# thread, milliseconds a call, one pass / BLAS: D = 10 1.6 / 2.1 (two packed passes 2.1), D = 20 5.2 / 6.8, D = 30
-# 21.5 / 15.4, D = 50 50 / 42
+# below this D, split sums in one pass over the entries, both sums packed side by side (measured: appendix 24)
 _SPLIT_BY_BLAS_MIN_D = 25
 
 
@@ -314,12 +298,8 @@ def _chunk_items(R, K, nnz, width)->int: # items a chunk of `_k_outer_sums`: a p
 def _by_csr(op)->bool: # whether `_masked_outer_sum` sums the mask `op` by the CSR kernel (else by BLAS)
     return sparse.issparse(op) or np.count_nonzero(op) < _DENSE_MIN * op.size
 
-def _residual_ss_csr(Y, # (M, N) CSR: the observed values
-                     W, X, mu, # (M, D), (N, D), (M,): the posterior means
-                     YT=None, # (N, M) CSR, its transpose, if at hand
-                    ): # (M,) sum over the stored entries of row m of (y_mn - W_m . X_n - mu_m)^2
-    """The engine's `residual_ss` for CSR data, compiled: one pass over the stored entries, sample by sample (from
-    `YT`) when the samples outnumber the features, so that the means read at random are the fewer."""
+def _residual_ss_csr(Y, W, X, mu, YT=None):
+    "The engine's `residual_ss` of CSR Y (M, N), compiled; sample by sample (from `YT`) when samples outnumber features."
     _compile()
     by_sample = sparse.issparse(YT) and len(X) > len(W)
     Z = YT if by_sample else Y
@@ -330,18 +310,10 @@ def _residual_ss_csr(Y, # (M, N) CSR: the observed values
         np.ascontiguousarray(mu, dtype=float), out)
     return out
 
-def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
-                      mean, # (K, D), or None: the covariances alone
-                      cov, # (K, D, D) or (1, D, D)
-                      weight=None, # (K,), or None for unit weights
-                      split:bool=False, # also return the sums of the covariances alone
-                      packed:bool=False, # without split: a dense mask's sums as packed upper triangles (R, D(D+1)/2)
-                      scratch=None, # dict: the results (and the dense path's packing) written into its buffers
-                     ): # (R, D, D) [and (R, D, D) of the covariances when split]
-    """`linalg.masked_outer_sum`, compiled: the mask's rows visited as CSR, the triangle in cache-sized blocks. With
-    `packed`, a dense mask's sums stay as BLAS left them, the upper triangles packed row by row, for
-    `_gaussian_from_precision`, which reads nothing else (no unpacking, no mirroring). With `scratch`, the arrays come
-    from `linalg.scratch_buffer` (the results are views of its buffers)."""
+def _masked_outer_sum(op, mean, cov, weight=None, split:bool=False, packed:bool=False, scratch=None):
+    "`linalg.masked_outer_sum` compiled (CSR rows, the triangle in cache-sized blocks), results in `scratch`'s buffers."
+    # packed (without split): a dense mask's sums as BLAS left them, upper triangles (R, D(D+1)/2), for
+    # `_gaussian_from_precision`, which reads nothing else
     _compile()
     (R, K), D = op.shape, cov.shape[-1]
     if mean is None and len(cov) == 1: return _masked_outer_sum_numpy(op, mean, cov, weight, split)
@@ -373,16 +345,8 @@ def _masked_outer_sum(op, # (R, K) 0/1 mask, ndarray or CSR
         if split: _k_unpack(sums[:, T:], out_cov)
     return (out, out_cov) if split else out
 
-def _gaussian_from_precision(P, # (K, D, D) precision matrices, symmetric positive definite; or (K, D(D+1)/2)
-                             #   their upper triangles packed row by row (`_masked_outer_sum(..., packed=True)`)
-                             h, # (K, D) linear terms; any number of rows when K == 1 (one shared P)
-                             scale=None, # (K,): the precisions are scale_k P_k + diag(diag)
-                             diag=None, # (D,)
-                             scratch=None, # dict: the covariances written into its buffer 'S'
-                            ): # (mean (K or len(h), D), covariance (K, D, D), log|P^-1| (K,))
-    """`linalg.gaussian_from_precision`, compiled: Cholesky, inverse, mean and log-determinant row by row; with
-    `scale` and `diag`, of the precisions scale_k P_k + diag(diag), formed as the factorisation reads them. With
-    `scratch`, the covariances are a view of the buffer `linalg.scratch_buffer(scratch, 'S', ...)`."""
+def _gaussian_from_precision(P, h, scale=None, diag=None, scratch=None):
+    "`linalg.gaussian_from_precision` of scale_k P_k + diag(diag), compiled; P (K, D, D) or packed (K, D(D+1)/2)."
     _compile()
     P = np.ascontiguousarray(P, dtype=float)
     K, D = (len(P), len(h[0])) if P.ndim == 2 else P.shape[:2]

@@ -72,11 +72,10 @@ def _tick(button):
 class Panel:
     """A widget panel: controls, a status line and a matplotlib figure computed from the controls' values.
 
-    A subclass gives a `title` (and, optionally, a `description`) and three methods: `make_controls` (its named
-    controls), `compute` (the data the figure shows, from the controls' values) and `draw` (the figure of that
-    data). The panel observes every control's ``value`` (ipywidgets' ``observe``): a change, made in the browser or
-    from Python, recomputes and redraws at once. Sliders and text boxes are made with ``continuous_update=False``, so
-    a slider reports its value when its handle is released and a text box when its text is entered.
+    A subclass gives a `title` (optionally a `description`) and three methods: `make_controls` (its named controls),
+    `compute` (the figure's data, from the controls' values) and `draw` (the figure of that data). A change of any
+    control's ``value``, in the browser or from Python, recomputes and redraws at once (sliders and text boxes are
+    made with ``continuous_update=False``: a value is reported when a handle is released or a text entered).
 
     Parameters
     ----------
@@ -88,8 +87,7 @@ class Panel:
     Attributes
     ----------
     widget : ipywidgets.VBox
-        What Jupyter displays (the panel itself displays as this widget): the title, the controls in rows of three,
-        the status line and the figure.
+        What Jupyter displays for the panel: the title, the controls in rows of three, the status line, the figure.
     controls : dict of str to ipywidgets.Widget
         The controls, by name.
     status : ipywidgets.HTML
@@ -103,17 +101,12 @@ class Panel:
     timings : list of float
         Wall-clock seconds of each successful update (compute, draw and PNG).
     error : str or None
-        The message of the last failed update (a rejected input, or any other exception with its type name);
-        None when the last update succeeded. The panel shows it and keeps the last figure and live controls.
+        The message of the last failed update (shown; the last figure and live controls stay), None after a success.
 
     Raises
     ------
-    ImportError
-        If ipywidgets is not installed.
-    TypeError
-        If `dpi` is not an integer.
-    ValueError
-        If a keyword does not name a control, or `dpi` < 1.
+    ImportError, TypeError, ValueError
+        ipywidgets not installed; `dpi` not an integer >= 1; a keyword that names no control.
 
     Examples
     --------
@@ -302,11 +295,9 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
 
     Raises
     ------
-    TypeError
-        If `dpi` is not an integer or `font_size` not a real number.
-    ValueError
-        If `values` is empty, `start` is not one of them, `name` is not a control of the panel, `dpi` < 1 or
-        `font_size` <= 0.
+    TypeError, ValueError
+        `values` empty, `start` not one of them, `name` not a control, `dpi` not an integer >= 1 or `font_size`
+        not a number > 0.
 
     Examples
     --------
