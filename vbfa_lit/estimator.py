@@ -1244,7 +1244,7 @@ def _fit_dask(est, X, client):
         k = len(raw)
         loaded = runner._futures(_chunk_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k)
         del raw                                                       # the standardised blocks replace them
-        if s['posterior'] == 'factorised':                           # blocks by sample and by feature (appendix 35)
+        if s['posterior'] == 'factorised':                           # blocks of samples, features in rounds (app. 35)
             from .factorised_engine import factorised_blocks, run_factorised
             blocks = factorised_blocks(runner, loaded, starts, M)
             del loaded
