@@ -5,11 +5,12 @@ the key). On the doctree, links are left for myst and Sphinx to resolve and chec
 `api.html#name` are pointed at the page or entry, "lesson 03" and backticked API names become such links; a tagged
 equation becomes an `equation*` (MathJax refuses `\\tag` in the `split` Sphinx wraps around broken lines).
 """
-import ast, copy, hashlib, json, re
+import ast, copy, fcntl, hashlib, json, re
 from pathlib import Path
 
 from docutils import nodes
 from fastcore.nbio import NbCell
+from jupyter_cache.cache.main import JupyterCacheBase
 from nbdev.config import nbpath2html
 from nbdev.processors import _def_names  # the names nbdev's add_show_docs gives a show_doc
 from sphinx import addnodes
@@ -190,7 +191,19 @@ def _output_links(app, doctree):
         if 'html' in node.get('format', '') and node.children: node[0] = nodes.Text(rewrite_html_links(node.astext()))
     getattr(app.env, 'nb_metadata', {}).get(app.env.docname, {}).get('js_files', {}).pop('ipywidgets_state', None)
 
+def serialise_cache_writes():
+    """One jupyter-cache write at a time across Sphinx's `-j` processes: its truncation lists the records to keep and
+    then the others, so a record another process adds between the two queries is deleted before its notebook is on
+    disk (KeyError 'Notebook file does not exist for cache record')."""
+    if hasattr(JupyterCacheBase, '_write_unlocked'): return
+    JupyterCacheBase._write_unlocked = JupyterCacheBase.cache_notebook_bundle
+    def write(self, *args, **kw):
+        with open(self.path / 'write.lock', 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX); return self._write_unlocked(*args, **kw)
+    JupyterCacheBase.cache_notebook_bundle = write
+
 def setup(app):
+    serialise_cache_writes()
     app.connect('source-read', _convert)
     for hook in (link_pages, tagged_equations, _output_links): app.connect('doctree-read', hook, priority=400)
     app.add_post_transform(LinkNames)
