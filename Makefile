@@ -16,7 +16,7 @@ ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # with it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test install chromium lab experiments sync check-sync nbtest pytest site-build browser-test bench bench-quick clean
+.PHONY: coverage site test install chromium lab experiments sync check-sync nbtest pytest site-build browser-test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -88,6 +88,11 @@ site-build: install
 	mkdir -p _build/src
 	$(ONE_THREAD) $(SPHINX)
 	rm -rf _site && ln -s _build/html _site
+
+## make coverage: pytest as make test runs it, measuring which lines of vbfa_lit/ the tests run (report: htmlcov/)
+coverage: install
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS) --dist worksteal \
+		--cov --cov-report=term:skip-covered --cov-report=html
 
 browser-test: install chromium
 	$(BIN)/python -m pytest tests/browser -m browser -q
