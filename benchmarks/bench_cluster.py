@@ -261,7 +261,7 @@ def on_cluster(p):
     from vbfa_lit import VBPCA
     X = dask_ratings(p, p['n_blocks'])
     with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=None, memory_limit=0) as cluster, \
+                                  dashboard_address=':0', memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
         SweepClock.reset()
         counting_gathers(client)
@@ -294,7 +294,7 @@ def round_trip(p):
     A sweep's waits at the median take its number of waits times it (`amdahl`)."""
     import distributed
     with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=None, memory_limit=0) as cluster, \
+                                  dashboard_address=':0', memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
         for i in range(20): client.submit(nothing, i, pure=False).result()
         times = []

@@ -63,7 +63,7 @@ def netflix_on_workers(p):
     from vbfa_lit.ard import ARD
     X = dask_ratings(p, p['n_blocks'])
     with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=None, memory_limit=0) as cluster, \
+                                  dashboard_address=':0', memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
         SweepClock.reset()
         counting_gathers(client)

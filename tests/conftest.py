@@ -11,7 +11,7 @@ def process_cluster():
     distributed = pytest.importorskip('distributed')
     import dask
     with dask.config.set({'distributed.admin.low-level-log-length': 100_000}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=':0')
     try:
         yield cluster
     finally:

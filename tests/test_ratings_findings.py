@@ -61,7 +61,7 @@ def test_a_closed_client_shows_its_own_error(when):
     distributed = pytest.importorskip('distributed')
     X = da.from_array(np.random.default_rng(0).normal(size=(60, 8)), chunks=(20, 8))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=':0') as cluster:
         client = distributed.Client(cluster)
         if when == 'before': client.close()
         stop = lambda sweep, elbo: client.close() if sweep == 1 else None

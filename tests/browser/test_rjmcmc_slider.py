@@ -24,7 +24,12 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
             and errors.append(f"{m.text} ({m.location.get('url')})"))
     try:
         page.goto(site_url + name, wait_until='load')
-        page.on('request', lambda r: requests.append(r.url))        # after load: moving the slider fetches nothing
+        # once MathJax has typeset the page and its fonts are in (it fetches them as it typesets, after `load`),
+        # moving the slider fetches nothing
+        page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise', timeout=60_000)
+        page.evaluate('async () => { await MathJax.startup.promise; await document.fonts.ready; }')
+        page.wait_for_load_state('networkidle')
+        page.on('request', lambda r: requests.append(r.url))
         sliders = page.locator('.vbfa-static-slider')
         assert sliders.count() == 1, 'expected the one precomputed slider of Figure 10.2'
         s = sliders.first
