@@ -14,7 +14,7 @@ LINK = f'({PAGE}.ipynb)'
 MOVED = {1: "The number of sweeps each run of the reduced grid needed to meet the paper's criterion",
          2: 'with the criterion 1 nat of the best bound found on the same data and model',
          3: 'for the larger grid: sweeps to 1 nat of the best bound against $D$',
-         4: "As [lesson 09](09_convergence.ipynb)'s Figure 9.3 for the larger grid",
+         4: "As [lesson 09](09_convergence.ipynb)'s Figure 9.4 for the larger grid",
          5: 'The 200-dimensional problem'}
 
 

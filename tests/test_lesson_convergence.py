@@ -54,10 +54,10 @@ def test_the_lesson_opens_with_the_answer_and_its_number_is_computed_from_the_sa
 
 def test_the_single_run_figure_says_it_continues_lesson_04s_figure_4_2():
     from vbfa_lit.convergence import paper_dataset, run_config, make_prior
-    cap = flat(next(s for _, n, s in captions(LESSON) if n == 3))
+    cap = flat(next(s for _, n, s in captions(LESSON) if n == 4))
     assert "[lesson 05](05_transformations.ipynb)'s Figure 5.2" in cap and 'top left panel' in cap
     fig = next(s for k, s in cells(LESSON) if k == 'code' and 'same_y(plot_fig3(' in s)
-    assert "# Figure 9.3:" in fig and "'Figure 9.3" not in fig          # numbered by its caption, not in the image
+    assert "# Figure 9.4:" in fig and "'Figure 9.4" not in fig          # numbered by its caption, not in the image
     # the claim: lesson 05 draws Figure 5.2 from the same two fits (data set 1, D = 30, ARD, seed 0)
     fig42 = next(s for k, s in cells('05_transformations') if k == 'code' and 'Figure 5.2' in s)
     assert "paper_dataset('1')" in fig42 and 'fit_vbfa(data1, 30, prior1, rng=0' in fig42
@@ -114,8 +114,8 @@ def test_one_label_for_the_gap_and_the_offset_in_the_caption():
     fig51 = cell_with(LESSON, "Figure 9.1: learning curves")
     assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig51
     assert '10^{-3}' in caption(LESSON, '9.1')
-    fig54 = cell_with(LESSON, "Figure 9.4:")
-    assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig54
+    fig53 = cell_with(LESSON, "Figure 9.3:")
+    assert "ylabel=r'best bound $-\\ \\mathcal{L}(q)$ (nats)'" in fig53
 
 
 def test_run_records_the_noise_variance():
@@ -130,9 +130,9 @@ def test_rising_training_rmse_is_explained_by_the_noise_variance():
     cell = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
     assert 'r.noise_var[k]' in cell and 'r.noise_var[-1]' in cell
     text = flat(prose(LESSON))
-    para = section(text, '## The learning curves of one problem', '*Figure 9.3')
+    para = section(text, '## The learning curves of one problem', '*Figure 9.4')
     assert 'noise variance' in para and 'test RMSE falls' in para
-    cap = section(text, '*Figure 9.3:', '*')
+    cap = section(text, '*Figure 9.4:', '*')
     assert 'training RMSE rises' in cap
 
 
@@ -148,8 +148,8 @@ def test_summary_rule_and_figure_title():
     assert 'target   -9.9: never reached (iterations_to returns None)' in out
     assert 'rtol = 0.05: sweep 3' in out and 'with best bound -8.0, None' in out
     assert max(len(line) for line in out.splitlines()) <= 118
-    fig53 = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
-    assert "# Figure 9.3:" in fig53
+    fig54 = cell_with(LESSON, 'same_y(plot_fig3(runs3))')
+    assert "# Figure 9.4:" in fig54
 
 
 def test_exercise_2_is_run_on_the_page_and_exercise_4_counts_the_cost_once():
@@ -211,3 +211,16 @@ def test_the_gap_left_at_a_stop_is_estimated_by_eq_9_4_as_the_prose_says():
         if 'with   ' in line: assert abs(est / true - 1) < 0.15, line          # "within 15%"
     assert 'says 0.23 nats are left, the true gap is 6.33' in out and '0.23 nats estimated, 6.33 left' in said
     assert 'within 15% of the true gap' in said and 'off by a factor of up to 27' in said and 26 < 6.33 / 0.23 < 29
+
+
+def test_exercise_1_quotes_what_its_solution_prints():
+    "The geometric-tail estimate of exercise 1 (Eq. (9.4) from sweep 200) against the saved curves, as its text says."
+    names = {'1': 'data set 1, D = 30', '200': 'M = 200, N = 2000, D = 50'}
+    out = run(cell_by_id(LESSON, 'c09ex1'), dict(np=np, curves_saved=saved_curves(), names=names))
+    more, at = (re.findall(r'after (\d+) more sweeps \(sweep (\d+)\)', out)[k] for k in (0, 1))
+    ends = re.findall(r'ends (\d+\.\d) nats short after (\d+) sweeps', out)
+    md = flat(prose(LESSON))
+    block = md[md.index('1. How long would the crawl take'):md.index('2. Initialise the noise variance')]
+    assert f'{more[0]} more sweeps on data set 1 (it would arrive at sweep {more[1]})' in block
+    assert f'{at[0]} on the 200-dimensional' in block and f'still ended {ends[0][0]} nats short' in block
+    assert int(more[1]) < int(ends[0][1])       # the tail would have arrived before the run's end, and did not
