@@ -1,4 +1,4 @@
-"""The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08) and of the
+"""The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08; lesson 12's run from its page) and of the
 widgets page (32) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
 test_lesson_beyond_one_machine.py)."""
 import warnings
@@ -156,47 +156,49 @@ def test_06_exercise_1_prior_on_q_with_and_without_the_factorial():
 # --- lesson 12
 
 
-def test_07_exercise_1_one_sided_limits_of_H3():
+def _lesson_12_solution(k):
+    "Run exercise k's folded solution cell of lesson 12 with the page's names; its namespace and what it printed."
+    from scipy import stats
+    from notebook_text import cell_by_id
+    from vbfa_lit.stiefel import householder_matrix, householder_to_stiefel, singular_value_logpdf
+    ns = dict(np=np, stats=stats, householder_matrix=householder_matrix, householder_to_stiefel=householder_to_stiefel,
+              singular_value_logpdf=singular_value_logpdf)
+    return ns, run(cell_by_id('12_stiefel', f'sol12c{k}'), ns)
+
+
+def test_12_exercise_1_one_sided_limits_of_H3():
     from vbfa_lit.stiefel import householder_matrix
-    tail = np.array([0.6, -0.8])
-    H_pos, H_neg = householder_matrix(np.r_[1e-12, tail]), householder_matrix(np.r_[-1e-12, tail])
+    ns, out = _lesson_12_solution(1)
+    H_pos, H_neg, plane, normal = ns['H_pos'], ns['H_neg'], ns['plane'], ns['normal']
     assert round(np.linalg.det(H_pos), 6) == 1.0 and round(np.linalg.det(H_neg), 6) == -1.0
-    plane = np.linalg.qr(np.column_stack([np.r_[0.0, tail], [1.0, 0.0, 0.0]]))[0]
-    normal = np.cross(plane[:, 0], plane[:, 1])
+    assert '+1.000000 and -1.000000' in out
     np.testing.assert_allclose(H_pos @ H_neg @ plane, plane, atol=1e-10)
     np.testing.assert_allclose(H_pos @ H_neg @ normal, -normal, atol=1e-10)
-    # n = 2: the two limits agree
+    # i = 2: the two limits agree
     np.testing.assert_allclose(householder_matrix([1e-12, 1.0]), householder_matrix([-1e-12, 1.0]), atol=1e-10)
 
 
-def test_07_exercise_2_uniform_entries_are_not_uniform_directions():
-    from scipy import stats
-    from vbfa_lit.stiefel import householder_to_stiefel
-    rng = np.random.default_rng(0)
-    for M in (2, 3, 30):
-        cube = householder_to_stiefel([rng.uniform(-1, 1, size=(20_000, M - q)) for q in range(2)])
-        gauss = householder_to_stiefel([rng.normal(size=(20_000, M - q)) for q in range(2)])
-        beta = stats.beta(0.5, (M - 1) / 2).cdf
-        assert stats.kstest(cube[:, 0, 0] ** 2, beta).pvalue < 1e-6
-        assert stats.kstest(gauss[:, 0, 0] ** 2, beta).pvalue > 1e-4
+def test_12_exercise_2_uniform_entries_are_not_uniform_directions():
+    import re
+    _, out = _lesson_12_solution(2)
+    rows = re.findall(r'M = +(\d+): .*?cube vectors (\S+), Gaussian vectors (\S+)', out)
+    assert [int(m) for m, _, _ in rows] == [2, 3, 30], out
+    assert all(float(cube) < 1e-6 and float(gauss) > 1e-4 for _, cube, gauss in rows), out
 
 
-def test_07_exercise_3_the_lengths_of_the_vectors_do_not_matter():
+def test_12_exercise_3_the_lengths_of_the_vectors_do_not_matter():
     from vbfa_lit.stiefel import householder_to_stiefel
-    rng = np.random.default_rng(1)
-    vs = [rng.normal(size=7 - q) for q in range(3)]
-    scaled = [v * s for v, s in zip(vs, rng.uniform(0.01, 100, size=3))]
+    ns, _ = _lesson_12_solution(3)
+    vs, scaled = ns['vs'], ns['scaled']
+    assert not np.allclose(np.concatenate(vs), np.concatenate(scaled))      # the vectors did change
     np.testing.assert_allclose(householder_to_stiefel(scaled), householder_to_stiefel(vs), atol=1e-13)
     M, D = 7, 3
     assert (M * D - D * (D - 1) // 2) - (M * D - D * (D + 1) // 2) == D
 
 
-def test_07_exercise_4_D_1_is_chi_M():
-    from scipy import stats
-    from vbfa_lit.stiefel import singular_value_logpdf
-    s = np.linspace(0.05, 6, 50)[:, None]
-    err = max(np.abs(singular_value_logpdf(s, M) - stats.chi(M).logpdf(s[:, 0])).max() for M in (1, 2, 5, 30))
-    assert err < 1e-10
+def test_12_exercise_4_D_1_is_chi_M():
+    ns, out = _lesson_12_solution(4)
+    assert ns['err'] < 1e-10 and 'M = 1, 2, 5, 30' in out
 
 
 # --- lesson 13

@@ -1,5 +1,6 @@
 """One symbol, one meaning: lessons 12 and 13 count with the notation table's M (features) and D (components), not
-Nirwan & Bertschinger's D and Q, except in the one sentence of each lesson that names theirs."""
+Nirwan & Bertschinger's D and Q, except in the one sentence of each lesson that names theirs; and the two pages'
+figures legible (Figure 0.2's three curves told apart, lesson 12's text at 9 pt or more)."""
 import io
 import re
 import tokenize
@@ -47,3 +48,45 @@ def test_lessons_07_08_use_the_tables_counts():
         assert standalone_q_in_markdown(markdown) == [], f'{name}: Q used as a count in the prose'
         names = [n for k, s in cells(name) if k == 'code' for n in q_names_in_code(s)]
         assert names == [], f'{name}: code cells name a count Q: {names[:3]}'
+
+
+def test_figure_0_2_tells_its_three_gamma_factors_apart():
+    "Each curve its own colour and dash, named beside it (no legend to decode), the two moments as two marker shapes."
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from notebook_text import MIN_PT, cell_by_id, smallest_shown_pt
+    ns = {}
+    for cid in ('shp0cd00', 'fbf55e5a', 'f9fe39d4', '5b0671e8'):      # imports, the Gamma functions, Figure 0.2
+        exec(cell_by_id('00_notation', cid), ns)
+    fig = plt.gcf()
+    try:
+        ax = fig.axes[0]
+        curves = [l for l in ax.lines if len(l.get_xdata()) > 10]
+        assert len(curves) == 3
+        assert len({l.get_color() for l in curves}) == 3 and len({str(l.get_linestyle()) for l in curves}) == 3
+        assert {t.get_text() for t in ax.texts} >= {'a = 1.5', 'a = 5', 'a = 40'}
+        markers = {l.get_marker() for l in ax.lines if len(l.get_xdata()) == 1}
+        assert markers == {'o', 's'}
+        assert smallest_shown_pt(fig) >= MIN_PT
+    finally:
+        plt.close('all')
+
+
+def test_lesson_12_figures_are_legible_at_the_column_width():
+    "Figures 12.1-12.3 (12.4 needs SymPy's integrals): no text smaller than 9 pt as the page column shows it."
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from notebook_text import MIN_PT, smallest_shown_pt
+    ns, sizes = {}, {}
+    for kind, src in cells('12_stiefel'):
+        if kind != 'code' or 'sp.' in src: continue                # the SymPy cells are not needed here
+        exec(src.replace('20_000', '2_000'), ns)
+        for n in plt.get_fignums():
+            title = next((l for l in src.splitlines() if l.startswith('# Figure 12.')), '?')
+            sizes[title[:14]] = smallest_shown_pt(plt.figure(n))
+        plt.close('all')
+        if 'Figure 12.3' in src: break
+    assert len(sizes) == 3, sizes
+    assert min(sizes.values()) >= MIN_PT, sizes

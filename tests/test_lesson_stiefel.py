@@ -44,6 +44,6 @@ def test_the_reflection_and_mezzadris_step_are_derived_by_hand_and_tagged_in_ord
     text = prose(STEM)
     tags = [int(m) for m in re.findall(r'\\tag\{12\.(\d+)\}', text)]
     assert tags == list(range(1, len(tags) + 1)) and len(tags) >= 6, tags
-    assert r'= \mathbf{v} - \mathbf{w}' in text                            # P v = v - w, Eq. (12.3)
+    assert r"= \mathbf{v} - \mathbf{h}" in text                            # P v = v - h, Eq. (12.3)
     step = section(text, '**The key step, by hand.**', 'Two remarks')
     assert r"\operatorname{diag}(1, \mathbf{K}\mathbf{O}')" in step and 'Eq. (12.4)' in step

@@ -30,11 +30,11 @@ def _check_size(size)->tuple:
 
 # %% ../nbs/12_stiefel.ipynb #5a7fa19b
 def reference_householder(v):
-    """Mezzadri's reflection H~_n(v) = -sgn(v_1) (I - 2 u u^T / u^T u), u = v + sgn(v_1) ||v|| e_1 (sgn(0) = +1)."""
+    """Mezzadri's reflection H~_i(v) = -sgn(v_1) (I - 2 h h^T / h^T h), h = v + sgn(v_1) ||v|| e_1 (sgn(0) = +1)."""
     s = 1.0 if v[0] >= 0 else -1.0
-    u = np.array(v, dtype=float)
-    u[0] += s * np.linalg.norm(v)
-    return -s * (np.eye(len(v)) - 2 * np.outer(u, u) / (u @ u))
+    h = np.array(v, dtype=float)
+    h[0] += s * np.linalg.norm(v)
+    return -s * (np.eye(len(v)) - 2 * np.outer(h, h) / (h @ h))
 
 
 # %% ../nbs/12_stiefel.ipynb #5de3b855
@@ -74,7 +74,7 @@ def reference_householder_to_stiefel(vectors, reflection=reference_householder):
     U = np.eye(M)[:, :D]
     for v in reversed(vectors):                          # H_{M-D+1} acts first, H_M last
         H = np.eye(M)
-        H[M - len(v):, M - len(v):] = reflection(v)      # acts on the last n = len(v) coordinates
+        H[M - len(v):, M - len(v):] = reflection(v)      # acts on the last i = len(v) coordinates
         U = H @ U
     return U
 
@@ -293,10 +293,10 @@ def haar_orthogonal(M, *, size=None, random_state=None, method='householder'):
 
 # %% ../nbs/12_stiefel.ipynb #4c298ce3
 def reference_swap_reflection(v):
-    """The reflection I - 2 w w^T / w^T w, w = e_1 - v / ||v||, that exchanges e_1 and v / ||v|| (I for v along +e_1)."""
-    w = -np.array(v, dtype=float) / np.linalg.norm(v)
-    w[0] += 1
-    return np.eye(len(v)) - 2 * np.outer(w, w) / (w @ w) if w @ w > 0 else np.eye(len(v))
+    """The reflection I - 2 h h^T / h^T h, h = e_1 - v / ||v||, that exchanges e_1 and v / ||v|| (I for v along +e_1)."""
+    h = -np.array(v, dtype=float) / np.linalg.norm(v)
+    h[0] += 1
+    return np.eye(len(v)) - 2 * np.outer(h, h) / (h @ h) if h @ h > 0 else np.eye(len(v))
 
 
 # %% ../nbs/12_stiefel.ipynb #fd1e21db
