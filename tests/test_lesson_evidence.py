@@ -16,7 +16,7 @@ import numpy as np
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
-from notebook_text import MIN_PT, NBS, cell_with, cells, flat, prose, section, smallest_shown_pt  # noqa: E402
+from notebook_text import MIN_PT, NBS, cell_with, cells, flat, prose, run, section, smallest_shown_pt  # noqa: E402
 
 STEM = '11_evidence'
 
@@ -306,3 +306,24 @@ def test_exercises_1_and_2_print_what_their_solutions_say():
     assert rates == [['80', '50'], ['100', '100'], ['98', '100']]
     text2, _ = solution_blocks(STEM, 2)
     assert 'in half of the data sets, against 0.8' in text2 and 'With noise 0.1 both find $k = 5$ every time' in text2
+
+
+def test_gibbs_conditionals_are_derived_on_the_page_and_checked_by_sympy():
+    "The power posterior's three conditionals are written by hand (tagged 11.10-11.12, in order) and SymPy's read-off agrees; a wrong t fails."
+    import sympy as sp
+    from vbfa_lit.symbolic import GammaFactor, GaussianFactor, gamma_readoff, gaussian_readoff
+    md = next(s for k, s in cells(STEM) if k == 'markdown' and s.startswith('### Sampling the power posterior'))
+    tags = [md.index(f'\\tag{{11.{k}}}') for k in (10, 11, 12)]
+    assert tags == sorted(tags) and '(12.42)' in md and 'kernel' in md and 'complete' in md
+    assert r'\mathbf P_x = \mathbf I_k + t\tau\,\mathbf W^\top\mathbf W' in md
+    assert r'\mathcal G\Big(a_\tau + \frac{tMN}{2},\ b_\tau + \frac t2\,' in md
+    src = cell_with(STEM, 'SymPy reads Eqs. (11.10)-(11.12)')
+    env = dict(sp=sp, GammaFactor=GammaFactor, GaussianFactor=GaussianFactor, gamma_readoff=gamma_readoff,
+               gaussian_readoff=gaussian_readoff)
+    small = src.replace('for M_ in (1, 2, 3) for N_ in (1, 2, 3) for k_ in (1, 2)', 'for M_ in (2,) for N_ in (2,) for k_ in (2,)')
+    assert small != src
+    assert '0 differences' in run(small, dict(env))
+    for wrong in (('sp.eye(k_) + t * tau', 'sp.eye(k_) + tau'), ('(b_tau + t * S_ / 2)', '(b_tau + S_ / 2)')):
+        assert wrong[0] in small
+        with pytest.raises(AssertionError):
+            run(small.replace(*wrong), dict(env))

@@ -121,6 +121,9 @@ def test_slider_steps_through_one_reference_chain():
     assert len(slider.frames) == 3 == len(set(slider.frames)) and slider.values == [0, 1, 2]
     assert 'vbfa-static-slider' in slider.html and slider.html.count('<img ') == 3
     assert slider.summaries[1] == 'sweep 1: q = 2, a birth accepted'
+    # the page opens on the last sweep (the whole trace drawn), not on the start where nothing has happened yet
+    assert slider.start == 2 and 'value="2"' in slider.html and slider.html.count('display:block') == 1
+    assert slider.html.index('display:block') > slider.html.index('data-value="2"')
 
 
 def page_figures(**env):
