@@ -38,6 +38,7 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
         visible = lambda: s.locator('.vbfa-frames img:visible')
         seen = set()
         out0 = s.locator('output').inner_text()
+        assert 'sweep 40' in s.locator('.vbfa-caption').inner_text(), 'the slider should open on the last sweep'
         s.locator('input[type=range]').focus()
         for step in range(5):
             assert visible().count() == 1
@@ -45,9 +46,9 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
             assert src.startswith('data:image/png;base64,') and src not in seen, f'step {step}: frame not new'
             seen.add(src)
             assert visible().evaluate('i => i.naturalWidth') > 100
-            s.locator('input[type=range]').press('ArrowRight')
+            s.locator('input[type=range]').press('ArrowLeft')
         assert s.locator('output').inner_text() != out0, 'the readout did not change'
-        assert 'sweep 5' in s.locator('.vbfa-caption').inner_text()
+        assert 'sweep 35' in s.locator('.vbfa-caption').inner_text()
         # the frame fits the page column at 1280 px: not scaled below 80 % of its own width
         shown, natural = visible().evaluate('i => [i.clientWidth, i.naturalWidth]')
         assert shown >= 0.8 * natural, (shown, natural)
