@@ -3,7 +3,7 @@ folded cell, the engine-against-reference check on the engine's page (25), exerc
 that quantifies what "not converged" costs."""
 import re
 
-from notebook_text import cells, is_folded, prose, shown_code
+from notebook_text import caption, cell_with, cells, flat, is_folded, prose, shown_code
 
 STEM = '03_vbpca'
 
@@ -47,7 +47,7 @@ def test_every_update_is_derived_by_hand_and_checked_by_sympy():
     "Each update section derives its factor in display math and is followed by a SymPy check of that equation."
     cs = cells(STEM)
     for heading, eq in ((r'## $q(\mathbf{x}_n)$', 8), (r'## $q(\mathbf{w}_m)$', 10), (r'## $q(\mu_m)$', 12),
-                        (r'## $q(\tau_m)$', 14), (r'## $q(\alpha_d)$', 17), ('## The lower bound', 19)):
+                        (r'## $q(\tau_m)$', 14), ('## The lower bound', 18)):
         i = next(i for i, (k, s) in enumerate(cs) if k == 'markdown' and s.startswith(heading))
         assert rf'\tag{{3.{eq}}}' in cs[i][1], heading
         check = next(s for k, s in cs[i + 1:] if k == 'code')
@@ -64,3 +64,21 @@ def test_exercise_7_the_expanded_rate_agrees_near_zero_and_loses_every_digit_far
     assert abs(r0 - e0) < 1e-9 * r0                               # equal in exact arithmetic
     assert abs(r8 - e8) > 0.1 * r8                                 # far from zero the expanded form fails
     assert f'({r8:.1f})' in text and f'gives {e8:.0f}' in text    # the prose quotes what the code prints
+
+
+def test_q_alpha_is_derived_once_in_lesson_04_and_cited_here():
+    "The ARD update is derived on the ARD page (its Eq. (4.7)); this page cites it instead of deriving it again."
+    md = prose(STEM)
+    assert not re.search(r'^## \$q\(\\alpha', md, re.M) and 'q^\\ast(\\alpha_d)' not in md
+    assert 'Eq. (4.7)' in md and '(04_ard.ipynb)' in md
+    ard = prose('04_ard')
+    assert '\\tag{4.7}' in ard and re.search(r'^## Deriving \$q\(\\alpha_d\)\$', ard, re.M)
+
+
+def test_the_first_sweeps_huge_gains_are_explained_and_the_figure_starts_after_them():
+    "Sweep 1 undoes the overconfident start (order 1e6 nats): the prose says why, the left panel starts after sweep 1."
+    md = flat(prose(STEM))
+    assert '10^6' in md and 'large precision times large errors' in md
+    src = cell_with(STEM, 'Figure 3.3:')
+    assert 'plot_update_sequence(bounds[4:]' in src and 'symlog' not in src
+    assert 'sweep 1' in flat(caption(STEM, '3.3'))
