@@ -55,6 +55,9 @@ def test_the_estimator_comparison_and_the_rescaling_print_the_numbers_of_the_pro
     assert fact.elbo_[-1] < full.elbo_[-1]                            # the smaller family reaches a lower bound
     assert full.n_iter_ < est['full, without'].n_iter_                # the rotation saves sweeps
     assert ns['gain'] > 0 and ns['moved'] < 1e-10                     # the rescaling: a gain, the same predictions
+    # Figure 15.1 is drawn from the full fit at its optimum (the rotation after each sweep, until the bound settles)
+    assert ns['new'] - ns['last'] < 1e-4 and ns['new'] > ns['bounds']['full'][-1]
+    assert 'converged.X[n' in cell_by_id(STEM, 'd5e8b3fc') and 'at the optimum' in cell_by_id(STEM, 'aa695513')
     # the predictions worked out by hand: Eq. (15.8) is non-negative (Hadamard) and bounds the gap the sweeps leave,
     # Eq. (15.9)'s ratio lies in (0, 1], and the Gauss-Seidel fraction of (15.10) is rho^2 for D = 2
     assert ns['loss_x'] > 0 and ns['loss_w'] > 0

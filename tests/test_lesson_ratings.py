@@ -174,3 +174,44 @@ def test_the_numbers_of_ratings_as_they_come_are_the_ones_printed():
     # the shrinkage the figure shows: items never rated sit at the learned level, rarely rated ones near it
     assert f"{ns['level']:.2f}" in out['rtrac004'].splitlines()[-1]
     assert ns['pull'] < 0.5
+
+
+# ---------------------------------------------------------------- the main example: a bias structure that shows
+
+def test_the_main_example_shows_the_bias_and_its_numbers_are_the_ones_printed():
+    "On the lesson's generated ratings the bias per user is worth several standard errors and ARD keeps the taste's rank."
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    ns = {}
+    ids = ('rt000003', 'rt000004', 'rt000005', 'rt000007', 'rt000007p1', 'rt000008', 'rt000008p1', 'rt000009',
+           'rt000039', 'rt000061', 'rt000040', 'rt000051')
+    out = {cid: run(cell_by_id(STEM, cid), ns) for cid in ids}
+    plt.close('all')
+    numbers = lambda text: set(re.findall(r'\d+\.\d+', re.sub(r'Eqs?\. \(8\.\d+\)|Figures? 8\.\d+', '', text)))
+    for prose_id, cids in (('rt000010', ('rt000009',)), ('rt000060', ('rt000039', 'rt000061')),
+                           ('rt000041', ('rt000040',)), ('rt000053', ('rt000051',))):
+        printed = ''.join(out[c] for c in cids) + cell_by_id(STEM, 'rt000008')   # or the open call's parameters
+        missing = numbers(cell_by_id(STEM, prose_id)) - numbers(printed)
+        assert not missing, (prose_id, missing, printed)
+    kept = {b: f.n_effective_components_ for b, f in ns['fits'].items()}
+    assert kept[True] == 3 and kept[False] > kept[True]            # the taste's rank, and one more without the bias
+    diff = ns['diff']
+    assert diff.mean() > 4 * diff.std() / np.sqrt(len(diff))       # the bias's gain is well beyond the noise
+    assert np.corrcoef(ns['learned'], ns['small'].user_bias)[0, 1] > 0.95
+
+
+@needs_ratings
+@pytest.mark.skipif(not RATINGS_JSON.with_name('bench_movielens.json').exists(), reason='no real-ratings run')
+def test_the_orientation_paragraph_quotes_the_real_ratings_run():
+    import matplotlib.pyplot as plt
+    ns = _bench_namespace()
+    run(cell_by_id(STEM, 'rt000043'), ns)
+    printed = run(cell_by_id(STEM, 'rt08real'), ns)
+    plt.close('all')
+    said = cell_by_id(STEM, 'rt08orient')
+    assert set(re.findall(r'\d\.\d{4}', said)) <= set(re.findall(r'\d\.\d{4}', printed))
+    rows = json.loads(RATINGS_JSON.with_name('bench_movielens.json').read_text())['summary']['rows']
+    for name in {r['dataset'] for r in rows}:                     # "the same error to the fourth decimal"
+        door = [r['rmse'] for r in rows if r['dataset'] == name and r['label'].startswith('VBPCARecommender')]
+        assert len(door) == 2 and abs(door[0] - door[1]) < 5e-4
