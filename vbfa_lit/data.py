@@ -139,8 +139,8 @@ SPECTRA = {  # (family, name): (eigenvalues, n_samples) of every named Gaussian 
 def _family(name): return {k: v for (f, k), v in SPECTRA.items() if f == name}
 LUTTINEN_ILIN_SPECTRA = _family('luttinen_ilin')   # name: (eigenvalues, n_samples), views of SPECTRA
 
-def _named_spectrum(family, arg, key, n_samples=None, **options): # Bunch of make_gaussian_spectrum
-    "The one lookup behind every named set: the row (family, key) of SPECTRA, N overridable, drawn."
+def _named_spectrum(family, arg, key, n_samples=None, **options):
+    "The one lookup behind every named set: the row (family, key) of SPECTRA, N overridable, drawn by `make_gaussian_spectrum`."
     try: known = not isinstance(key, (bool, np.bool_)) and (family, key) in SPECTRA
     except TypeError: known = False                                    # an unhashable key
     if not known:
