@@ -369,17 +369,15 @@ def symbolic_values(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> di
     return vals
 
 # %% ../nbs/03_vbpca.ipynb #f4527c7e
-def symbolic_elbo(model: SimpleNamespace, Y, q: Posterior, prior: Prior, vals=None) -> float:
-    """The lower bound derived symbolically: SymPy's expectation of the whole log joint (at `vals`, default
-    `symbolic_values`) plus the entropy of every factor of the model (a bias and a learned mean prior included)."""
-    vals = symbolic_values(model, Y, q, prior) if vals is None else vals
+def symbolic_elbo(model: SimpleNamespace, Y, q: Posterior, prior: Prior) -> float:
+    """The lower bound derived symbolically: SymPy's expectation of the whole log joint plus the entropy of every factor."""
+    vals = symbolic_values(model, Y, q, prior)
     expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
     full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])
-    gauss = lambda v: 0.5 * np.log(2 * np.pi * np.e * v).sum()      # entropies of scalar Gaussians
-    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum() + gaussian_entropy(full(q.Sw, len(q.W))).sum()
-               + gauss(q.vmu) + gamma_entropy(q.a_tau, q.b_tau).sum())
-    if hasattr(model, 'm0'): entropy += gauss(q.vm0) + gamma_entropy(q.a_beta, q.b_beta).sum()
-    if hasattr(model, 'b'): entropy += gauss(q.vb) + gamma_entropy(q.a_gamma, q.b_gamma).sum()
+    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum()
+               + gaussian_entropy(full(q.Sw, len(q.W))).sum()
+               + 0.5 * np.log(2 * np.pi * np.e * q.vmu).sum()
+               + gamma_entropy(q.a_tau, q.b_tau).sum())
     if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
     return expected_log_joint + entropy
 
@@ -450,7 +448,14 @@ def symbolic_biased_bound(model: SimpleNamespace, Y, q, prior) -> float:
     model, Y, q, prior
         As in `symbolic_biased_values`.
     """
-    return symbolic_elbo(model, Y, q, prior, symbolic_biased_values(model, Y, q, prior))
+    vals = symbolic_biased_values(model, Y, q, prior)
+    expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
+    full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])
+    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum() + gaussian_entropy(full(q.Sw, len(q.W))).sum()
+               + 0.5 * np.log(2 * np.pi * np.e * q.vmu).sum() + gamma_entropy(q.a_tau, q.b_tau).sum()
+               + 0.5 * np.log(2 * np.pi * np.e * q.vb).sum() + gamma_entropy(q.a_gamma, q.b_gamma).sum())
+    if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
+    return expected_log_joint + entropy
 
 # %% ../nbs/08_ratings.ipynb #rt000076
 def symbolic_learned_mean(model: SimpleNamespace) -> SimpleNamespace:
@@ -493,9 +498,18 @@ def symbolic_learned_mean_bound(model: SimpleNamespace, Y, q, prior) -> float:
     Y, q, prior
         As in `symbolic_biased_values`; q (a Posterior or BiasedPosterior) with q(m_0) and q(beta_mu).
     """
-    vals = (symbolic_biased_values if hasattr(model, 'b') else symbolic_values)(model, Y, q, prior)
+    biased = hasattr(model, 'b')
+    vals = (symbolic_biased_values if biased else symbolic_values)(model, Y, q, prior)
     vals.update(model.m0.values(q.m0[0], q.vm0[0]))
     vals.update(model.beta_mu.values(q.a_beta[0], q.b_beta[0]))
     vals.update({model.hyper['beta_0']: prior.beta_0, model.hyper['a_beta']: prior.a_beta,
                  model.hyper['b_beta']: prior.b_beta})
-    return symbolic_elbo(model, Y, q, prior, vals)
+    expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
+    full = lambda S, K: np.broadcast_to(S, (K,) + S.shape[1:])
+    gauss = lambda v: 0.5 * np.log(2 * np.pi * np.e * v).sum()      # entropies of scalar Gaussians
+    entropy = (gaussian_entropy(full(q.Sx, len(q.X))).sum() + gaussian_entropy(full(q.Sw, len(q.W))).sum()
+               + gauss(q.vmu) + gamma_entropy(q.a_tau, q.b_tau).sum() + gauss(q.vm0)
+               + gamma_entropy(q.a_beta, q.b_beta).sum())
+    if biased: entropy += gauss(q.vb) + gamma_entropy(q.a_gamma, q.b_gamma).sum()
+    if q.a_alpha is not None: entropy += gamma_entropy(q.a_alpha, q.b_alpha).sum()
+    return expected_log_joint + entropy
