@@ -29,44 +29,10 @@ VBPCARecommender
 ConvergenceWarning, MissingDataWarning, DegenerateDataWarning, NotFittedError
     What a fit can tell you about itself.
 
-The lessons' building blocks, one module per lesson:
-
-vbfa_lit.vbpca
-    the VBFA model and its reference implementation: the factor updates, one sweep and the bound in plain NumPy
-vbfa_lit.engine
-    the production sweep: observed data (dense or CSR), ``fit_vbfa``, one sweep as map and reduce over blocks of
-    samples, tested equal to the reference
-vbfa_lit.linalg
-    the numerical machinery of the updates: masked outer sums, one Cholesky factorisation per Gaussian factor, the
-    NumPy kernel set
-vbfa_lit.vbpca_fast
-    the compiled kernel set (needs ``vbfa_lit[fast]``)
-vbfa_lit.ard
-    automatic relevance determination of the columns of W
-vbfa_lit.transformations
-    the exact translation and rotation of the posterior, and the PCA basis
-vbfa_lit.convergence
-    Luttinen & Ilin's convergence experiments: data sets, criteria, the grid and its figures
-vbfa_lit.rjmcmc
-    reversible-jump MCMC over the number of components (Zhang et al., 2004) and the exact p(q | data)
-vbfa_lit.evidence
-    Minka's Laplace approximation to the evidence for the number of components
-vbfa_lit.notation
-    Gaussian and Gamma moments, entropies and KL divergences
-vbfa_lit.symbolic
-    the SymPy machinery that derives mean-field updates (needs ``vbfa_lit[symbolic]``)
-vbfa_lit.plots
-    every picture of the course: Hinton diagrams, learning curves, pruning, spectra, traces, samples on the
-    sphere
-vbfa_lit.stiefel
-    Householder reflections; uniform samples on the orthogonal group and the Stiefel manifold
-vbfa_lit.householder_ppca
-    Bayesian PPCA in the Householder parameterisation, sampled by NUTS (needs ``vbfa_lit[mcmc]``)
-vbfa_lit.widgets
-    the experiment panels (needs ``vbfa_lit[widgets]``)
-vbfa_lit.data
-    every data set of the course: make_luttinen_ilin, make_bishop_example, make_zhang_set,
-    make_minka_spectrum, make_householder_example, load_mnist_digit, load_movielens_100k
+The lessons' building blocks are the other modules, one per lesson or appendix (``vbfa_lit.vbpca``,
+``vbfa_lit.engine``, ``vbfa_lit.rjmcmc``, ``vbfa_lit.data``, ...), each described by its own docstring;
+``vbfa_lit.symbolic``, ``householder_ppca``, ``widgets`` and ``vbpca_fast`` need the extras ``vbfa_lit[symbolic]``,
+``[mcmc]``, ``[widgets]`` and ``[fast]``.
 
 References
 ----------

@@ -56,7 +56,6 @@ class ARD(NamedTuple):
         Parameters
         ----------
         q : Posterior
-            The mean-field posterior (`Posterior`): means and covariances of every factor.
 
         Returns
         -------
@@ -70,7 +69,6 @@ class ARD(NamedTuple):
         Parameters
         ----------
         q : Posterior
-            The mean-field posterior (`Posterior`); its q(W) gives the update of q(alpha).
         """
         a, b = update_alpha(q.W, q.Sw, self.a_alpha, self.b_alpha)
         return q._replace(a_alpha=a, b_alpha=b)
@@ -80,7 +78,6 @@ class ARD(NamedTuple):
         Parameters
         ----------
         q : Posterior
-            The mean-field posterior (`Posterior`), whose q(alpha) is compared with p(alpha).
         """
         return float(np.sum(gamma_kl(q.a_alpha, q.b_alpha, self.a_alpha, self.b_alpha, check=False)))
 

@@ -87,10 +87,6 @@ def rmse(Y, R, mask) -> float:
         Reconstruction.
     mask : bool ndarray of shape (M, N)
         The entries to score.
-
-    Returns
-    -------
-    float
     """
     return float(np.sqrt(np.mean((Y - R)[mask] ** 2)))
 

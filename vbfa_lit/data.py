@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .stiefel import haar_orthogonal, sample_stiefel
-from .validation import check_2d, check_variance_range, unit_of, check_int, check_random_state
+from .validation import check_2d, check_variance_range, unit_of, check_int, check_real, check_random_state
 
 # %% ../nbs/21_data.ipynb #59873cca
 def _check_fraction(name, value): # a float in [0, 1)
@@ -38,11 +38,7 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
         raise ValueError(f"{name}: expected a non-empty 1-d array of positive finite numbers, got {value!r}")
     return v
 
-def _check_nonneg(name, value): # a finite float >= 0
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not np.isfinite(value)
-            or value < 0):
-        raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
-    return float(value)
+def _check_nonneg(name, value): return check_real(name, value, 0.0, inclusive=True)   # a finite float >= 0
 
 # %% ../nbs/21_data.ipynb #8ad143bd
 def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0,
@@ -139,8 +135,8 @@ SPECTRA = {  # (family, name): (eigenvalues, n_samples) of every named Gaussian 
 def _family(name): return {k: v for (f, k), v in SPECTRA.items() if f == name}
 LUTTINEN_ILIN_SPECTRA = _family('luttinen_ilin')   # name: (eigenvalues, n_samples), views of SPECTRA
 
-def _named_spectrum(family, arg, key, n_samples=None, **options): # Bunch of make_gaussian_spectrum
-    "The one lookup behind every named set: the row (family, key) of SPECTRA, N overridable, drawn."
+def _named_spectrum(family, arg, key, n_samples=None, **options):
+    "The one lookup behind every named set: the row (family, key) of SPECTRA, N overridable, drawn by `make_gaussian_spectrum`."
     try: known = not isinstance(key, (bool, np.bool_)) and (family, key) in SPECTRA
     except TypeError: known = False                                    # an unhashable key
     if not known:

@@ -697,10 +697,6 @@ def fit(self:VBPCA, X, y=None, client=None):
         Dask input only: the cluster to fit on. None: Dask's default client when there is one (the client made
         last, or the one of a ``with client:`` block), else Dask's threaded scheduler in this process.
 
-    Returns
-    -------
-    self
-
     Raises
     ------
     TypeError
@@ -1076,10 +1072,6 @@ def score(self:VBPCA, X, y=None) -> float:
         As in `score_samples`.
     y : default None
         Ignored.
-
-    Returns
-    -------
-    float
     """
     logp = self.score_samples(X)
     return float(logp.mean().compute() if _is_dask_array(logp) else np.mean(logp))

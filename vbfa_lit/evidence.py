@@ -16,8 +16,8 @@ from .data import sample_covariance_eigenvalues
 # %% ../nbs/11_evidence.ipynb #a7c3e2d1
 from .validation import check_int, check_numbers, warn_caller
 
-def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level relative to the largest)
-    """Eigenvalues (decreasing; from X with divisor N - 1, scikit-learn's), N and the zero level over the largest (X's rounding; 0 for eigenvalues)."""
+def _spectrum(data, n_samples):
+    """Eigenvalues (d,) (decreasing; from X with divisor N - 1, scikit-learn's), N and the zero level over the largest (X's rounding; 0 for eigenvalues)."""
     a = check_numbers('data', data)            # strings, complex numbers and masked entries refused; X checked in full below
     if a.ndim == 2:
         if n_samples is not None:
@@ -36,7 +36,7 @@ def _spectrum(data, n_samples): # (eigenvalues (d,) decreasing, N, zero level re
     if np.any(np.diff(a) > 0): raise ValueError("data: eigenvalues must be sorted in decreasing order")
     return a, n_samples, 0.0
 
-def _defined_k(lam, floor, unit, from_X): # (n: k = 0..n-1 have a defined evidence, lam with its zeros set to 0)
+def _defined_k(lam, floor, unit, from_X):
     """(n, lam with its zeros set to 0): k = 0..n-1 have a defined evidence (see `laplace_evidence`'s Notes); a warning names the k left out."""
     d, eps = lam.size, np.finfo(float).eps
     lam = np.where(lam > max(d * eps, floor), lam, 0.0)

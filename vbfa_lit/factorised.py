@@ -47,10 +47,8 @@ def factorised_q_w(Y, q: Posterior, prior: Prior) -> Posterior:
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior, with diagonal covariances; left unchanged.
+    Y, q
+        As in `factorised_q_x`.
     prior : Prior
 
     Returns
@@ -77,17 +75,11 @@ def factorised_sweep(Y, q: Posterior, prior: Prior, shared: bool = False) -> Pos
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N)
-        The data, features x samples; NaN where missing.
-    q : Posterior
-        The current posterior, with diagonal covariances; left unchanged.
+    Y, q
+        As in `factorised_q_x`.
     prior : Prior
     shared : bool, default False
         One noise precision for all features instead of one per feature.
-
-    Returns
-    -------
-    Posterior
     """
     q = factorised_q_x(Y, q)
     q = factorised_q_w(Y, q, prior)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .stiefel import (householder_columns, reference_householder_to_stiefel, reference_singular_value_logpdf,
                               reference_swap_reflection, singular_value_log_kernel)
-from .validation import (check_2d, check_variance_range, unit_of, check_choice, check_int, check_random_state,
+from .validation import (check_2d, check_variance_range, unit_of, check_bool, check_choice, check_int, check_random_state,
                                  check_real)
 
 # %% ../nbs/13_householder_ppca.ipynb #ec6f2797
@@ -172,8 +172,8 @@ def jax_cache_dir()->Path|None:
     return Path(base) / 'vbfa_lit' / 'jax'
 
 @contextmanager
-def _compilation_cache(jax): # JAX's persistent compilation cache inside the call
-    """Yields the cache directory (or None), every program cached; JAX's three settings (and its cache object, if ours) restored."""
+def _compilation_cache(jax):
+    """JAX's persistent compilation cache inside the call: yields its directory (or None), every program cached; JAX's three settings (and its cache object, if ours) restored."""
     cfg = jax.config
     names = ('jax_compilation_cache_dir', 'jax_persistent_cache_min_compile_time_secs',
              'jax_persistent_cache_min_entry_size_bytes')
@@ -450,8 +450,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     target_accept_prob = check_real('target_accept_prob', target_accept_prob)
     if not target_accept_prob < 1:
         raise ValueError(f"target_accept_prob: expected a probability in (0, 1), got {target_accept_prob!r}")
-    if not isinstance(dense_mass, (bool, np.bool_)):
-        raise TypeError(f"dense_mass: expected True or False, got {dense_mass!r}")
+    check_bool('dense_mass', dense_mass)
     rng = check_random_state(random_state)
     model = _ppca_model(M, D, stats, parameterisation, reflection, float(noise_prior_scale),
                         radius_concentration=radius_concentration)

@@ -112,10 +112,6 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
         y : None
             Ignored.
 
-        Returns
-        -------
-        self : VBPCAImputer
-
         Raises
         ------
         ValueError

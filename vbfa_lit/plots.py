@@ -49,15 +49,8 @@ def _as(x, ndim, name):
     return a
 
 # %% ../nbs/20_plots.ipynb #8d82247b
-def hinton(
-    W,
-    ax=None,
-    max_weight: float = None,
-    title: str = None,
-    xlabel: str = 'column $d$',
-    ylabel: str = 'row $m$',
-    key: bool = True,
-):
+def hinton(W, ax=None, max_weight: float = None, title: str = None, xlabel: str = 'column $d$',
+           ylabel: str = 'row $m$', key: bool = True):
     """Hinton diagram: one square per entry, its area proportional to the magnitude, white positive, black negative.
 
     Parameters
@@ -198,13 +191,8 @@ def plot_pruning(inv_alpha, ax=None, kept=None):
     return ax
 
 # %% ../nbs/20_plots.ipynb #f943ed57p1
-def plot_spectrum(
-    values,
-    ax=None,
-    n_keep: int = None,
-    log: bool = False,
-    ylabel: str = 'eigenvalue (squared data units)',
-):
+def plot_spectrum(values, ax=None, n_keep: int = None, log: bool = False,
+                  ylabel: str = 'eigenvalue (squared data units)'):
     """Scree plot: the values in decreasing order as bars, the first `n_keep` highlighted.
 
     Parameters

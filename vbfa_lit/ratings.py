@@ -180,10 +180,6 @@ def reference_biased_sweep(Y, q: BiasedPosterior, prior: Prior, shared: bool = F
     prior : Prior
     shared : bool, default False
         One noise precision for all features.
-
-    Returns
-    -------
-    BiasedPosterior
     """
     q = reference_q_x(Y - q.b, q)                 # lesson 03's updates, on y_mn - <b_n>
     q = reference_q_b(Y, q)
@@ -201,10 +197,6 @@ def reference_biased_bound(Y, q: BiasedPosterior, prior: Prior) -> float:
     ----------
     Y, q, prior
         As `reference_biased_sweep`'s.
-
-    Returns
-    -------
-    float
     """
     O, M = ~np.isnan(Y), Y.shape[0]
     tau = np.broadcast_to(q.a_tau / q.b_tau, (M,))
@@ -287,12 +279,10 @@ def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):
 
     Parameters
     ----------
-    Y : ndarray of shape (M, N), features x samples, NaN where missing
+    Y, prior, shared
+        As `reference_biased_sweep`'s.
     q : Posterior or BiasedPosterior
         With q(m_0) and q(beta_mu) (`engine.init_posterior` under ``Prior(learned_mean=True)``).
-    prior : Prior
-    shared : bool, default False
-        One noise precision for all features.
 
     Returns
     -------
@@ -315,10 +305,6 @@ def reference_learned_bound(Y, q, prior: Prior) -> float:
     ----------
     Y, q, prior
         As `reference_learned_sweep`'s.
-
-    Returns
-    -------
-    float
     """
     biased = getattr(q, 'b', None) is not None
     base = reference_biased_bound(Y, q, prior) if biased else reference_bound(Y, q, prior)

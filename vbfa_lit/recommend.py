@@ -156,10 +156,6 @@ class VBPCARecommender(BaseEstimator):
         y : array_like of shape (n_ratings,), optional
             The ratings, when X does not hold them.
 
-        Returns
-        -------
-        self
-
         Raises
         ------
         ValueError

@@ -17,14 +17,8 @@ def conditional_parameters(q: int, tau, g: np.ndarray, n: float, r: float):
     ----------
     q : int
         Current number of components, 1 <= q <= d-1.
-    tau : ndarray of shape (...)
-        The hyperparameter tau (any shape; broadcast).
-    g : ndarray of shape (d,)
-        Eigenvalues g_1 >= ... >= g_d of S.
-    n : float
-        N, the number of samples (0: likelihood off).
-    r : float
-        Shape of the Gamma prior on every precision.
+    tau, g, n, r
+        As in `reference_log_birth_ratio`; tau of any shape (broadcast), n = 0 switches the likelihood off.
 
     Returns
     -------
@@ -91,14 +85,12 @@ def reference_log_birth_ratio(v, x, s, tau, g, N, r):
         The precisions x_1 < ... < x_q of the components (x_j = 1/l_j).
     s : float
         The noise precision 1/sigma^2.
-    tau : float
-        The rate of the Gamma(r, tau) prior of the precisions.
+    tau, r : float
+        The rate and the shape of the Gamma(r, tau) prior of the precisions.
     g : ndarray of shape (d,)
         The eigenvalues g_1 >= ... >= g_d of S.
     N : float
         The number of samples.
-    r : float
-        The shape of the Gamma(r, tau) prior.
 
     Returns
     -------
@@ -116,9 +108,7 @@ def reference_birth(x, s, tau, g, N, r, u, w):
 
     Parameters
     ----------
-    x : ndarray of shape (q,)
-        The component precisions x_1 < ... < x_q.
-    s, tau, g, N, r
+    x, s, tau, g, N, r
         As in `reference_log_birth_ratio`.
     u, w : float
         Uniform numbers on (0, 1): the proposal's and the acceptance's.
@@ -137,10 +127,8 @@ def reference_death(x, s, tau, g, N, r, w):
 
     Parameters
     ----------
-    x : ndarray of shape (q,)
-        The component precisions x_1 < ... < x_q, q >= 2.
-    s, tau, g, N, r
-        As in `reference_log_birth_ratio`.
+    x, s, tau, g, N, r
+        As in `reference_log_birth_ratio`, with q >= 2.
     w : float
         A uniform number on (0, 1).
 
@@ -158,16 +146,10 @@ def reference_sweep(x, s, tau, g, N, r, alpha, eta, rng):
 
     Parameters
     ----------
-    x : ndarray of shape (q,)
-        The component precisions x_1 < ... < x_q (x_j = 1/l_j), 1 <= q <= d-1.
-    s : float
-        The noise precision 1/sigma^2 > x_q.
-    tau : float
-        The rate of the Gamma(r, tau) prior of the precisions.
-    g : ndarray of shape (d,)
-        The eigenvalues g_1 >= ... >= g_d of S, d >= 3.
-    N, r, alpha, eta : float
-        The number of samples, and the priors' shapes and tau's prior rate.
+    x, s, tau, g, N, r
+        As in `reference_log_birth_ratio`, with 1 <= q <= d-1 and d >= 3.
+    alpha, eta : float
+        Shape and rate of tau's Gamma prior.
     rng : numpy.random.Generator
         The source of uniform and Gamma numbers.
 
@@ -209,8 +191,8 @@ from . import rjmcmc_fast as fast            # the kernels: compiled by numba, o
 from .rjmcmc_fast import TAU_FLOOR, log_ratio_arrays
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #c28hid01
-def _gamma_interval(names, *values, strict=True): # broadcast float arrays (parameters..., lower, upper), checked
-    "The parameters (shape, rate) finite and > 0; 0 <= lower < upper <= inf (lower <= upper if not strict); no NaN."
+def _gamma_interval(names, *values, strict=True):
+    "Broadcast float arrays: parameters (shape, rate) finite > 0, 0 <= lower < upper <= inf (<= if not strict), no NaN."
     label = ', '.join(names)
     arrays = [check_numbers(label, v) for v in values]                        # real numbers, not strings
     try: *params, lo, hi = np.broadcast_arrays(*arrays)
@@ -248,8 +230,8 @@ def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be vali
     return out
 
 
-def _truncated_gamma(a, b, lo, hi, rng): # sampler's path: same-shape arrays (or scalar a, b), unchecked
-    "Draws from Gamma(a, b) truncated to (lo, hi); see `truncated_gamma`."
+def _truncated_gamma(a, b, lo, hi, rng):
+    "`truncated_gamma`'s draws on the sampler's path: same-shape arrays (or scalar a, b), unchecked."
     zl, zh = lo * b, hi * b
     low, big, small = _side(a, zl, zh)                             # low: below the median, by P
     mass = big - small
@@ -289,8 +271,8 @@ class _Tables(NamedTuple):
     free: list # [parity] (d, nJ) True at the scratch positions j > q (drawn with rate 1, not tau + offset)
     used: np.ndarray # (d, d) which of the columns 1..d are in use for each q
 
-def _tables(g, n, r): # _Tables for eigenvalues g (d,), N and r
-    """Per-q tables of the sweep; scratch positions j > q get a Gamma(1, 1) on (0, inf) (rate 1, finite even for tiny tau), never read."""
+def _tables(g, n, r):
+    """`_Tables` for eigenvalues g (d,), N and r of the sweep; scratch positions j > q get a Gamma(1, 1) on (0, inf) (rate 1, finite even for tiny tau), never read."""
     d = g.size
     # padded state: [0, x_1, ..., x_q, s, ..., inf]
     zero_col, inf_col = 0, d + 1
@@ -399,13 +381,13 @@ class RJMCMCResult:
     n_samples : int
         Number of samples N.
     r : float
-        Hyperparameter r (shape of the prior of the precisions).
+        Shape of the prior of the precisions.
     alpha : float
-        Hyperparameter alpha (shape of the prior of tau).
+        Shape of the prior of tau.
     eta : float
-        Hyperparameter eta (rate of the prior of tau).
+        Rate of the prior of tau.
     prior : str, default 'ordered'
-        'ordered' or 'unordered' (see `rjmcmc_pca_from_eigenvalues`).
+        As in `rjmcmc_pca_from_eigenvalues`.
     """
     q: np.ndarray
     l: np.ndarray
@@ -709,10 +691,6 @@ def rjmcmc_pca(X, *, n_sweeps=20000, burn_in=10000, r=3.0, alpha=0.5, eta=None, 
     n_sweeps, burn_in, r, alpha, eta, n_chains, random_state, progress, prior, engine
         As in `rjmcmc_pca_from_eigenvalues`.
 
-    Returns
-    -------
-    RJMCMCResult
-
     Raises
     ------
     ValueError, TypeError, ImportError
@@ -871,8 +849,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
     n_samples : int
         N.
     r, alpha, eta, likelihood, prior
-        As in `rjmcmc_pca_from_eigenvalues` (r, alpha, eta finite real numbers > 0, eta None: 1.2 / mean(g);
-        likelihood True or False; prior the string 'ordered' or 'unordered').
+        As in `rjmcmc_pca_from_eigenvalues`.
     density : int
         Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.
     n_tau : int

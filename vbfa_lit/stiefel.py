@@ -265,11 +265,7 @@ def haar_orthogonal(M, *, size=None, random_state=None, method='householder'):
     ----------
     M : int
         Matrix size, ``M >= 1``.
-    size : None, int or tuple of int, optional
-        Batch shape; ``None`` returns one matrix.
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState, optional
-        Source of randomness.
-    method : {'householder', 'qr'}, optional
+    size, random_state, method
         As `sample_stiefel` (the package's one Haar sampler).
 
     Returns

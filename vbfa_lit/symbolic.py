@@ -223,10 +223,6 @@ def gaussian_readoff(log_density, factor: GaussianFactor) -> GaussianReadoff:
         SymPy expression, at most quadratic in `factor`'s variables.
     factor : GaussianFactor
         The factor whose variables the density is over.
-
-    Returns
-    -------
-    GaussianReadoff
     """
     v = factor.vars
     expr = sp.expand(log_density)
@@ -429,10 +425,8 @@ def symbolic_biased_values(model: SimpleNamespace, Y, q, prior) -> dict:
     ----------
     model : SimpleNamespace
         From `symbolic_biased`.
-    Y : ndarray of shape (M, N)
-        The data, NaN where missing.
-    q : BiasedPosterior
-    prior : Prior
+    Y, q, prior : ndarray of shape (M, N), BiasedPosterior, Prior
+        The data (NaN where missing), the posterior and the prior.
 
     Returns
     -------
@@ -451,16 +445,8 @@ def symbolic_biased_bound(model: SimpleNamespace, Y, q, prior) -> float:
 
     Parameters
     ----------
-    model : SimpleNamespace
-        From `symbolic_biased`.
-    Y : ndarray of shape (M, N)
-        The data, NaN where missing.
-    q : BiasedPosterior
-    prior : Prior
-
-    Returns
-    -------
-    float
+    model, Y, q, prior
+        As in `symbolic_biased_values`.
     """
     vals = symbolic_biased_values(model, Y, q, prior)
     expected_log_joint = float(evaluate(expectation(model.log_joint, model.factors), vals))
@@ -509,15 +495,8 @@ def symbolic_learned_mean_bound(model: SimpleNamespace, Y, q, prior) -> float:
     ----------
     model : SimpleNamespace
         From `symbolic_learned_mean`.
-    Y : ndarray of shape (M, N)
-        The data, NaN where missing.
-    q : Posterior or BiasedPosterior
-        With q(m_0) and q(beta_mu).
-    prior : Prior
-
-    Returns
-    -------
-    float
+    Y, q, prior
+        As in `symbolic_biased_values`; q (a Posterior or BiasedPosterior) with q(m_0) and q(beta_mu).
     """
     biased = hasattr(model, 'b')
     vals = (symbolic_biased_values if biased else symbolic_values)(model, Y, q, prior)

@@ -118,14 +118,14 @@ def rotation_bound(R, C, S, N: int, M: int, w_prior) -> float:
         return val - (a + M / 2) * np.sum(np.log(b + s / 2))
     return val - 0.5 * np.sum(np.broadcast_to(w_prior.alpha, s.shape) * s)
 
-def _positive_root(A, B, c): # coefficients of A u^2 - B u - c = 0, A > 0, c >= 0
-    "The positive root, in the form that avoids cancellation."
+def _positive_root(A, B, c):
+    "The positive root of A u^2 - B u - c = 0 (A > 0, c >= 0), in the form that avoids cancellation."
     disc = np.sqrt(B ** 2 + 4 * A * c)
     return np.where(B >= 0, (B + disc) / (2 * A),
                     2 * c / np.where(disc - B > 0, disc - B, np.inf))
 
-def _fixed_signs(U): # (D, D) eigenvectors in columns
-    "Eigenvectors with fixed signs: each column's largest-magnitude entry > 0."
+def _fixed_signs(U):
+    "Eigenvectors (columns of U (D, D)) with fixed signs: each column's largest-magnitude entry > 0."
     lead = U[np.argmax(np.abs(U), 0), np.arange(U.shape[1])]
     return U * np.where(lead < 0, -1.0, 1.0)
 
@@ -177,15 +177,8 @@ def pca_basis(q: Posterior, prior: Prior) -> Posterior:
 TRANSFORMATIONS = ('none', 'translate', 'rotate', 'both')
 
 # %% ../nbs/27_transformations_engine.ipynb #d521acd8p1
-def transform_posterior(
-    data: Observed,
-    q: Posterior,
-    prior: Prior,
-    kind: str = 'both',
-    latent_covariances: bool = True,
-    defer_w: bool = False,
-    in_place: bool = False,
-):
+def transform_posterior(data: Observed, q: Posterior, prior: Prior, kind: str = 'both',
+                        latent_covariances: bool = True, defer_w: bool = False, in_place: bool = False):
     """Apply the optimal translation t and/or rotation R; a step that would not raise the bound is skipped.
 
     Parameters
@@ -211,8 +204,7 @@ def transform_posterior(
         (transformed Posterior, increase of the bound >= 0).
     """
     if kind not in TRANSFORMATIONS:
-        raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, "
-                         f"got {kind!r}")
+        raise ValueError(f"transformations: expected one of {TRANSFORMATIONS}, got {kind!r}")
     (N, D), M = q.X.shape, q.W.shape[0]
     total, Sw_sum = 0.0, None               # the translation leaves the Sigma_w_m: their sum serves the rotation
     if kind in ('translate', 'both'):

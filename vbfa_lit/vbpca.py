@@ -226,21 +226,12 @@ def reference_bound(Y, q:Posterior, prior:Prior) -> float:
 
 # %% ../nbs/03_vbpca.ipynb #5729e471
 def sum_ww(W, Sw):
-    """The second moments of the columns of W: sum over m of <w_md^2>, for every column d (the prior on W, ARD, the
-    estimator's ordering of the components).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> sum_ww(np.ones((3, 2)), np.eye(2)[None]).tolist()
-    [6.0, 6.0]
-    """
+    "sum_m <w_md^2> for every column d of W: the prior on W, ARD and the estimator's ordering of the components."
     return np.einsum('md,md->d', W, W) + diagonal_sum(Sw, len(W))
 
 # %% ../nbs/03_vbpca.ipynb #b9324521
 def reference_sweep(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior:
-    """One sweep of the VB updates X -> W -> mu -> tau -> prior on W, in plain NumPy: the lesson's reference
-    implementation, which the package's engine equals to rounding."""
+    "One sweep X -> W -> mu -> tau -> prior on W, in plain NumPy: the lesson's reference, which the engine equals."
     q = reference_q_x(Y, q)
     q = reference_q_w(Y, q, prior)
     q = reference_q_mu(Y, q, prior)

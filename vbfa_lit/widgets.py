@@ -147,16 +147,12 @@ class Panel:
         self.refresh()
 
     def make_controls(self, w) -> dict:
-        """The panel's controls; sliders and text boxes with ``continuous_update=False``.
+        """The panel's controls by name (a dict of ipywidgets); sliders and text boxes with ``continuous_update=False``.
 
         Parameters
         ----------
         w : module
             The ipywidgets module.
-
-        Returns
-        -------
-        dict of str to ipywidgets.Widget
         """
         return {}
 
@@ -182,10 +178,6 @@ class Panel:
         ----------
         data : dict
             What `compute` returned.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
         """
         return Figure()
 
@@ -801,10 +793,6 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
         One line of text per value, shown beside the slider; default empty.
     start, dpi, font_size
         As for `static_slider`.
-
-    Returns
-    -------
-    StaticSlider
 
     Raises
     ------
