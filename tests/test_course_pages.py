@@ -261,3 +261,13 @@ def test_a_solution_cell_sits_inside_its_fold(stem):
                 and nxt_kind == 'code' and '#| code-fold: true' in nxt):
             outside.append(nxt.splitlines()[1][:60] if len(nxt.splitlines()) > 1 else nxt[:60])
     assert not outside, f'{stem}: solution code after its closed fold: {outside}'
+
+
+@pytest.mark.parametrize('stem', PAGES + APPENDIX)
+def test_a_fold_title_names_no_lesson_by_number(stem):
+    """A `<summary>` is raw HTML, which the site's linker does not read: "lesson 05" there would be the only unlinked
+    mention of a lesson on the page (the browser check fails it). Name the idea, or link the lesson in the fold's text."""
+    titles = [t for kind, src in cells(stem) if kind == 'markdown'
+              for t in re.findall(r'<summary>(.*?)</summary>', src, re.S)]
+    named = [t for t in titles if re.search(r'\b(?:[Ll]essons?|[Aa]ppendix) \d\d\b', t)]
+    assert not named, f'{stem}: fold titles naming a lesson: {named}'
