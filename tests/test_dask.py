@@ -3,7 +3,6 @@ scheduler and on a LocalCluster of worker processes; a worker process killed dur
 graph does not grow across sweeps; bad tables of ratings are refused by name."""
 import functools
 import os
-import signal
 import time
 
 import numpy as np
@@ -16,6 +15,7 @@ distributed = pytest.importorskip('distributed')
 import dask
 import pandas as pd
 
+from conftest import recomputed_since, worker_killer
 from vbfa_lit.ard import ARD
 from vbfa_lit.data import make_low_rank
 from vbfa_lit.engine import fit_vbfa, observed, init_posterior
@@ -133,22 +133,11 @@ def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(clus
     assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
 
     block_keys = {b.key for b in blocks_from_array(X_dask).blocks}    # the names the fit's blocks get
-    killed = []
-    def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
-        if it != 2: return
-        pids, has = client.run(os.getpid), client.has_what()
-        def alone(w):                    # the blocks only w holds: a copy on another worker is not lost
-            return {k for k in block_keys.intersection(has.get(w, ()))
-                    if not any(k in keys for v, keys in has.items() if v != w)}
-        victim = max(pids, key=lambda w: len(alone(w)))
-        killed.append((pids[victim], alone(victim), time.time()))
-        os.kill(pids[victim], signal.SIGKILL)
+    kill_a_worker, killed = worker_killer(client, keys=block_keys)   # after sweep 3, the worker with most blocks
     got = recorded(fit_vbfa_dask, X_dask, client=client, callback=kill_a_worker, **settings)
     (pid, lost, when), = killed
     assert lost and pid not in client.run(os.getpid).values()
-    def recomputed(dask_scheduler):      # the blocks that came back into memory after the kill
-        return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
-    assert lost <= client.run_on_scheduler(recomputed), lost     # the lost blocks, recomputed from their source
+    assert lost <= recomputed_since(client, when), lost     # the lost blocks, recomputed from their source
     assert_same_fit(got, ref)
 
 

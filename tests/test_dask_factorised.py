@@ -3,7 +3,6 @@
 triples, any number of blocks of features) and on a LocalCluster of worker processes, where the task graph does not
 grow across sweeps and a worker killed during the fit changes nothing; bad input is refused by name."""
 import os
-import signal
 import time
 
 import numpy as np
@@ -16,6 +15,7 @@ distributed = pytest.importorskip('distributed')
 import dask
 import pandas as pd
 
+from conftest import recomputed_since, worker_killer
 from vbfa_lit.ard import ARD
 from vbfa_lit.data import make_low_rank
 from vbfa_lit.dask_runner import observed_blocks_from_triples, ratings_matrix
@@ -107,21 +107,11 @@ def test_local_cluster_of_processes_same_fit_flat_graph_and_a_killed_worker(clus
     assert_same_fit(got, ref)
     assert len(set(held)) == 1, held     # the same tasks held after every sweep: the graph does not grow
 
-    killed = []
-    def kill_a_worker(it, q, bound):     # after sweep 3: SIGKILL the worker process holding the most blocks
-        if it != 2: return
-        pids, has = client.run(os.getpid), client.has_what()
-        def alone(w):                    # what only w holds: a copy on another worker is not lost
-            return {k for k in has.get(w, ()) if not any(k in keys for v, keys in has.items() if v != w)}
-        victim = max(pids, key=lambda w: len(alone(w)))
-        killed.append((pids[victim], alone(victim), time.time()))
-        os.kill(pids[victim], signal.SIGKILL)
+    kill_a_worker, killed = worker_killer(client)    # after sweep 3, the worker holding most that no other holds
     got = recorded(fit_factorised_dask, X_dask, client=client, callback=kill_a_worker, **settings)
     (pid, lost, when), = killed
     assert lost and pid not in client.run(os.getpid).values()
-    def recomputed(dask_scheduler):      # the results that came back into memory after the kill
-        return {t[0] for t in dask_scheduler.transition_log if t[2] == 'memory' and t[-1] > when}
-    again = client.run_on_scheduler(recomputed)
+    again = recomputed_since(client, when)
     blocks = {k for k in lost if str(k).startswith('_rows_csr')}
     assert blocks and blocks <= again, (blocks, again)    # the lost blocks of samples, recomputed
     assert_same_fit(got, ref)
