@@ -15,7 +15,7 @@ distributed = pytest.importorskip('distributed')
 import dask
 import pandas as pd
 
-from conftest import recomputed_since, worker_killer
+from dask_helpers import recomputed_since, worker_killer
 from vbfa_lit.ard import ARD
 from vbfa_lit.data import make_low_rank
 from vbfa_lit.engine import fit_vbfa, observed, init_posterior
