@@ -52,11 +52,8 @@ napoleon_use_ivar = True        # attributes as fields of their class, not as se
 
 def _docstring(app, what, name, obj, options, lines):
     """Docstrings are plain text, as `help()` shows them: `n_components_` is no reST reference (code spans and `>>>`
-    blocks stay as they are); a module's $...$ (nbdev copies the notebook's description) is math, its `Docs: <URL>`
-    line goes (the site is those docs)."""
-    if what == 'module':
-        lines[:] = [re.sub(r'(?<![\\$])\$([^$\n]+?)\$(?!\$)', r':math:`\1`', l) for l in lines
-                    if not re.match(r'^\s*Docs:\s*https?://', l)]
+    blocks stay as they are); a module's $...$ (nbdev copies the notebook's description) is math."""
+    if what == 'module': lines[:] = [re.sub(r'(?<![\\$])\$([^$\n]+?)\$(?!\$)', r':math:`\1`', l) for l in lines]
     doctest = False
     for i, l in enumerate(lines):
         doctest = l.lstrip().startswith('>>>') or (doctest and bool(l.strip()))

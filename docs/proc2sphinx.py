@@ -1,10 +1,6 @@
-"""nbdev's notebooks as myst-nb pages, a Sphinx extension. `convert_notebook` (as Sphinx reads a notebook) turns nbdev's
-directives, read by fastcore's `NbCell` as nbdev reads them, into myst-nb's cell tags, and the title and `show_doc` cells
-into what nbdev's site shows; it must be deterministic: jupyter-cache keys on the code cells (the library's hash joins
-the key). On the doctree, links are left for myst and Sphinx to resolve and check (`-W`): nbdev's notebook names and
-`api.html#name` are pointed at the page or entry, "lesson 03" and backticked API names become such links; a tagged
-equation becomes an `equation*` (MathJax refuses `\\tag` in the `split` Sphinx wraps around broken lines).
-"""
+"""nbdev's notebooks as myst-nb pages, a Sphinx extension: nbdev's directives (read by fastcore's `NbCell`, as nbdev
+reads them) become myst-nb cell tags, the title and `show_doc` cells what nbdev's site shows, and links are left for
+myst and Sphinx to resolve and check (`-W`). The conversion is deterministic: jupyter-cache keys on the code cells."""
 import ast, copy, fcntl, hashlib, json, re
 from pathlib import Path
 
@@ -31,11 +27,6 @@ _TOC = {m[1]: re.findall(r'(?m)^([\w-]+)$', m[2])    # docs/toc.md's toctrees: {
 STEMS = {page(p.stem): p.stem for p in sorted(NBS.glob('*.ipynb'))}
 LESSONS = ['index'] + [STEMS[p] for p in _TOC['Lessons'] if p in STEMS]
 APPENDIX = [STEMS[p] for p in _TOC['Appendix'] if p in STEMS]
-
-def page_order(stems) -> tuple[list[str], list[str]]:
-    "Split notebook `stems` into (lessons, appendix) in reading order; unlisted ones close the appendix."
-    return ([s for s in LESSONS if s in stems],
-            [s for s in APPENDIX if s in stems] + [s for s in sorted(stems) if s not in LESSONS + APPENDIX])
 
 def lesson_number(stem: str) -> str:
     "The number the text cites for notebook `stem` (`02`, `04a`); '' for the index and the references."

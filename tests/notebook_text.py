@@ -14,6 +14,13 @@ NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
 from proc2sphinx import APPENDIX, LESSONS  # noqa: E402  (the site's reading order: which pages are lessons)
 
+
+def page_order(stems) -> tuple[list[str], list[str]]:
+    "Split notebook `stems` into (lessons, appendix) in reading order; unlisted ones close the appendix."
+    return ([s for s in LESSONS if s in stems],
+            [s for s in APPENDIX if s in stems] + [s for s in sorted(stems) if s not in LESSONS + APPENDIX])
+
+
 COLUMN_IN = 956 / 100      # the page column (956 px) in inches of a 100-dpi inline figure
 MIN_PT = 9 * 96 / 100      # 9 pt on a 96-dpi screen, in points of a 100-dpi figure shown at full size
 CAPTION = re.compile(r'^\*Figure (\d+[a-z]?)\.(\d+):', re.M)

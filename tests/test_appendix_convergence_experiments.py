@@ -5,8 +5,7 @@ import re
 
 import numpy as np
 
-from notebook_text import APPENDIX, LESSONS, captions, cells, flat, prose
-from proc2sphinx import page_order
+from notebook_text import APPENDIX, LESSONS, captions, cells, flat, page_order, prose
 
 PAGE = '28_convergence_experiments'
 LINK = f'({PAGE}.ipynb)'

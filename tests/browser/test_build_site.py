@@ -17,8 +17,9 @@ import pytest
 from fastcore.nbio import NbCell
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'docs'))
+sys.path[:0] = [str(ROOT / 'docs'), str(ROOT / 'tests')]
 import proc2sphinx as p2s  # noqa: E402
+from notebook_text import page_order  # noqa: E402
 
 
 def cell(kind, src, **kw): return {'cell_type': kind, 'metadata': {}, 'source': src, **kw}
@@ -127,7 +128,7 @@ def test_page_names_and_order_come_from_nbdev_and_the_toctree():
     listed = [l for l in toc.splitlines() if l and l[0].isalpha()]
     assert [p2s.page(s) for s in p2s.LESSONS[1:] + p2s.APPENDIX] + ['api'] == listed
     assert p2s.LESSONS[0] == 'index' and not set(p2s.LESSONS) & set(p2s.APPENDIX)
-    lessons, appendix = p2s.page_order(['12_new', '20_plots', '00_notation', 'index', '01_from_pca', '22_linalg'])
+    lessons, appendix = page_order(['12_new', '20_plots', '00_notation', 'index', '01_from_pca', '22_linalg'])
     assert lessons == ['index', '00_notation', '01_from_pca'] and appendix == ['20_plots', '22_linalg', '12_new']
     nbs = sorted(p.stem for p in (ROOT / 'nbs').glob('*.ipynb'))
     assert sorted(p2s.LESSONS + p2s.APPENDIX) == nbs, 'every notebook is listed in docs/toc.md'

@@ -21,8 +21,8 @@ from nbdev.config import nbpath2html
 
 ROOT = Path(__file__).resolve().parents[2]
 NBS = ROOT / 'nbs'
-sys.path.insert(0, str(ROOT / 'docs'))
-from proc2sphinx import page_order  # noqa: E402
+sys.path.insert(0, str(ROOT / 'tests'))
+from notebook_text import page_order  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -30,8 +30,9 @@ from nbdev.config import nbpath2html
 
 ROOT = Path(__file__).resolve().parents[2]
 NBS = ROOT / 'nbs'
-sys.path.insert(0, str(ROOT / 'docs'))
-from proc2sphinx import APPENDIX, LESSONS, REFERENCE, lesson_number, page_order  # noqa: E402
+sys.path[:0] = [str(ROOT / 'docs'), str(ROOT / 'tests')]
+from notebook_text import page_order  # noqa: E402
+from proc2sphinx import APPENDIX, LESSONS, REFERENCE, lesson_number  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -15,8 +15,8 @@ import sys
 import pytest
 from nbdev.config import nbpath2html
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'docs'))
-from proc2sphinx import page_order  # noqa: E402  the one list of pages the site follows
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'tests'))
+from notebook_text import page_order  # noqa: E402  the one list of pages the site follows
 
 pytestmark = pytest.mark.browser
 
