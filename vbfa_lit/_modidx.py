@@ -279,7 +279,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'vbfa_lit.estimator._score_rows': ('estimator.html#_score_rows', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._sparse_frame_to_coo': ( 'estimator.html#_sparse_frame_to_coo',
                                                                                  'vbfa_lit/estimator.py'),
-                                    'vbfa_lit.estimator._sweeps': ('estimator.html#_sweeps', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._transform_rows': ('estimator.html#_transform_rows', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._unscaled_quad': ('estimator.html#_unscaled_quad', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._woodbury_logpdf': ('estimator.html#_woodbury_logpdf', 'vbfa_lit/estimator.py'),

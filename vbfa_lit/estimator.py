@@ -1211,12 +1211,7 @@ def _fit_blocks(est, runner, X, unstored, s):
     k = len(raw)
     loaded = runner.map(_block_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k, [local] * k, keep=True)
     del raw                                                             # the standardised blocks replace them
-    return est._fit_posterior(_sweeps(runner, loaded, starts, M, s), s, counts, center, scale, varies,
-                              ss * (s2 / scale) ** 2)
-
-def _sweeps(runner, loaded, starts, M, s):
-    "`_fit_posterior`'s run(D, prior, shared, ...) over the loaded blocks, with either runner."
-    local = isinstance(runner, LocalRunner)
+    # `_fit_posterior`'s run(D, prior, shared, ...): from here on only the engines read the blocks
     if s['posterior'] == 'factorised':             # features in rounds (lesson 15): whole here, by blocks on Dask
         data, fb = (loaded[0], None) if local else (None, factorised_blocks(runner, loaded, starts, M))
         def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
@@ -1225,10 +1220,12 @@ def _sweeps(runner, loaded, starts, M, s):
             # on Dask as the full posterior's fit keeps it: the mean of the Sigma_x_n, (1, D, D)
             Sx = fit.q.Sx.full() if local else np.diag(fit.q.Sx.v.mean(0))[None]
             return fit._replace(q=fit.q._replace(Sx=Sx, Sw=fit.q.Sw.full()))
-        return run
-    if local: data, blocks, var = loaded[0], row_blocks(loaded[0], runner.n_jobs), None
-    else: blocks, _, data, var = summarise_blocks(runner, loaded, starts, M)
-    return lambda *args: fit_blocks(runner, data, blocks, *args, sample_bias=s['sample_bias'], var=var, reuse=True)
+    else:
+        if local: data, blocks, var = loaded[0], row_blocks(loaded[0], runner.n_jobs), None
+        else: blocks, _, data, var = summarise_blocks(runner, loaded, starts, M)
+        run = lambda *args: fit_blocks(runner, data, blocks, *args, sample_bias=s['sample_bias'], var=var, reuse=True)
+    del loaded
+    return est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
 
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
