@@ -392,9 +392,10 @@ class LocalRunner:
         return list(self._pool.map(lambda a: fn(*a), args))
 
     def reduce(self, parts, complete: bool) -> LatentBlock:
-        "The reduce step (`reduce_blocks`), kept as `reduced` (its X and mask @ X serve the transformations)."
-        self.reduced = reduce_blocks(parts, complete)
-        return self.reduced
+        "The reduce step (`reduce_blocks`), kept as `reduced` without its XX_m (its X and mX serve the transformations)."
+        s = reduce_blocks(parts, complete)
+        self.reduced = s._replace(XX=None, YX=None)
+        return s
 
     def close(self):
         "Stop the threads, if any were started, and let the buffers go."
