@@ -140,8 +140,8 @@ def test_default_threads_are_fewer_when_memory_is_short_and_an_explicit_count_na
     monkeypatch.setattr(estimator, 'available_memory', lambda: base + 0.5 * per_thread)
     monkeypatch.setattr(estimator, 'default_jobs', lambda flops: 2)          # as on a 2-core machine
     seen = []
-    real = estimator.fit_vbfa
-    monkeypatch.setattr(estimator, 'fit_vbfa', lambda *a, **k: seen.append(k['n_jobs']) or real(*a, **k))
+    real = estimator.fit_blocks                                              # fit_blocks(runner, data, ...)
+    monkeypatch.setattr(estimator, 'fit_blocks', lambda *a, **k: seen.append(a[0].n_jobs) or real(*a, **k))
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         VBPCA(D, missing_values='unstored', max_iter=1).fit(S)

@@ -19,8 +19,8 @@ import scipy.sparse as sparse
 from .linalg import (Kernels, NUMPY_KERNELS, one_blas_thread, pack_upper, scratch_buffer, triangle_side,
                      unpack_upper, usable_cores, weighted_sum)
 from .vbpca import Posterior, Prior
-from .engine import (FitResult, LatentBlock, LocalRunner, Observed, PendingRotation, check_prior, init_posterior,
-                     kernel_set, observed, residual_ss, run_sweeps)
+from .engine import (FitResult, LatentBlock, LocalRunner, Observed, PendingRotation, SweptMask, check_prior,
+                     fit_blocks, init_posterior, kernel_set, observed, residual_ss)
 from .validation import check_int
 from .vbpca_fast import compiled_kernels
 
@@ -248,7 +248,6 @@ def _add(a, b, out=None):  # two shares of the reduce added; into `out`'s kept b
                  for i, (x, y) in enumerate(zip(a, b)))
 def _means(p: LatentBlock): return p.X
 def _latent(p: LatentBlock): return p.X, p.Sx
-def _mask_times(block: Observed, X): return np.asarray(block.mask @ X)
 def _moments(block: Observed): return block.n_row, block.y_row
 def _with_complete(block: Observed, complete: bool): return block._replace(complete=complete)
 
@@ -277,7 +276,7 @@ class DaskRunner:
         self.n_workers = None if n_workers is None else check_int('n_workers', n_workers, 1)
         self.local = LocalRunner(usable_cores() if threads is None else check_int('threads', threads, 1))
         self.submitted = 0                 # tasks sent so far (a sweep sends the same number every time)
-        self._parts = self._X = self._mX = None
+        self._parts = self.reduced = None
         self._home = []                    # the worker each block's map was sent to (the last map)
         self._id = f'vbfa_lit-{uuid.uuid4().hex}'   # names the buffers kept for its blocks
         self._kept = {}                    # this process's: the reduced XX_m, unpacked (`reduce`)
@@ -361,8 +360,9 @@ class DaskRunner:
         XX, YX, mX, x_term, Sx_sum, N = stats
         if XX.ndim == 2:                         # packed: unpacked into a buffer this runner keeps
             XX = unpack_upper(XX, scratch_buffer(self._kept, 'XX', (len(XX), len(Sx_sum), len(Sx_sum))))
-        self._parts, self._X, self._mX = parts, np.concatenate(X), mX
-        return LatentBlock(self._X, (Sx_sum / N)[None], None, None, XX, YX, mX, float(x_term))
+        self._parts, self.reduced = parts, LatentBlock(np.concatenate(X), (Sx_sum / N)[None], None, None, XX, YX, mX,
+                                                       float(x_term))
+        return self.reduced
 
     def latent(self, complete: bool):
         "q(X) of the last sweep, gathered: X (N, D) and Sx (N, D, D), or (1, D, D) when complete."
@@ -372,15 +372,9 @@ class DaskRunner:
         X = np.concatenate([p[0] for p in parts])
         return X, parts[0][1] if complete else np.concatenate([p[1] for p in parts])
 
-    def mask_times(self, blocks, starts, X):
-        "sum over n in O_m of X_n for every feature m, block by block on the workers."
-        if X is self._X: return self._mX            # the reduce's own sums (the latent means just gathered)
-        pieces = [X[s:e] for s, e in zip(starts[:-1], starts[1:])]
-        return functools.reduce(np.add, self._gather(self._futures(_mask_times, blocks, pieces)))
-
     def close(self):
         "Release the futures held by the runner and the buffers kept for its blocks (the client stays open)."
-        self._parts = self._X = self._mX = None
+        self._parts = self.reduced = None
         self._kept = {}
         self.local.close()
         _let_go(self._id)                          # the threaded scheduler's, in this process
@@ -401,11 +395,6 @@ def resolve_client(client=None):
     except ValueError: return None                         # no client: the threaded scheduler
 
 # %% ../nbs/26_dask.ipynb #63a16b51
-class _BlockMask:  # the data's mask as the transformations read it (`mask @ X`), computed block by block
-    def __init__(self, runner, blocks, starts, M):
-        self.runner, self.blocks, self.starts, self.shape = runner, blocks, starts, (M, int(starts[-1]))
-    def __matmul__(self, X): return self.runner.mask_times(self.blocks, self.starts, np.asarray(X))
-
 class DaskData(NamedTuple):
     """Loaded blocks and the data's per-feature summary, which the sweep's central updates read."""
     blocks: list
@@ -430,7 +419,7 @@ def summarise_blocks(runner: DaskRunner, loaded: list, starts, n_features: int, 
                     [np.zeros((int(e - s), 1)) for s, e in zip(starts[:-1], starts[1:])],
                     [row_mean] * len(loaded))
     var = float(functools.reduce(np.add, ss).sum() / n_row.sum()) if n_row.sum() > 0 else 1.0
-    summary = Observed(None, _BlockMask(runner, loaded, starts, M), None, None, n_row, y_row, complete)
+    summary = Observed(None, SweptMask((M, N)), None, None, n_row, y_row, complete)
     return DaskData(loaded, starts, summary, var)
 
 def init_posterior_dask(data: DaskData, D: int, prior: Prior, shared: bool, rng, tau_scale: float = 1e3) -> Posterior:
@@ -445,14 +434,13 @@ def fit_vbfa_dask(X, D: int, prior: Prior = Prior(), shared: bool = False, max_i
     """`engine.fit_vbfa` on data that lives in Dask: the engine's sweep, its map steps where the blocks are."""
     if not isinstance(X, DelayedBlocks): X = blocks_from_array(X)
     D = check_int('D', D, 1)
-    kernels = kernel_set(engine)
+    kernel_set(engine)                                 # the engine and the prior checked before the blocks load
     check_prior(prior)
     runner = DaskRunner(client, n_workers)
     try:
         data = load_blocks(runner, X)
-        q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
-        fit = run_sweeps(data.summary, q, prior, shared, kernels, data.blocks, runner, max_iter, tol, callback,
-                         transform, transform_start)
+        fit = fit_blocks(runner, data.summary, data.blocks, D, prior, shared, max_iter, tol, rng, callback, transform,
+                         transform_start, engine, var=data.var)
         if not fit.elbo: return fit
         X_, Sx = runner.latent(data.summary.complete)    # every Sigma_x_n, gathered once
         return fit._replace(q=fit.q._replace(X=X_, Sx=Sx))

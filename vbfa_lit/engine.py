@@ -348,7 +348,7 @@ class LocalRunner:
     "Runs the sweep's map steps in this process: block after block, or `n_jobs` blocks side by side in threads."
     def __init__(self, n_jobs: int = 1):
         self.n_jobs = check_int('n_jobs', n_jobs, 1)
-        self._pool, self._scratch, self._latent, self._spare = None, [], [], {}
+        self._pool, self._scratch, self._latent, self._spare, self.reduced = None, [], [], {}, None
 
     def take(self, shape) -> np.ndarray:
         "An uninitialised float64 array of `shape`: one given back (`give`), else a new one."
@@ -392,13 +392,15 @@ class LocalRunner:
         return list(self._pool.map(lambda a: fn(*a), args))
 
     def reduce(self, parts, complete: bool) -> LatentBlock:
-        "The reduce step (`reduce_blocks`)."
-        return reduce_blocks(parts, complete)
+        "The reduce step (`reduce_blocks`), kept as `reduced` without its XX_m (its X and mX serve the transformations)."
+        s = reduce_blocks(parts, complete)
+        self.reduced = s._replace(XX=None, YX=None)
+        return s
 
     def close(self):
         "Stop the threads, if any were started, and let the buffers go."
         if self._pool is not None: self._pool.shutdown(); self._pool = None
-        self._scratch, self._latent, self._spare = [], [], {}
+        self._scratch, self._latent, self._spare, self.reduced = [], [], {}, None
 
 def local_runner(runner):
     "The `LocalRunner` of this process's threads a runner offers (itself, or its `local` attribute), or None."
@@ -514,15 +516,33 @@ def fit_vbfa(data: Observed, D: int, prior: Prior = Prior(), shared: bool = Fals
              engine: str = 'auto', n_jobs: int = 1, n_blocks=None, sample_bias: bool = False,
              reuse: bool = False) -> FitResult:
     """Variational EM for the VBFA model: sweeps, optionally with `transform` between them, until the bound settles."""
+    runner = LocalRunner(n_jobs)
+    try:
+        blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
+        return fit_blocks(runner, data, blocks, D, prior, shared, max_iter, tol, rng, callback, transform,
+                          transform_start, engine, sample_bias, reuse=reuse)
+    finally: runner.close()
+
+def fit_blocks(runner, data: Observed, blocks, D: int, prior: Prior, shared: bool, max_iter: int, tol: float, rng,
+               callback, transform, transform_start: int, engine, sample_bias: bool = False, var=None,
+               reuse: bool = False) -> FitResult:
+    "The fit over blocks a runner holds (`LocalRunner` here, `DaskRunner` on Dask), `data` their whole or summary."
     kernels = kernel_set(engine)                          # chosen once, for every sweep
     check_prior(prior)
-    runner = LocalRunner(n_jobs)
-    blocks = row_blocks(data, runner.n_jobs if n_blocks is None else check_int('n_blocks', n_blocks, 1))
-    try:
-        q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), sample_bias=sample_bias)
-        return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
-                          transform_start, reuse)
-    finally: runner.close()
+    q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), var=var, sample_bias=sample_bias)
+    return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
+                      transform_start, reuse)
+
+class SweptMask:
+    "A mask as the transformations read it between sweeps: its shape, and `mask @ X` of the last sweep's <x_n> only."
+    def __init__(self, shape, X=None, mX=None): self.shape, self._X, self._mX = shape, X, mX
+    def __matmul__(self, X):
+        if X is not self._X: raise ValueError("mask @ X: a summary holds the sums of its last sweep's <x_n> only")
+        return self._mX
+
+def swept(data: Observed, s: LatentBlock) -> Observed:
+    "The data as the transformations after a sweep read them: per-feature counts and the sweep's sums (`SweptMask`)."
+    return data._replace(Y=None, mask=SweptMask(data.mask.shape, s.X, s.mX), YT=None, maskT=None)
 
 def replaced_covariances(before, after) -> list:
     "The covariance arrays of `before` that `after` no longer holds."
@@ -535,13 +555,14 @@ def run_sweeps(data: Observed, q: Posterior, prior: Prior, shared: bool, kernels
                transform_start: int = 1, reuse: bool = False) -> FitResult:
     "The sweeps of `fit_vbfa` from a given start, with its blocks and runner."
     history, terms = [], None
+    runner = LocalRunner() if runner is None else runner
     local = local_runner(runner)
     if transform is not None and local is not None and local.n_jobs > 1:
         transform = with_threads(transform, local.n_jobs)           # their big products on this process's threads
     give = local.give if reuse and local is not None else None
     for it in range(max_iter):
         if transform is not None and it >= max(transform_start, 1):
-            q_before, (q, _) = q, transform(data, q, prior)
+            q_before, (q, _) = q, transform(swept(data, runner.reduced), q, prior)
             if give: give(*replaced_covariances(q_before, q))
         q_before, (q, terms) = q, sweep(data, q, prior, shared, kernels, blocks, runner)
         if give: give(*replaced_covariances(q_before, q))

@@ -22,8 +22,9 @@ from tqdm.auto import tqdm
 
 from .notation import gamma_moments
 from .vbpca import LOG2PI, Posterior, Prior, FixedAlpha, sum_ww
-from .engine import observed, sum_tau_ww, update_X, fit_vbfa
-from .factorised_engine import fit_factorised
+from .engine import LocalRunner, fit_blocks, observed, row_blocks, sum_tau_ww, update_X
+from .dask_runner import DaskRunner, DelayedBlocks, resolve_client, summarise_blocks
+from .factorised_engine import factorised_blocks, fit_factorised, run_factorised
 from .ard import ARD, effective_components
 from .linalg import check_engine, one_blas_thread, usable_cores
 from .validation import check_2d, check_bool, check_random_state, output_dtype, warn_caller
@@ -214,12 +215,8 @@ def check_data(X, name: str = 'X') -> np.ndarray:
         except ValueError as e: raise TypeError(f"{name}: expected numbers; {e}") from None
     try: arr = np.asarray(X)
     except ValueError as e: raise ValueError(f"{name}: could not be read as a 2-d array ({e})") from None
-    if arr.dtype.kind == 'O':                       # numbers as objects: strings refused, pandas' NA is missing
-        items = arr.ravel()
-        if any(isinstance(v, complex) for v in items):
-            raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-        if any(isinstance(v, (str, bytes)) for v in items):
-            raise TypeError(f"{name}: expected numbers, got strings (an object array)")
+    if arr.dtype.kind == 'O':                       # numbers as objects: pandas' NA is missing (`check_2d` refuses
+        items = arr.ravel()                         # strings and complex numbers)
         if any(_is_na(v) for v in items):
             arr = np.array([np.nan if _is_na(v) else v for v in items], dtype=object).reshape(arr.shape)
     if arr.ndim == 2 and 0 in arr.shape:            # scikit-learn's wording, which its estimator checks expect
@@ -706,29 +703,25 @@ def fit(self:VBPCA, X, y=None, client=None):
         Bad hyperparameters or data (each error names its argument); with a dask array, a bad entry is reported
         with the chunk of rows that holds it.
     """
-    if _is_dask_array(X): return _fit_dask(self, X, client)
-    if client is not None:
+    if client is not None and not _is_dask_array(X):
         raise TypeError(f"client: only used when X is a dask array (X is {type(X).__name__}, fitted in this "
                         "process); pass client=None")
-    arr = self._check_input(X)
+    in_dask = _is_dask_array(X)
+    arr, unstored = _dask_input(self, X) if in_dask else (self._check_input(X), None)
     validate_data(self, X, reset=True, skip_check_array=True)      # feature_names_in_, n_features_in_
-    X, ((N, M), s) = arr, (arr.shape, self._settings(*arr.shape))
+    (N, M), s = arr.shape, self._settings(*arr.shape)
     if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
-    counts = observed_counts(X)
-    n_obs = int(counts[0].sum())
-    if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
-    self._warn_missing(*counts)
-    dense_storage = not sparse.issparse(X) and not (
-        s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M))
-    self._check_cost(N, M, s, n_obs, dense_storage, complete=n_obs == N * M and not s['sample_bias'])
-    center, scale = sparse_data_scale(X) if sparse.issparse(X) else data_scale(X)
-    scale, varies = _fitted_scale(scale)
-    Y = standardise(X, center, scale).T
-    if sparse.issparse(Y): data = observed(Y)                        # stored entries = observed
-    else: data = observed(Y, mask=~np.isnan(Y), sparse_storage=not dense_storage)
-    if s['posterior'] == 'factorised': run = _factorised_run(data, s['n_jobs'])
-    else: run = lambda *args: fit_vbfa(data, *args, n_jobs=s['n_jobs'], sample_bias=s['sample_bias'], reuse=True)
-    return self._fit_posterior(run, s, counts, center, scale, varies, _feature_ss(Y))
+    if in_dask and s['sample_bias']:
+        raise ValueError("sample_bias: the per-sample bias is fitted in memory only, not on a dask array; pass "
+                         "sample_bias=False, or X.compute() if it fits in memory")
+    runner = DaskRunner(resolve_client(client)) if in_dask else LocalRunner()
+    try: fitted = _fit_blocks(self, runner, arr, unstored, s)
+    except BaseException:
+        try: runner.close()
+        except Exception: pass           # a closed client cannot clean up: the error that stopped the fit is the one
+        raise
+    runner.close()
+    return fitted
 
 # %% ../nbs/06_estimator.ipynb #b1fab30ap2
 @patch
@@ -1103,18 +1096,6 @@ def _output_library(kind): # the module of set_output's container, or an ImportE
         raise ImportError(f"transform: set_output(transform={kind!r}) needs {kind}, which is not installed; "
                           f"install it (pip install {kind}) or use transform='default' for NumPy arrays") from None
 
-def _feature_ss(Y): # each feature's sum of squares of the observed values, Y (M, N) in the fitted units
-    if sparse.issparse(Y):
-        Y = Y.tocsr()
-        return np.bincount(np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr)), Y.data ** 2, minlength=Y.shape[0])
-    return np.nansum(Y ** 2, 1)
-
-def _factorised_run(data, n_jobs): # fit_vbfa's signature over fit_factorised (no transformations), arrays for Sx, Sw
-    def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
-        fit = fit_factorised(data, D, prior, shared, max_iter, tol, rng, callback, engine, n_jobs or 1)
-        return fit._replace(q=fit.q._replace(Sx=fit.q.Sx.full(), Sw=fit.q.Sw.full()))
-    return run
-
 def _ordered_columns(q:Posterior)->Posterior:
     "The columns of W (and X) by decreasing sum_m <w_md^2>, each with its largest loading positive."
     order = np.argsort(-sum_ww(q.W, q.Sw), kind='stable')
@@ -1195,68 +1176,56 @@ def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chu
     mask = ~np.isnan(chunk)
     return fn(np.nonzero(mask)[1], chunk[mask], chunk.shape[1], *args)
 
-def _dask_data_scale(runner, raw):
-    "`entries_scale` over the blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
+def _blocks_scale(runner, raw):
+    "`entries_scale` over the row blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
     k = len(raw)
     per_row = np.concatenate([c[0] for c in runner.map(observed_counts, raw)])
     per_col, center, scale, ss, s2 = _scale_over_parts(
         lambda fn, *args: runner.map(_chunk_part, raw, [fn] * k, *[[a] * k for a in args]))
     return (per_row, per_col), center, scale, ss, s2
 
-def _chunk_observed(chunk, center, scale, sparse_storage): # a checked chunk in the fitted units, as the engine's block
+def _block_observed(chunk, center, scale, sparse_storage, fast): # a checked block in the fitted units, as the engine's
     Y = standardise(chunk, center, scale).T
-    if sparse.issparse(Y): return observed(Y, fast=False)
-    return observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage, fast=False)
+    if sparse.issparse(Y): return observed(Y, fast=fast)                # stored entries = observed
+    return observed(Y, mask=~np.isnan(Y), sparse_storage=sparse_storage, fast=fast)
 
-def _fit_dask(est, X, client):
-    "`VBPCA.fit` of a dask array: checked, scaled and fitted block by block where the blocks live."
-    import dask
-    from .dask_runner import DaskRunner, DelayedBlocks, summarise_blocks, init_posterior_dask, resolve_client
-    from .engine import kernel_set, run_sweeps
-    X, unstored = _dask_input(est, X)
-    (N, M), s = X.shape, est._settings(*X.shape)
-    validate_data(est, X, reset=True, skip_check_array=True)           # n_features_in_, no feature names
-    if N < 2: raise ValueError(f"X: expected at least 2 samples (rows), got n_samples = {N}")
-    if s['sample_bias']:
-        raise ValueError("sample_bias: the per-sample bias is fitted in memory only, not on a dask array; pass "
-                         "sample_bias=False, or X.compute() if it fits in memory")
-    runner = DaskRunner(resolve_client(client))
-    try:
+def _fit_blocks(est, runner, X, unstored, s):
+    "`VBPCA.fit` over row blocks where they live: X whole here (`LocalRunner`), or a dask array's chunks (`DaskRunner`)."
+    (N, M), local = X.shape, isinstance(runner, LocalRunner)
+    if local: starts, raw = np.array([0, N]), [X]
+    else:
+        import dask
         starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
         raw = runner.load(DelayedBlocks(tuple(dask.delayed(_dask_chunk, pure=True)(c, unstored, int(b))
                                               for c, b in zip(X.to_delayed()[:, 0], starts[:-1])), starts, M))
-        counts, center, scale, ss, s2 = _dask_data_scale(runner, raw)
-        n_obs = int(counts[0].sum())
-        if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
-        est._warn_missing(*counts)
-        scale, varies = _fitted_scale(scale)
-        sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
-        if runner.client is None:                                     # this process holds the blocks: as in memory
-            est._check_cost(N, M, dict(s), n_obs, not sparse_storage, complete=n_obs == N * M)
-        k = len(raw)
-        loaded = runner._futures(_chunk_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k)
-        del raw                                                       # the standardised blocks replace them
-        if s['posterior'] == 'factorised':                           # blocks of samples, features in rounds (app. 35)
-            from .factorised_engine import factorised_blocks, run_factorised
-            blocks = factorised_blocks(runner, loaded, starts, M)
-            del loaded
-            def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
-                fit = run_factorised(runner, blocks, D, prior, shared, max_iter, tol, rng, callback, engine)
-                # as the full posterior's dask fit keeps them: the mean of the Sigma_x_n (1, D, D), Sigma_w_m whole
-                return fit._replace(q=fit.q._replace(Sx=np.diag(fit.q.Sx.v.mean(0))[None], Sw=fit.q.Sw.full()))
-        else:
-            data = summarise_blocks(runner, loaded, starts, M)
-            def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
-                q = init_posterior_dask(data, D, prior, shared, np.random.default_rng(rng))
-                return run_sweeps(data.summary, q, prior, shared, kernel_set(engine), data.blocks, runner, max_iter,
-                                  tol, callback, transform, transform_start, reuse=True)
-        fitted = est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
-    except BaseException:
-        try: runner.close()
-        except Exception: pass           # a closed client cannot clean up: the error that stopped the fit is the one
-        raise
-    runner.close()
-    return fitted
+    counts, center, scale, ss, s2 = _blocks_scale(runner, raw)
+    n_obs = int(counts[0].sum())
+    if n_obs == 0: raise ValueError("X: no observed value (every entry is missing)")
+    est._warn_missing(*counts)
+    scale, varies = _fitted_scale(scale)
+    sparse_storage = s['storage'] == 'sparse' or (s['storage'] == 'auto' and n_obs < 0.01 * N * M)
+    if local or runner.client is None:                                 # this process holds the blocks
+        dense = not (sparse_storage or sparse.issparse(X if local else getattr(X, '_meta', None)))
+        est._check_cost(N, M, s, n_obs, dense, complete=n_obs == N * M and not s['sample_bias'])
+    if local: runner.n_jobs = s['n_jobs']                               # the sweeps' threads, settled by the check
+    k = len(raw)
+    loaded = runner.map(_block_observed, raw, [center] * k, [scale] * k, [sparse_storage] * k, [local] * k, keep=True)
+    del raw                                                             # the standardised blocks replace them
+    # `_fit_posterior`'s run(D, prior, shared, ...): from here on only the engines read the blocks
+    if s['posterior'] == 'factorised':             # features in rounds (lesson 15): whole here, by blocks on Dask
+        data, fb = (loaded[0], None) if local else (None, factorised_blocks(runner, loaded, starts, M))
+        def run(D, prior, shared, max_iter, tol, rng, callback, transform, transform_start, engine):
+            if local: fit = fit_factorised(data, D, prior, shared, max_iter, tol, rng, callback, engine, s['n_jobs'])
+            else: fit = run_factorised(runner, fb, D, prior, shared, max_iter, tol, rng, callback, engine)
+            # on Dask as the full posterior's fit keeps it: the mean of the Sigma_x_n, (1, D, D)
+            Sx = fit.q.Sx.full() if local else np.diag(fit.q.Sx.v.mean(0))[None]
+            return fit._replace(q=fit.q._replace(Sx=Sx, Sw=fit.q.Sw.full()))
+    else:
+        if local: data, blocks, var = loaded[0], row_blocks(loaded[0], runner.n_jobs), None
+        else: blocks, _, data, var = summarise_blocks(runner, loaded, starts, M)
+        run = lambda *args: fit_blocks(runner, data, blocks, *args, sample_bias=s['sample_bias'], var=var, reuse=True)
+    del loaded
+    return est._fit_posterior(run, s, counts, center, scale, varies, ss * (s2 / scale) ** 2)
 
 def _dask_new(est, X, allow_sparse=True, wrapped=False): # validated dask input for a fitted model
     X, unstored = _dask_input(est, X, allow_sparse=allow_sparse)
