@@ -20,8 +20,7 @@ from vbfa_lit.ard import ARD
 from vbfa_lit.data import make_low_rank
 from vbfa_lit.dask_runner import observed_blocks_from_triples, ratings_matrix
 from vbfa_lit.engine import observed
-import vbfa_lit.factorised_engine as fe
-from vbfa_lit.factorised_engine import component_groups, fit_factorised, fit_factorised_dask
+from vbfa_lit.factorised_engine import fit_factorised, fit_factorised_dask
 from vbfa_lit.linalg import numba_available
 from vbfa_lit.vbpca import FixedAlpha, Prior
 from test_dask import recorded  # noqa: E402  a fit with q.W recorded after every sweep
@@ -54,41 +53,20 @@ SETTINGS = {'ard-per-feature': dict(D=4, prior=Prior(w=ARD()), shared=False),
             'fixed-shared': dict(D=3, prior=Prior(w=FixedAlpha(0.5)), shared=True)}
 
 
-def test_component_groups_cover_the_components_within_the_budget():
-    for M, D in [(17_770, 15), (59_047, 50), (30, 4), (10 ** 7, 3), (1, 1)]:
-        groups = component_groups(M, D)
-        assert [g[0] for g in groups] == [0] + [g[1] for g in groups[:-1]] and groups[-1][1] == D
-        sizes = [b - a for a, b in groups]
-        assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
-        cost = lambda c: 8 * M * (c * (c + 5) // 2 + c)        # a round's sums and changes by feature, bytes
-        n = len(groups)
-        assert max(sizes) == 1 or cost(max(sizes)) <= fe._ROUND_BYTES                   # within the budget
-        assert n == 1 or cost(-(-D // (n - 1))) > fe._ROUND_BYTES                       # in as few groups as it allows
-
-
-# the round budget (bytes) that makes groups of 1 and of 2 components of 30 features, and the default (one group)
-BUDGETS = {'groups-of-1': 1, 'groups-of-2': 3000, 'one-group': None}
-
-
 @pytest.mark.parametrize('engine', ENGINES)
 @pytest.mark.parametrize('case', SETTINGS)
-@pytest.mark.parametrize('budget', BUDGETS)
-def test_threaded_scheduler_equals_in_memory_every_sweep(case, engine, budget, monkeypatch):
-    if BUDGETS[budget] is not None: monkeypatch.setattr(fe, '_ROUND_BYTES', BUDGETS[budget])
+def test_threaded_scheduler_equals_in_memory_every_sweep(case, engine):
     X = problem(0.3, seed=1)
     settings = dict(max_iter=12, tol=0, rng=1, engine=engine, **SETTINGS[case])
-    groups = component_groups(X.shape[1], settings['D'])
-    assert len(groups) == {'groups-of-1': settings['D'], 'groups-of-2': 2, 'one-group': 1}[budget], groups
     ref = recorded(fit_factorised, observed(X.T), **settings)
     graphs = []
     with dask.callbacks.Callback(start_state=lambda dsk, state: graphs.append(len(dsk))):
         got = recorded(fit_factorised_dask, da.from_array(X, chunks=(70, 30)), **settings)   # 70, 70, 70, 30
     assert_same_fit(got, ref)
     assert np.all(np.diff(got[0].elbo) >= -1e-12 * abs(got[0].elbo[-1]))
-    # after loading, flat maps over the four blocks a sweep: the samples (with the first group's sums) and the map
-    # that reads those sums and their bound terms, a round for each further group and a last one (each with the map
-    # that reads its sums), the means; one at the end: nothing accumulates
-    k = 3 + 2 * len(groups)
+    # after loading, flat maps over the four blocks a sweep: the samples (and the map that reads their bound terms),
+    # D + 1 rounds (each with the map that reads its sums), the means; one at the end: nothing accumulates
+    k = 3 + 2 * (settings['D'] + 1)
     per_sweep = graphs[-1 - k * 12:-1]
     assert set(per_sweep) == {4} and len(graphs[-1 - k * 12:]) == k * 12 + 1, graphs
 

@@ -80,39 +80,33 @@ def _k_pass(indptr, idx, val, r0, r1, A, vA, BV, t_row, t_col, mu_row, mu_col, p
         stats[i, 1] = srr
         stats[i, 2] = var
 
-def _k_group(indptr, idx, r, X, vX, p0, p1, dW, g0, g1, P):
-    """A round over a block of samples (CSR by sample) and its residuals r, in place: the last group's changes
-    dW (M, p1 - p0) of components p0..p1-1 taken out of r, and by feature, for the components g0..g1-1 of this group
-    (c of them), P[:, :c] += sum x_na r, P[:, c:] += the x_na x_nb (b < a), x_na^2, v_na (`group_products`' order);
-    an empty group (g0 = g1): P[:, 0] += sum r, P[:, 1] += sum r^2."""
-    c, cp = g1 - g0, p1 - p0
-    q = np.empty(c * (c - 1) // 2 + 2 * c)      # a sample's products, added to each of its features' sums
-    xp, xg = np.empty(cp), np.empty(c)
+def _k_round(indptr, idx, r, X, vX, d, P):
+    """Round d of the feature updates over a block of samples (CSR by sample) and its residuals r, in place: the last
+    component's change P[:, 0] taken out of r, and P[:, 1:] += by feature sum x_nd r, sum x_nd^2, sum v_nd (round
+    d = D: sum r, sum r^2)."""
+    D = X.shape[1]
     for n in range(len(indptr) - 1):
-        for k in range(cp): xp[k] = X[n, p0 + k]
-        for a in range(c): xg[a] = X[n, g0 + a]
-        s = 0
-        for a in range(c):
-            for b in range(a):
-                q[s] = xg[a] * xg[b]
-                s += 1
-        for a in range(c):
-            q[s + a] = xg[a] * xg[a]
-            q[s + c + a] = vX[n, g0 + a]
-        for j in range(indptr[n], indptr[n + 1]):
-            m = idx[j]
-            rj = r[j]
-            for k in range(cp): rj -= dW[m, k] * xp[k]
-            r[j] = rj
-            if c > 0:
-                for a in range(c): P[m, a] += xg[a] * rj
-                for s in range(len(q)): P[m, c + s] += q[s]
-            else:
-                P[m, 0] += rj
-                P[m, 1] += rj * rj
+        xp = X[n, d - 1] if d > 0 else 0.0
+        if d < D:
+            x, v = X[n, d], vX[n, d]
+            xx = x * x
+            for j in range(indptr[n], indptr[n + 1]):
+                m = idx[j]
+                rj = r[j] - P[m, 0] * xp
+                r[j] = rj
+                P[m, 1] += x * rj
+                P[m, 2] += xx
+                P[m, 3] += v
+        else:
+            for j in range(indptr[n], indptr[n + 1]):
+                m = idx[j]
+                rj = r[j] - P[m, 0] * xp
+                r[j] = rj
+                P[m, 1] += rj
+                P[m, 2] += rj * rj
 
 _COMPILED = []
-def _compile(): compile_kernels(globals(), ['_k_pass', '_k_group'], fastmath={'reassoc', 'contract'})   # once per process
+def _compile(): compile_kernels(globals(), ['_k_pass', '_k_round'], fastmath={'reassoc', 'contract'})   # once per process
 
 # %% ../nbs/35_factorised_engine.ipynb #a9b5dba7
 def _pass_numpy(indptr, idx, val, A, vA, BV, t_row, t_col, mu_row, mu_col, prior_prec, stats, res):
@@ -137,23 +131,14 @@ def _pass_numpy(indptr, idx, val, A, vA, BV, t_row, t_col, mu_row, mu_col, prior
     stats[:, 2] = var
     if len(res): res[:] = r
 
-def group_products(X, vX):
-    "A sample's products that a round adds to each of its features' sums: x_na x_nb (b < a), x_na^2, v_na; (N, c(c+3)/2)."
-    a, b = np.tril_indices(X.shape[1], -1)
-    return np.column_stack([X[:, a] * X[:, b], X ** 2, vX])
-
-def _group_numpy(indptr, idx, r, X, vX, p0, p1, dW, g0, g1, P):
-    "`_k_group` vectorised: the sums by feature as sparse products."
-    N, c = len(indptr) - 1, g1 - g0
-    rows = np.repeat(np.arange(N), np.diff(indptr))
-    if p1 > p0: r -= np.einsum('jk,jk->j', dW[idx], X[rows, p0:p1])
-    by_feature = lambda v: sparse.csr_matrix((v, idx, indptr), shape=(N, len(P))).T     # (M, N_b), v at the ratings
-    if c > 0:
-        P[:, :c] += by_feature(r) @ X[:, g0:g1]
-        P[:, c:] += by_feature(np.ones_like(r)) @ group_products(X[:, g0:g1], vX[:, g0:g1])
-    else:
-        P[:, 0] += by_feature(r) @ np.ones(N)
-        P[:, 1] += by_feature(r * r) @ np.ones(N)
+def _round_numpy(indptr, idx, r, X, vX, d, P):
+    "`_k_round` vectorised."
+    M, D = len(P), X.shape[1]
+    rows = np.repeat(np.arange(len(X)), np.diff(indptr))
+    if d > 0: r -= P[idx, 0] * X[rows, d - 1]
+    if d < D: add = (X[rows, d] * r, X[rows, d] ** 2, vX[rows, d])
+    else: add = (r, r * r)
+    for k, w in enumerate(add): P[:, 1 + k] += np.bincount(idx, w, minlength=M)
 
 def _run_pass(csr, A, vA, BV, t_row, t_col, mu_row, mu_col, prior_prec, engine: str, pool=None, res=None):
     """One pass over the rows of `csr` (updating A, vA in place) on `engine`, split over `pool`'s threads by ratings;
@@ -366,75 +351,47 @@ class _Part(NamedTuple):  # a block of samples during a sweep: its q(x_n), bound
     r: np.ndarray
     sums: np.ndarray = None
 
-_ROUND_BYTES = 8 * 2 ** 20   # a round's sums and changes by feature, kept within a worker's share of the cache
+def _sample_map(rows, WV, tau, mu, X, engine: str, scratch=None) -> _Part:  # Eq. (15.5) on a block of samples; its
+    X, r = np.array(X, dtype=float), scratch_buffer(scratch, 'r', (rows.nnz,))  # residuals in a buffer kept there
+    vX = sample_pass(rows, X, WV, tau, mu, engine, res=r)
+    return _Part(X, vX, latent_entropy_term(X, vX), r)
 
-def component_groups(M: int, D: int) -> list:
-    """The components in groups of consecutive ones, (start, stop) each: as few groups as keep a round's sums by
-    feature, c(c + 5)/2 numbers a feature, and the c changes it applies within `_ROUND_BYTES`; sizes as equal as can be."""
-    c = D
-    while c > 1 and 8 * M * (c * (c + 5) // 2 + c) > _ROUND_BYTES: c -= 1
-    cuts = np.linspace(0, D, -(-D // c) + 1).round().astype(int)
-    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
-
-def _group(part: _Part, rows, p0: int, p1: int, dW, g0: int, g1: int, engine: str) -> _Part:  # one round on a block
-    c = g1 - g0                                                                # (its residuals change in place)
-    P = np.zeros((rows.shape[1], c * (c + 5) // 2 if c else 2))
-    args = (rows.indptr, rows.indices, part.r, part.X, part.vX, p0, p1, dW, g0, g1, P)
+def _round_map(part: _Part, rows, d: int, delta, engine: str) -> _Part:  # round d on a block; its residuals change in
+    P = np.zeros((rows.shape[1], 4))                                        # place (this task is their only reader)
+    P[:, 0] = delta
     if engine == 'numba':
         _compile()
-        _k_group(*args)
-    else: _group_numpy(*args)
-    return part._replace(sums=P)
-
-def _sample_map(rows, WV, tau, mu, X, engine: str, scratch=None, g1: int = 0) -> _Part:  # Eq. (15.5) on a block of
-    X, r = np.array(X, dtype=float), scratch_buffer(scratch, 'r', (rows.nnz,))  # samples, its residuals in a buffer
-    vX = sample_pass(rows, X, WV, tau, mu, engine, res=r)                      # kept there; the first group's sums
-    return _group(_Part(X, vX, latent_entropy_term(X, vX), r), rows, 0, 0, np.zeros((0, 0)), 0, g1, engine)
-
-def _round_map(part: _Part, rows, p0: int, p1: int, dW, g0: int, g1: int, engine: str) -> _Part:  # a round on a
-    return _group(part, rows, p0, p1, dW, g0, g1, engine)                    # block: this task is its residuals' only reader
+        _k_round(rows.indptr, rows.indices, part.r, part.X, part.vX, d, P)
+    else: _round_numpy(rows.indptr, rows.indices, part.r, part.X, part.vX, d, P)
+    return part._replace(sums=P[:, 1:])
 
 def _sums(part: _Part): return part.sums
-def _sums_and_term(part: _Part): return part.sums, part.x_term
+def _x_term(part: _Part): return part.x_term
 def _latent_means(part: _Part): return part.X
 def _latent_variances(part: _Part): return part.vX
 
-def update_group(W, vW, var, sums, g0: int, g1: int, tau, alpha):
-    """Eq. (15.6) for components g0..g1-1 of every feature, one after the other, from a round's sums (`_k_group`'s):
-    the residuals' sum against component a is taken as the earlier ones of the group left it,
-    sum x_a r - sum_{b<a} (sum x_a x_b) dw_b. W, vW, var in place; the changes (M, g1 - g0)."""
-    c = g1 - g0
-    xr, cross, xx, vx = sums[:, :c], sums[:, c:c * (c + 1) // 2], sums[:, -2 * c:-c], sums[:, -c:]
-    dW = np.empty((len(W), c))
-    for a in range(c):
-        d, k = g0 + a, a * (a - 1) // 2
-        h = xr[:, a] - np.einsum('mb,mb->m', cross[:, k:k + a], dW[:, :a])
-        v = 1 / (alpha[d] + tau * (xx[:, a] + vx[:, a]))
-        w = tau * (h + W[:, d] * xx[:, a]) * v
-        var += w * w * vx[:, a] + v * (xx[:, a] + vx[:, a])
-        dW[:, a] = w - W[:, d]
-        W[:, d], vW[:, d] = w, v
-    return dW
-
-def feature_rounds(runner, rows, parts, sums, W, tau, alpha, groups, engine: str):
-    """Eq. (15.6) for every feature, group by group of components (`component_groups`) over the blocks of samples
-    (`parts`, from `_sample_map`, which added up the first group's `sums`): each round takes the last group's changes
-    out of the residuals and adds up by feature what the next group's updates read; a last round sums the residuals.
-    (W, vW, stats (M, 3), parts), W and stats as `feature_pass` gives them."""
+def feature_rounds(runner, rows, parts, W, tau, alpha, engine: str):
+    """Eq. (15.6) for every feature, in D rounds over the blocks of samples (`parts`, from `_sample_map`): round d
+    adds up by feature what the update of component d reads, the residuals holding the components before it as just
+    updated, and sends the change back; a last round sums the residuals. (W, vW, stats (M, 3), parts), W and stats as
+    `feature_pass` gives them."""
     (M, D), B = W.shape, len(rows)
-    W, vW, var = W.copy(), np.empty_like(W), np.zeros(M)
-    for (g0, g1), (n0, n1) in zip(groups, groups[1:] + [(D, D)]):
-        dW = update_group(W, vW, var, sums, g0, g1, tau, alpha)
-        parts = runner.map(_round_map, parts, rows, [g0] * B, [g1] * B, [dW] * B, [n0] * B, [n1] * B, [engine] * B,
-                           keep=True)
-        sums = functools.reduce(np.add, runner.map(_sums, parts))
-    return W, vW, np.column_stack([sums, var]), parts
+    W, vW, var, delta = W.copy(), np.empty_like(W), np.zeros(M), np.zeros(M)
+    for d in range(D + 1):
+        parts = runner.map(_round_map, parts, rows, [d] * B, [delta] * B, [engine] * B, keep=True)
+        xr, xx, vx = functools.reduce(np.add, runner.map(_sums, parts)).T
+        if d == D: return W, vW, np.column_stack([xr, xx, var]), parts
+        v = 1 / (alpha[d] + tau * (xx + vx))
+        a = tau * (xr + W[:, d] * xx) * v
+        var += a * a * vx + v * (xx + vx)
+        delta = a - W[:, d]
+        W[:, d], vW[:, d] = a, v
 
 def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(), shared: bool = False,
                    max_iter: int = 1000, tol: float = 1e-6, rng=None, callback=None, engine: str = 'auto') -> FitResult:
     """`fit_factorised`'s sweeps on blocks of samples where they live (`factorised_blocks`): a map over the blocks
-    (Eq. 15.5, and the first group's sums), a round over them for each further group of components and a last one
-    (Eq. 15.6, `feature_rounds`), the central updates here; the same start, the same fit to rounding. q.Sx is None in the callback (the variances stay with their blocks), gathered at the end."""
+    (Eq. 15.5), D + 1 rounds over them (Eq. 15.6, `feature_rounds`), the central updates here; the same start, the
+    same fit to rounding. q.Sx is None in the callback (the variances stay with their blocks), gathered at the end."""
     import dask
     D, engine = check_factorised(prior, D, engine)
     M, N, B = len(fb.n_row), int(fb.starts[-1]), len(fb.rows)
@@ -442,7 +399,6 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
     q = factorised_start(init_posterior(summary, D, prior, shared, np.random.default_rng(rng), var=fb.var), prior)
     cut = lambda A: [A[s:e] for s, e in zip(fb.starts[:-1], fb.starts[1:])]
     scratch, _ = runner.buffers(fb.rows, D)       # each block's residuals, written by every sweep into the same memory
-    groups = component_groups(M, D)
     parts = None
     def sweep(q):
         nonlocal parts
@@ -450,10 +406,9 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
         alpha = np.broadcast_to(prior.w.moments(q)[0], (D,)).astype(float)
         with dask.config.set({'distributed.admin.large-graph-warning-threshold': '1 TiB'}):   # each block's start
             parts = runner.map(_sample_map, fb.rows, [side_by_side(q.W, q.Sw.v)] * B, [tau] * B, [q.mu] * B,
-                               cut(q.X), [engine] * B, scratch, [groups[0][1]] * B, keep=True)  # travels in its task
-        # waited for: each round then runs where its block's residuals are
-        sums, x_term = (functools.reduce(np.add, s) for s in zip(*runner.map(_sums_and_term, parts)))
-        W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, sums, q.W, tau, alpha, groups, engine)
+                               cut(q.X), [engine] * B, scratch, keep=True)      # travels in its task
+        x_term = sum(runner.map(_x_term, parts))  # waited for: each round then runs where its block's residuals are
+        W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, q.W, tau, alpha, engine)
         X = np.concatenate(runner.map(_latent_means, parts))
         return central_update(q, X, None, W, vW, stats, fb.n_row, prior, shared, x_term)
     fit = factorised_sweeps(sweep, q, max_iter, tol, callback)
