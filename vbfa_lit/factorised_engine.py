@@ -35,41 +35,41 @@ def _k_pass(indptr, idx, val, r0, r1, A, vA, BV, t_row, t_col, mu_row, mu_col, p
     D = A.shape[1]
     kmax = 0
     for i in range(r0, r1): kmax = max(kmax, indptr[i + 1] - indptr[i])
-    Bl, t, r = np.empty((D, kmax)), np.empty(kmax), np.empty(kmax)    # the gathered means, component by component
-    tbb, tvv, sbb, sv = np.empty(D), np.empty(D), np.empty(D), np.empty(D)
+    Bl, Vl = np.empty((D, kmax)), np.empty((D, kmax))    # the gathered means and variances, component by component
+    t, r = np.empty(kmax), np.empty(kmax)
     for i in range(r0, r1):
         s, e = indptr[i], indptr[i + 1]
         k = e - s
-        tbb[:] = 0.0; tvv[:] = 0.0; sbb[:] = 0.0; sv[:] = 0.0
-        for j in range(k):                    # gather: 2D numbers a rating; the residual; the sums the updates keep
+        for j in range(k):                    # gather: 2D numbers a rating, and the residual
             c = idx[s + j]
-            tj = t_row[i] * t_col[c]
-            t[j] = tj
+            t[j] = t_row[i] * t_col[c]
             acc = val[s + j] - mu_row[i] - mu_col[c]
             for d in range(D):
-                b, v = BV[c, d], BV[c, D + d]
+                b = BV[c, d]
                 Bl[d, j] = b
+                Vl[d, j] = BV[c, D + d]
                 acc -= b * A[i, d]
-                tbb[d] += tj * b * b
-                tvv[d] += tj * v
-                sbb[d] += b * b
-                sv[d] += v
             r[j] = acc
         var, prev, delta = 0.0, 0, 0.0
         for d in range(D):                    # the coordinate updates, Eqs. (15.5)-(15.6)
-            bd, bp = Bl[d], Bl[prev]
-            h = 0.0
-            for j in range(k):                # the last component's change taken out of r, and this one's sum
+            bd, bp, vd = Bl[d], Bl[prev], Vl[d]
+            h, tbb, tvv, sbb, sv = 0.0, 0.0, 0.0, 0.0, 0.0
+            for j in range(k):                # the last component's change taken out of r; this one's sums
                 rj = r[j] - bp[j] * delta
                 r[j] = rj
-                h += t[j] * bd[j] * rj
+                b, tj = bd[j], t[j]
+                h += tj * b * rj
+                tbb += tj * b * b
+                tvv += tj * vd[j]
+                sbb += b * b
+                sv += vd[j]
             a_old = A[i, d]
-            v = 1.0 / (prior_prec[d] + tbb[d] + tvv[d])
-            a = (h + a_old * tbb[d]) * v      # sum_j t b (r + b a_old): the residual without component d
+            v = 1.0 / (prior_prec[d] + tbb + tvv)
+            a = (h + a_old * tbb) * v         # sum_j t b (r + b a_old): the residual without component d
             vA[i, d] = v
             A[i, d] = a
             delta, prev = a - a_old, d
-            var += a * a * sv[d] + v * (sbb[d] + sv[d])
+            var += a * a * sv + v * (sbb + sv)
         bp, sr, srr, keep = Bl[prev], 0.0, 0.0, res.shape[0] > 0
         for j in range(k):
             rj = r[j] - bp[j] * delta
