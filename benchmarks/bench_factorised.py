@@ -1,5 +1,6 @@
 """The fully factorised posterior (lesson 15; `vbfa_lit.factorised_engine.fit_factorised`) at MovieLens-25M's shape,
-beside the full posterior on the same ratings, and on Dask at Netflix's shape (issue 46, item 3).
+beside the full posterior on the same ratings, and on Dask at Netflix's shape (issue 46, item 3), with the least a sweep
+can take there (`roofline`).
 
 What is measured (one fresh child per case): synthetic ratings at uniformly drawn positions (`bench_sparse.ratings`:
 1..5 from a rank-5 structure plus noise), the papers' orientation (items as features, users as samples), ARD, one
@@ -90,6 +91,62 @@ def netflix_on_workers(p):
                 bound_never_decreased=bool(np.all(np.diff(r.elbo) >= -1e-9 * abs(r.elbo[-1]))))
 
 
+def residual_kernel():
+    "A numba kernel that only computes each rating's residual y - a_i . b_c (the least work a pass must do), summed."
+    import numba
+
+    @numba.njit(fastmath=True, boundscheck=False)
+    def residuals(indptr, idx, val, A, B):
+        D, total = A.shape[1], 0.0
+        for i in range(len(indptr) - 1):
+            for j in range(indptr[i], indptr[i + 1]):
+                c, acc = idx[j], val[j]
+                for d in range(D): acc -= A[i, d] * B[c, d]
+                total += acc * acc
+        return total
+    return residuals
+
+
+def roofline(p):
+    """The least a factorised sweep can cost at a shape, one core (CPU seconds, so that other jobs on the machine
+    weigh little): the engine's pass (`_k_pass`) by sample and by feature, and a kernel that only computes each
+    rating's residual, both ways (the gathered side is q(W)'s, M x D, by sample and q(X)'s, N x D, by feature); the
+    bytes the ratings take held once (CSR, int32 indices and float64 values) and twice (by sample and by feature)."""
+    import scipy.sparse as sparse
+    from bench_cluster import ratings_block
+    from vbfa_lit import factorised_engine as fe
+    n_blocks, D, rng = p['n_blocks'], p['D'], np.random.default_rng(p['seed'])
+    starts = np.linspace(0, p['n_users'], n_blocks + 1).astype(int)        # the Netflix case's blocks, in one process
+    counts = np.diff(np.rint(starts * p['n_ratings'] / p['n_users']).astype(np.int64))
+    rows = sparse.vstack([ratings_block(p['seed'], b, int(starts[b]), int(starts[b + 1]), p['n_items'], int(counts[b]))
+                          for b in range(n_blocks)]).tocsr()
+    cols = rows.T.tocsr()
+    (N, M), nnz = rows.shape, rows.nnz
+    X, W = rng.standard_normal((N, D)) * 0.3, rng.standard_normal((M, D)) * 0.3
+    vX, vW, tau, mu = np.full((N, D), 0.01), np.full((M, D), 0.01), np.ones(M), np.full(M, 3.6)
+    fe._compile()
+    residuals = residual_kernel()
+
+    def cpu(f):                                   # the second of two runs (the first compiles), CPU seconds
+        f()
+        t = time.process_time()
+        f()
+        return time.process_time() - t
+    out = dict(nnz=int(nnz), shape=[int(N), int(M)], D=D)
+    out['k_pass_by_sample_s'] = cpu(lambda: fe.sample_pass(rows, X.copy(), fe.side_by_side(W, vW), tau, mu, 'numba'))
+    out['k_pass_by_feature_s'] = cpu(lambda: fe.feature_pass(cols, W.copy(), fe.side_by_side(X, vX), tau, mu,
+                                                             np.ones(D), 'numba'))
+    out['residual_by_sample_s'] = cpu(lambda: residuals(rows.indptr, rows.indices, rows.data, X, W))
+    out['residual_by_feature_s'] = cpu(lambda: residuals(cols.indptr, cols.indices, cols.data, W, X))
+    for k in [k for k in out if k.endswith('_s')]: out[k[:-2] + '_ns_a_rating'] = out[k] / nnz * 1e9
+    once = rows.data.nbytes + rows.indices.nbytes + rows.indptr.nbytes
+    out.update(gb_once=once / 2 ** 30, gb_twice=(once + cols.data.nbytes + cols.indices.nbytes + cols.indptr.nbytes) / 2 ** 30)
+    # the least a sweep can take on `workers` processes: every rating's residual once each way, the work split evenly
+    out['least_sweep_s'] = (out['residual_by_sample_s'] + out['residual_by_feature_s']) / p['workers']
+    out['passes_sweep_s'] = (out['k_pass_by_sample_s'] + out['k_pass_by_feature_s']) / p['workers']
+    return out
+
+
 QUICK = dict(n_users=1625, n_items=590, n_ratings=25_000, D=5, iters=2)
 CASES = [Case('ml25m_factorised_D50_2threads', factorised_sweeps, dict(ML25M, D=50, iters=3, n_jobs=2, seed=0),
               quick=QUICK, needs=('numba',)),
@@ -100,7 +157,9 @@ CASES = [Case('ml25m_factorised_D50_2threads', factorised_sweeps, dict(ML25M, D=
          Case('netflix_factorised_D15_2workers', netflix_on_workers,
               dict(NETFLIX, D=15, sweeps=6, workers=2, n_blocks=4, seed=0),
               quick=dict(n_users=3_000, n_items=400, n_ratings=60_000, D=4, sweeps=4, n_blocks=4),
-              threads=1, needs=('distributed', 'numba'))]
+              threads=1, needs=('distributed', 'numba')),
+         Case('netflix_roofline_D15_1core', roofline, dict(NETFLIX, D=15, workers=2, n_blocks=4, seed=0),
+              quick=dict(n_users=3_000, n_items=400, n_ratings=60_000, D=4), needs=('numba',))]
 
 
 def summarise(results):
@@ -123,4 +182,7 @@ def summarise(results):
     if 'wall_s' in nf:
         extra['met_netflix'] = nf['wall_s'] <= TARGETS['netflix_seconds']
         extra['met_netflix_memory'] = nf['worker_peak_max_gb'] <= TARGETS['worker_gb']
+    roof = results.get('netflix_roofline_D15_1core', {})
+    if 'least_sweep_s' in roof:                  # the least a sweep can take there, and the engine's two passes
+        extra.update(netflix_least_sweep_s=roof['least_sweep_s'], netflix_passes_sweep_s=roof['passes_sweep_s'])
     return dict(rows=rows, **extra)

@@ -64,9 +64,10 @@ def test_threaded_scheduler_equals_in_memory_every_sweep(case, engine):
         got = recorded(fit_factorised_dask, da.from_array(X, chunks=(70, 30)), **settings)   # 70, 70, 70, 30
     assert_same_fit(got, ref)
     assert np.all(np.diff(got[0].elbo) >= -1e-12 * abs(got[0].elbo[-1]))
-    # after loading, flat maps over the four blocks a sweep: the samples (and the map that reads their bound terms),
-    # D + 1 rounds (each with the map that reads its sums), the means; one at the end: nothing accumulates
-    k = 3 + 2 * (settings['D'] + 1)
+    # after loading, flat maps over the four blocks a sweep: the samples with round 0 (and the map that reads its sums
+    # and bound terms), D more rounds (each with the map that reads its sums), the means; one at the end: nothing
+    # accumulates
+    k = 3 + 2 * settings["D"]
     per_sweep = graphs[-1 - k * 12:-1]
     assert set(per_sweep) == {4} and len(graphs[-1 - k * 12:]) == k * 12 + 1, graphs
 

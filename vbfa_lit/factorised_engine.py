@@ -35,41 +35,41 @@ def _k_pass(indptr, idx, val, r0, r1, A, vA, BV, t_row, t_col, mu_row, mu_col, p
     D = A.shape[1]
     kmax = 0
     for i in range(r0, r1): kmax = max(kmax, indptr[i + 1] - indptr[i])
-    Bl, t, r = np.empty((D, kmax)), np.empty(kmax), np.empty(kmax)    # the gathered means, component by component
-    tbb, tvv, sbb, sv = np.empty(D), np.empty(D), np.empty(D), np.empty(D)
+    Bl, Vl = np.empty((D, kmax)), np.empty((D, kmax))    # the gathered means and variances, component by component
+    t, r = np.empty(kmax), np.empty(kmax)
     for i in range(r0, r1):
         s, e = indptr[i], indptr[i + 1]
         k = e - s
-        tbb[:] = 0.0; tvv[:] = 0.0; sbb[:] = 0.0; sv[:] = 0.0
-        for j in range(k):                    # gather: 2D numbers a rating; the residual; the sums the updates keep
+        for j in range(k):                    # gather: 2D numbers a rating, and the residual
             c = idx[s + j]
-            tj = t_row[i] * t_col[c]
-            t[j] = tj
+            t[j] = t_row[i] * t_col[c]
             acc = val[s + j] - mu_row[i] - mu_col[c]
             for d in range(D):
-                b, v = BV[c, d], BV[c, D + d]
+                b = BV[c, d]
                 Bl[d, j] = b
+                Vl[d, j] = BV[c, D + d]
                 acc -= b * A[i, d]
-                tbb[d] += tj * b * b
-                tvv[d] += tj * v
-                sbb[d] += b * b
-                sv[d] += v
             r[j] = acc
         var, prev, delta = 0.0, 0, 0.0
         for d in range(D):                    # the coordinate updates, Eqs. (15.5)-(15.6)
-            bd, bp = Bl[d], Bl[prev]
-            h = 0.0
-            for j in range(k):                # the last component's change taken out of r, and this one's sum
+            bd, bp, vd = Bl[d], Bl[prev], Vl[d]
+            h, tbb, tvv, sbb, sv = 0.0, 0.0, 0.0, 0.0, 0.0
+            for j in range(k):                # the last component's change taken out of r; this one's sums
                 rj = r[j] - bp[j] * delta
                 r[j] = rj
-                h += t[j] * bd[j] * rj
+                b, tj = bd[j], t[j]
+                h += tj * b * rj
+                tbb += tj * b * b
+                tvv += tj * vd[j]
+                sbb += b * b
+                sv += vd[j]
             a_old = A[i, d]
-            v = 1.0 / (prior_prec[d] + tbb[d] + tvv[d])
-            a = (h + a_old * tbb[d]) * v      # sum_j t b (r + b a_old): the residual without component d
+            v = 1.0 / (prior_prec[d] + tbb + tvv)
+            a = (h + a_old * tbb) * v         # sum_j t b (r + b a_old): the residual without component d
             vA[i, d] = v
             A[i, d] = a
             delta, prev = a - a_old, d
-            var += a * a * sv[d] + v * (sbb[d] + sv[d])
+            var += a * a * sv + v * (sbb + sv)
         bp, sr, srr, keep = Bl[prev], 0.0, 0.0, res.shape[0] > 0
         for j in range(k):
             rj = r[j] - bp[j] * delta
@@ -352,9 +352,9 @@ class _Part(NamedTuple):  # a block of samples during a sweep: its q(x_n), bound
     sums: np.ndarray = None
 
 def _sample_map(rows, WV, tau, mu, X, engine: str, scratch=None) -> _Part:  # Eq. (15.5) on a block of samples; its
-    X, r = np.array(X, dtype=float), scratch_buffer(scratch, 'r', (rows.nnz,))  # residuals in a buffer kept there
-    vX = sample_pass(rows, X, WV, tau, mu, engine, res=r)
-    return _Part(X, vX, latent_entropy_term(X, vX), r)
+    X, r = np.array(X, dtype=float), scratch_buffer(scratch, 'r', (rows.nnz,))  # residuals in a buffer kept there;
+    vX = sample_pass(rows, X, WV, tau, mu, engine, res=r)                       # round 0 in the same task
+    return _round_map(_Part(X, vX, latent_entropy_term(X, vX), r), rows, 0, np.zeros(rows.shape[1]), engine)
 
 def _round_map(part: _Part, rows, d: int, delta, engine: str) -> _Part:  # round d on a block; its residuals change in
     P = np.zeros((rows.shape[1], 4))                                        # place (this task is their only reader)
@@ -366,20 +366,22 @@ def _round_map(part: _Part, rows, d: int, delta, engine: str) -> _Part:  # round
     return part._replace(sums=P[:, 1:])
 
 def _sums(part: _Part): return part.sums
-def _x_term(part: _Part): return part.x_term
+def _sums_and_term(part: _Part): return part.sums, part.x_term
 def _latent_means(part: _Part): return part.X
 def _latent_variances(part: _Part): return part.vX
 
-def feature_rounds(runner, rows, parts, W, tau, alpha, engine: str):
-    """Eq. (15.6) for every feature, in D rounds over the blocks of samples (`parts`, from `_sample_map`): round d
-    adds up by feature what the update of component d reads, the residuals holding the components before it as just
-    updated, and sends the change back; a last round sums the residuals. (W, vW, stats (M, 3), parts), W and stats as
-    `feature_pass` gives them."""
+def feature_rounds(runner, rows, parts, sums, W, tau, alpha, engine: str):
+    """Eq. (15.6) for every feature, in D rounds over the blocks of samples (`parts`, from `_sample_map`, which ran
+    round 0: its `sums`): round d adds up by feature what the update of component d reads, the residuals holding the
+    components before it as just updated, and sends the change back; a last round sums the residuals.
+    (W, vW, stats (M, 3), parts), W and stats as `feature_pass` gives them."""
     (M, D), B = W.shape, len(rows)
     W, vW, var, delta = W.copy(), np.empty_like(W), np.zeros(M), np.zeros(M)
     for d in range(D + 1):
-        parts = runner.map(_round_map, parts, rows, [d] * B, [delta] * B, [engine] * B, keep=True)
-        xr, xx, vx = functools.reduce(np.add, runner.map(_sums, parts)).T
+        if d > 0:
+            parts = runner.map(_round_map, parts, rows, [d] * B, [delta] * B, [engine] * B, keep=True)
+            sums = functools.reduce(np.add, runner.map(_sums, parts))
+        xr, xx, vx = sums.T
         if d == D: return W, vW, np.column_stack([xr, xx, var]), parts
         v = 1 / (alpha[d] + tau * (xx + vx))
         a = tau * (xr + W[:, d] * xx) * v
@@ -390,8 +392,9 @@ def feature_rounds(runner, rows, parts, W, tau, alpha, engine: str):
 def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(), shared: bool = False,
                    max_iter: int = 1000, tol: float = 1e-6, rng=None, callback=None, engine: str = 'auto') -> FitResult:
     """`fit_factorised`'s sweeps on blocks of samples where they live (`factorised_blocks`): a map over the blocks
-    (Eq. 15.5), D + 1 rounds over them (Eq. 15.6, `feature_rounds`), the central updates here; the same start, the
-    same fit to rounding. q.Sx is None in the callback (the variances stay with their blocks), gathered at the end."""
+    (Eq. 15.5, and round 0 in the same task), D more rounds over them (Eq. 15.6, `feature_rounds`), the central
+    updates here; the same start, the same fit to rounding. q.Sx is None in the callback (the variances stay with
+    their blocks), gathered at the end."""
     import dask
     D, engine = check_factorised(prior, D, engine)
     M, N, B = len(fb.n_row), int(fb.starts[-1]), len(fb.rows)
@@ -407,8 +410,9 @@ def run_factorised(runner, fb: FactorisedBlocks, D: int, prior: Prior = Prior(),
         with dask.config.set({'distributed.admin.large-graph-warning-threshold': '1 TiB'}):   # each block's start
             parts = runner.map(_sample_map, fb.rows, [side_by_side(q.W, q.Sw.v)] * B, [tau] * B, [q.mu] * B,
                                cut(q.X), [engine] * B, scratch, keep=True)      # travels in its task
-        x_term = sum(runner.map(_x_term, parts))  # waited for: each round then runs where its block's residuals are
-        W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, q.W, tau, alpha, engine)
+        # round 0's sums and the bound's terms, waited for: each round then runs where its block's residuals are
+        sums, x_term = (functools.reduce(np.add, s) for s in zip(*runner.map(_sums_and_term, parts)))
+        W, vW, stats, parts = feature_rounds(runner, fb.rows, parts, sums, q.W, tau, alpha, engine)
         X = np.concatenate(runner.map(_latent_means, parts))
         return central_update(q, X, None, W, vW, stats, fb.n_row, prior, shared, x_term)
     fit = factorised_sweeps(sweep, q, max_iter, tol, callback)
