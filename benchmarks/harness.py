@@ -15,6 +15,7 @@ which turns the cases' results into the rows the page shows. The harness does th
 
 - every case runs in a fresh interpreter with the BLAS threads fixed (environment variables set before NumPy is
   imported; ``Case.threads=None`` removes them all instead: the default environment), so that peak memory (the kernel's ``ru_maxrss`` of that child, from ``os.wait4``) belongs to one case;
+  the smoke run (``--quick``) runs a file's cases of one thread setting in one child instead;
 - a case with ``rounds > 1`` is run that many times, interleaved with the other such cases of its file in an order
   that rotates every round (inside a child, `interleave` does the same for tools that share one process);
 - clocks: CPU time of the process (``time.process_time``: with one BLAS thread, what the work costs on a dedicated
@@ -190,43 +191,53 @@ def last_cache(root='/sys/devices/system/cpu/cpu0/cache'):
 # Parent: run the children
 # ----------------------------------------------------------------------------------------------------
 
-def run_child(module, case, params, threads):
-    """Run `module.CASES[case]` in a fresh interpreter with `threads` BLAS threads (None: every thread variable
-    removed, what a user's shell gives); its result plus the child's CPU and wall seconds and its peak resident
-    memory (ru_maxrss of this child only, from os.wait4)."""
+def run_child(module, cases, params, threads):
+    """Run the cases `cases` (names) of `module` one after the other in one fresh interpreter with `threads` BLAS
+    threads (None: every thread variable removed, what a user's shell gives), `params` the parameters of each; a list
+    of their results, each with the child's CPU and wall seconds and its peak resident memory (ru_maxrss of this child
+    only, from os.wait4). A measurement runs one case a child; the smoke run (--quick) runs a file's cases of one
+    thread setting in one child, sparing an interpreter start-up a case (its numbers mean nothing anyway)."""
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
     if threads is not None: env.update({v: str(threads) for v in THREAD_VARS})
     env['PYTHONHASHSEED'] = '0'
     with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as f: out = f.name
-    cmd = [sys.executable, str(Path(__file__).resolve()), '--child', f'{module}:{case}', '--params',
+    cmd = [sys.executable, str(Path(__file__).resolve()), '--child', f"{module}:{','.join(cases)}", '--params',
            json.dumps(params), '--result', out]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     try:
-        if os.waitstatus_to_exitcode(status) != 0:
-            return dict(error=f'child exited with {os.waitstatus_to_exitcode(status)}', params=params)
-        res = json.loads(Path(out).read_text())
+        done = Path(out).read_text()
+        res = json.loads(done) if done else []        # the cases that finished (all of them unless the child failed)
     finally:
         Path(out).unlink(missing_ok=True)
-    res['child'] = dict(cpu_seconds=usage.ru_utime + usage.ru_stime, wall_seconds=wall,
-                        max_rss_bytes=usage.ru_maxrss * 1024, threads=threads)
-    return res
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:                                      # the case that was running, and those after it, failed
+        err = f'child exited with {code}'
+        if len(res) == len(cases): res[-1] = dict(res[-1], error=err)
+        res += [dict(error=err, params=p) for p in params[len(res):]]
+    child = dict(cpu_seconds=usage.ru_utime + usage.ru_stime, wall_seconds=wall, max_rss_bytes=usage.ru_maxrss * 1024,
+                 threads=threads)
+    if len(cases) > 1: child['cases'] = len(cases)       # shared by the cases of one smoke-run child
+    return [dict(r, child=child) for r in res]
 
 
 def child_main(spec, params, result):
-    "Inside the child: run the case's function and write its result (stdout is left to the tools' chatter)."
-    module, name = spec.split(':')
+    "Inside the child: run the cases' functions in turn and write their results (stdout is left to the tools' chatter)."
+    module, names = spec.split(':')
     sys.path.insert(0, str(HERE))
-    case = next(c for c in importlib.import_module(module).CASES if c.name == name)
+    mod = importlib.import_module(module)
     import warnings
     warnings.filterwarnings('ignore', message='.*niter_broadprior')  # vbpca-py on its short, fixed-length calls
-    l0, c0, t0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
-    res = case.fn(params)
-    res = dict(res, params=params, loadavg_start=l0, loadavg_end=os.getloadavg()[0],
-               case_cpu_seconds=time.process_time() - c0, case_wall_seconds=time.perf_counter() - t0)
-    Path(result).write_text(json.dumps(res, default=float))
+    out = []
+    for name, p in zip(names.split(','), params):
+        case = next(c for c in mod.CASES if c.name == name)
+        l0, c0, t0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
+        res = case.fn(p)
+        out.append(dict(res, params=p, loadavg_start=l0, loadavg_end=os.getloadavg()[0],
+                        case_cpu_seconds=time.process_time() - c0, case_wall_seconds=time.perf_counter() - t0))
+        Path(result).write_text(json.dumps(out, default=float))
 
 
 def skip_reason(case):
@@ -283,21 +294,28 @@ def run_module(module, quick, overrides, jobs, out_dir, only=(), first=False):
         return out
 
     def one(c, r=0):
-        p = c.resolved(quick, overrides)
-        out = run_child(module, c.name, p, c.threads)
-        print(f"  {module}:{c.name}{f' round {r + 1}' if c.rounds > 1 else ''}: "
-              f"{out.get('error') or 'ok'} ({out['child']['wall_seconds']:.1f} s wall, "
-              f"{out['child']['cpu_seconds']:.1f} s CPU)" if 'child' in out else f'  {module}:{c.name}: {out}', flush=True)
-        if c.rounds == 1 or c in par:
-            with lock:
-                res['cases'][c.name] = out
-                save()
-        return out
+        return group([c], r)[0]
+
+    def group(cs, r=0):
+        outs = run_child(module, [c.name for c in cs], [c.resolved(quick, overrides) for c in cs], cs[0].threads)
+        for c, out in zip(cs, outs):
+            print(f"  {module}:{c.name}{f' round {r + 1}' if c.rounds > 1 else ''}: "
+                  f"{out.get('error') or 'ok'} ({out['child']['wall_seconds']:.1f} s wall, "
+                  f"{out['child']['cpu_seconds']:.1f} s CPU{' for ' + str(len(cs)) + ' cases' if len(cs) > 1 else ''})"
+                  if 'child' in out else f'  {module}:{c.name}: {out}', flush=True)
+            if c.rounds == 1 or c in par:
+                with lock:
+                    res['cases'][c.name] = out
+                    save()
+        return outs
 
     par = [c for c in todo if c.parallel or quick]  # quick numbers mean nothing: run everything side by side
     if par:
+        # quick: the cases of one thread setting share a child (its numbers mean nothing; it checks that they run)
+        groups = [[c for c in par if c.threads == t] for t in dict.fromkeys(c.threads for c in par)] if quick \
+            else [[c] for c in par]
         with ThreadPoolExecutor(max_workers=jobs) as ex:
-            list(ex.map(one, par))
+            list(ex.map(group, groups))
     multi = [c for c in todo if c not in par and c.rounds > 1]
     for c in todo:
         if c not in par and c not in multi: one(c)

@@ -1,21 +1,48 @@
 """Fixtures shared by several test files."""
 import pytest
 
+_CLUSTER = {}          # 'cluster': the live process cluster, 'files': the test files that use it
 
-@pytest.fixture(scope='session')
-def process_cluster():
-    """One Dask LocalCluster of two worker processes (one thread each) per pytest process, shared by the tests that fit
-    on worker processes: starting one costs two interpreters that import NumPy, Dask and the library, several CPU
-    seconds each time. Each test connects its own Client (`cluster_client`); a test that kills a worker leaves the
-    nanny's replacement. The scheduler keeps a long transition log, which the killed-worker tests read."""
+
+def _start_cluster():
     distributed = pytest.importorskip('distributed')
     import dask
-    with dask.config.set({'distributed.admin.low-level-log-length': 100_000}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=':0')
-    try:
-        yield cluster
-    finally:
-        cluster.close()
+    # the workers' statistical profiler (a sample every 10 ms) is off: no test reads it, and it was a third of an idle
+    # worker's CPU
+    with dask.config.set({'distributed.admin.low-level-log-length': 100_000,
+                          'distributed.worker.profile.enabled': False}):
+        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=':0')
+
+
+@pytest.fixture
+def process_cluster():
+    """One Dask LocalCluster of two worker processes (one thread each), shared by the tests that fit on worker processes:
+    starting one costs two interpreters that import NumPy, Dask and the library, several CPU seconds each time. It
+    starts when a test first asks for it and is closed once the tests of the files that use it are done (an idle
+    cluster costs about a tenth of a core: its workers' and scheduler's heartbeats); a later test that asks for it
+    starts it again. Each test connects its own Client (`cluster_client`); a test that kills a worker leaves the
+    nanny's replacement. The scheduler keeps a long transition log, which the killed-worker tests read."""
+    if 'cluster' not in _CLUSTER: _CLUSTER['cluster'] = _start_cluster()
+    return _CLUSTER['cluster']
+
+
+def _close_cluster():
+    cluster = _CLUSTER.pop('cluster', None)
+    if cluster is not None: cluster.close()
+
+
+def pytest_collection_modifyitems(items):
+    _CLUSTER['files'] = {it.path for it in items if 'process_cluster' in getattr(it, 'fixturenames', ())}
+
+
+@pytest.hookimpl(trylast=True)      # after the test's own fixtures (its Client) are torn down
+def pytest_runtest_teardown(item, nextitem):
+    if 'cluster' in _CLUSTER and (nextitem is None or nextitem.path not in _CLUSTER.get('files', ())):
+        _close_cluster()
+
+
+def pytest_sessionfinish(session):
+    _close_cluster()
 
 
 @pytest.fixture
@@ -25,4 +52,3 @@ def cluster_client(process_cluster):
     with distributed.Client(process_cluster) as client:
         client.wait_for_workers(2, timeout=120)
         yield client
-

@@ -33,28 +33,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(params=EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def voila_url(request, tmp_path):
-    "Serve one experiment notebook with Voila on 127.0.0.1 (a free port); yields its URL, stops Voila after."
+@pytest.fixture(scope='module')
+def voila_server(tmp_path_factory):
+    """One Voila server for the experiments directory on 127.0.0.1 (a free port), as `make experiments` runs it: each
+    notebook is a page of it (/voila/render/<name>.ipynb) with a kernel of its own. Yields the server's URL and its log
+    file; stops Voila after the module. (A server per notebook started four Jupyter servers for the same pages.)"""
     port = free_port()
     env = {**os.environ, 'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
            'JUPYTER_PLATFORM_DIRS': '1'}
-    log = open(tmp_path / 'voila.log', 'w')
-    proc = subprocess.Popen([str(VOILA), '--no-browser', f'--port={port}', '--Voila.ip=127.0.0.1',
-                             str(request.param)], cwd=request.param.parent, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+    log_path = tmp_path_factory.mktemp('voila') / 'voila.log'
+    log = open(log_path, 'w')
+    directory = ROOT / 'nbs' / 'experiments'
+    proc = subprocess.Popen([str(VOILA), '--no-browser', f'--port={port}', '--Voila.ip=127.0.0.1', str(directory)],
+                            cwd=directory, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f'http://127.0.0.1:{port}/'
     try:
         t_end = time.monotonic() + START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                pytest.fail(f'voila exited with {proc.returncode}: {(tmp_path / "voila.log").read_text()[-2000:]}')
+                pytest.fail(f'voila exited with {proc.returncode}: {log_path.read_text()[-2000:]}')
             try:
                 with socket.create_connection(('127.0.0.1', port), timeout=1): break
             except OSError:
                 if time.monotonic() > t_end: pytest.fail(f'voila did not listen on {url} within {START_TIMEOUT_S} s')
                 time.sleep(0.3)
-        yield url
+        yield url, log_path
     finally:
         proc.terminate()
         try: proc.wait(10)
@@ -62,6 +65,12 @@ def voila_url(request, tmp_path):
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(params=EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def voila_url(request, voila_server):
+    "The Voila page of one experiment notebook."
+    return voila_server[0] + 'voila/render/' + request.param.name
 
 
 IMG_BYTES_JS = '''async (img) => { const r = await fetch(img.src); const b = new Uint8Array(await r.arrayBuffer());
