@@ -569,10 +569,11 @@ def test_04a_exercise_4_fewer_observed_entries_wider_latent_posterior():
 
 
 def _04b_solution(number):
-    import re
-    md = prose('07_imputation')
-    block = md[md.index(f'\n{number}. '):]
-    return re.search(r'```python\n(.*?)```', block, re.S).group(1)
+    import json
+    from notebook_text import NBS
+    nb = json.loads((NBS / '07_imputation.ipynb').read_text())
+    cell = next(c for c in nb['cells'] if c.get('id') == f'ex07ex{number}c')
+    return ''.join(cell['source'])
 
 
 def _run_04b(code):

@@ -142,7 +142,7 @@ def test_the_lesson_opens_with_the_three_questions_and_keeps_no_attribute_table(
     first = md[md.index('## '):md.index('*Figure 6.1')]
     for q in ('PCA with missing values', 'How many components?', 'How sure is a filled-in value?'):
         assert q in first, q
-    for eq in ('Eq. (3.1)', 'Eq. (4.9)', 'Eq. (4.5)', 'Eq. (7.4)'):
+    for eq in ('Eq. (3.1)', 'Eq. (4.7)', 'Eq. (4.5)', 'Eq. (7.4)'):
         assert eq in first, eq
     assert '| `components_`' not in md and '|---|' not in md.split("## The data's units")[0]   # the API page has them
     assert 'api.html#vbfa_lit.estimator.VBPCA' in md

@@ -1,11 +1,12 @@
 """Lesson 07 (imputation) as a reader sees it: the predictive variance derived by hand before SymPy checks it, the
 latent term's narrowing put down to Jensen's inequality, the coverage prose against the printout, the plots folded,
 one notation for the variance of mu, and exercise 2's solution printing the coverages and factors its text quotes."""
+import json
 import re
 
 import numpy as np
 
-from notebook_text import cell_with, cells, flat, is_folded, prose, run
+from notebook_text import NBS, cell_with, cells, flat, is_folded, prose, run
 
 STEM = '07_imputation'
 
@@ -50,8 +51,8 @@ def test_exercise_2_solution_prints_the_coverages_and_factors_it_quotes():
     from vbfa_lit.estimator import VBPCA
     md = prose(STEM)
     block = md[md.index('\n2. '):md.index('\n3. ')]
-    out = run(re.search(r'```python\n(.*?)```', block, re.S).group(1),
-              dict(np=np, StandardScaler=StandardScaler, VBPCA=VBPCA))
+    solution = next(c for c in json.loads((NBS / f'{STEM}.ipynb').read_text())['cells'] if c.get('id') == 'ex07ex2c')
+    out = run(''.join(solution['source']), dict(np=np, StandardScaler=StandardScaler, VBPCA=VBPCA))
     printed = {m[0]: m[1:] for m in re.findall(r'(\w+) noise: 90% intervals hold (\d\.\d+) of the hidden values; '
                                                 r'holdout factor c = (\d\.\d+)', out)}
     text = flat(block)
