@@ -1,4 +1,4 @@
-"""The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08; lesson 12's run from its page) and of the
+"""The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08; lessons 12's and 13's run from their pages) and of the
 widgets page (32) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
 test_lesson_beyond_one_machine.py)."""
 import warnings
@@ -204,71 +204,54 @@ def test_12_exercise_4_D_1_is_chi_M():
 # --- lesson 13
 
 
-def _ring():
-    from vbfa_lit.stiefel import sample_stiefel
-    rng = np.random.default_rng(0)
+def _lesson_13_solution(k):
+    "Run exercise k's folded solution cell of lesson 13 with the page's names (Figure 13.1's ring); its namespace and print."
+    from scipy import stats
+    from notebook_text import cell_by_id
+    from vbfa_lit.householder_ppca import ppca_log_likelihood, split_rhat
+    from vbfa_lit.stiefel import haar_orthogonal, sample_stiefel
+    rng = np.random.default_rng(0)                                   # as Figure 13.1's folded code
     W = sample_stiefel(5, 2, random_state=rng) * np.array([3.0, 1.0])
     X = rng.standard_normal((150, 2)) @ W.T + 0.1 * rng.standard_normal((150, 5))
-    return W, X
+    rot = lambda t: np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    ns = dict(np=np, stats=stats, W_ring=W, X_ring=X, rot=rot, ppca_log_likelihood=ppca_log_likelihood,
+              split_rhat=split_rhat, sample_stiefel=sample_stiefel, haar_orthogonal=haar_orthogonal)
+    return ns, run(cell_by_id('13_householder_ppca', f'sol13c{k}'), ns)
 
 
-def test_08_exercise_1_only_the_signs_are_left():
-    from vbfa_lit.householder_ppca import ppca_log_likelihood
-    W0, X0 = _ring()
-    signed_perms = [np.diag(s) @ P for P in (np.eye(2), np.eye(2)[::-1]) for s in ((1, 1), (1, -1), (-1, 1), (-1, -1))]
-
-    def svd_form(W):
-        n = np.linalg.norm(W, axis=0)
-        return abs(W[:, 0] @ W[:, 1]) < 1e-12 and n[0] > n[1]
-    kept = [R for R in signed_perms if svd_form(W0 @ R)]
+def test_13_exercise_1_only_the_signs_are_left():
+    ns, out = _lesson_13_solution(1)
+    kept = [R for R in ns['signed_perms'] if ns['svd_form'](ns['W0'] @ R)]
     assert len(kept) == 4 and all(np.allclose(np.abs(R), np.eye(2)) for R in kept)
-    t = 0.3
-    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
-    ref = ppca_log_likelihood(X0, W0, 0.1, X0.mean(0))
-    assert max(abs(ppca_log_likelihood(X0, W0 @ R, 0.1, X0.mean(0)) - ref) for R in signed_perms + [rot]) < 1e-8
-    assert not svd_form(W0 @ rot)
+    assert ns['change'] < 1e-8 and not ns['svd_form'](ns['W0'] @ ns['rot'](0.3))
+    assert out.startswith('4 of the 8 signed permutations'), out
 
 
-def test_08_exercise_2_align_signs_before_rhat():
-    from vbfa_lit.householder_ppca import split_rhat
-    W_ring, _ = _ring()
-    rng = np.random.default_rng(0)
-    draws = W_ring + 0.05 * rng.standard_normal((4, 500, 5, 2))
-    draws[2:, :, :, 1] *= -1
-    aligned = draws * np.sign(np.einsum('cnmq,mq->cnq', draws, W_ring))[:, :, None, :]
-    gram = np.einsum('cnmq,cnkq->cnmk', draws, draws)
-    assert np.nanmax(split_rhat(draws)) > 1.5
-    assert np.nanmax(split_rhat(aligned)) < 1.02 and np.nanmax(split_rhat(gram)) < 1.02
+def test_13_exercise_2_align_signs_before_rhat():
+    ns, out = _lesson_13_solution(2)
+    split_rhat = ns['split_rhat']
+    assert np.nanmax(split_rhat(ns['draws'])) > 1.5
+    assert np.nanmax(split_rhat(ns['aligned'])) < 1.02 and np.nanmax(split_rhat(ns['gram'])) < 1.02
+    assert 'after aligning the signs' in out
 
 
-def test_08_exercise_3_half_normal_sigma_shrinks_the_entries():
+def test_13_exercise_3_half_normal_sigma_shrinks_the_entries():
     from scipy import stats
-    from vbfa_lit.stiefel import haar_orthogonal, sample_stiefel
-    rng = np.random.default_rng(3)
-    n = 20_000
-    sigma_hn = -np.sort(-np.abs(rng.standard_normal((n, 2))), axis=-1)
-    WR = (sample_stiefel(5, 2, size=n, random_state=rng) * sigma_hn[:, None, :]) @ haar_orthogonal(2, size=n, random_state=rng)
-    e = WR[:, 0, 0]
+    ns, out = _lesson_13_solution(3)
+    e, n = ns['WR_hn'][:, 0, 0], ns['n']
     se = e.var() * np.sqrt(2 / n) * 2          # generous: the entry is heavier-tailed than a Gaussian
     assert abs(e.var() - 0.2) < 4 * se
-    assert stats.kstest(e, 'norm').pvalue < 1e-10
+    assert stats.kstest(e, 'norm').pvalue < 1e-10 and 'KS p-value' in out
 
 
-def test_08_exercise_4_same_statistics_same_likelihood():
-    from scipy import stats
+def test_13_exercise_4_same_statistics_same_likelihood():
     from vbfa_lit.householder_ppca import ppca_log_likelihood
-    from vbfa_lit.stiefel import haar_orthogonal
-    W_ring, X_ring = _ring()
-    rng = np.random.default_rng(4)
-    N = len(X_ring)
-    ones = np.ones((N, 1)) / np.sqrt(N)
-    B = np.linalg.qr(np.hstack([ones, rng.standard_normal((N, N - 1))]))[0][:, 1:]
-    O = ones @ ones.T + B @ haar_orthogonal(N - 1, random_state=rng) @ B.T
-    X2 = X_ring.mean(0) + O @ (X_ring - X_ring.mean(0))
-    dense = lambda X: stats.multivariate_normal(X_ring.mean(0), W_ring @ W_ring.T + 0.01 * np.eye(5)).logpdf(X).sum()
+    ns, out = _lesson_13_solution(4)
+    X2, X_ring, W_ring, dense = ns['X2'], ns['X_ring'], ns['W_ring'], ns['dense']
     assert np.abs(X2 - X_ring).max() > 0.5
     assert abs(dense(X2) - dense(X_ring)) < 1e-8 * abs(dense(X_ring))
     assert abs(ppca_log_likelihood(X2, W_ring, 0.1, X_ring.mean(0)) - dense(X_ring)) < 1e-8 * abs(dense(X_ring))
+    assert 'the log likelihoods by' in out
 
 
 # --- lesson 11

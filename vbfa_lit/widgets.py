@@ -231,7 +231,7 @@ class StaticSlider:
         return (f'<div class="vbfa-static-slider" id="{uid}" style="margin:0.5em 0">'
                 f'<label style="font-size:0.9em">{html.escape(self.label)}: '
                 f'<input type="range" min="0" max="{len(self.values) - 1}" step="1" value="{self.start}" '
-                f'aria-label="{html.escape(self.label)}" style="vertical-align:middle;width:45%"> '
+                f'aria-label="{html.escape(self.label)}" style="vertical-align:middle;width:32em;max-width:100%"> '
                 f'<output>{vals[self.start]}</output></label> '
                 f'<small class="vbfa-caption">{cap[self.start]}</small>'
                 f'<div class="vbfa-frames">{imgs}</div></div>'

@@ -35,6 +35,9 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
         s = sliders.first
         frames = s.locator('.vbfa-frames img')
         assert frames.count() == 41, 'expected 41 frames: the start and 40 sweeps'
+        # wide enough to hit one sweep with a mouse: at least 5 px a position
+        width = s.locator('input[type=range]').evaluate('i => i.clientWidth')
+        assert width >= 5 * frames.count(), f'the slider is {width} px wide for {frames.count()} positions'
         visible = lambda: s.locator('.vbfa-frames img:visible')
         seen = set()
         out0 = s.locator('output').inner_text()
