@@ -204,13 +204,14 @@ def test_one_blas_thread_limits_inside_and_restores_after():
         assert blas() == [2] * len(blas())                            # restored after the call
         # the estimator's methods are wrapped: a fit sees one thread
         import vbfa_lit.estimator as est
-        orig = est.fit_vbfa
+        orig, calls = est.fit_blocks, []
         def spy(*a, **k):
-            seen.append(blas())
+            seen.append(blas()); calls.append(1)
             return orig(*a, **k)
-        est.fit_vbfa = spy
+        est.fit_blocks = spy
         try: VBPCA(n_components=2, max_iter=5, random_state=0).fit(np.random.default_rng(0).normal(size=(20, 4)))
-        finally: est.fit_vbfa = orig
+        finally: est.fit_blocks = orig
+        assert calls, 'the fit ran its sweeps through estimator.fit_blocks'
         assert blas() == [2] * len(blas())
     assert seen and all(s == [1] * len(s) for s in seen)
 
