@@ -11,9 +11,11 @@ allocates, and clear errors (or correct numbers) for dates, int8 duplicates, hug
 to `impute`, float32 NaN, uint64 indices, sparse DataFrames, a dominating prior, a one-column holdout and a missing
 polars.
 
-`make test` runs `RELIABILITY_N` problems (default 240); for a larger run:
+`make test` runs `RELIABILITY_N` problems (default 240), each with one of the two engines (the NumPy sweep and the
+compiled one, in turn: `tests/test_vbpca_fast.py` tests them equal on the same data); for a larger run, every problem
+with both engines:
 
-    RELIABILITY_N=3200 .venv/bin/python -m pytest tests/test_reliability_estimator.py -n 2 -q
+    RELIABILITY_N=3200 RELIABILITY_BOTH_ENGINES=1 .venv/bin/python -m pytest tests/test_reliability_estimator.py -n 2 -q
     .venv/bin/python tests/test_reliability_estimator.py 3200        # a summary table instead of test results
 """
 import os
@@ -32,6 +34,14 @@ from vbfa_lit.rjmcmc_fast import numba_available
 
 N_PROBLEMS = int(os.environ.get('RELIABILITY_N', 240))
 REL_TOL = 1e-9
+ENGINES = ('numpy', 'numba') if numba_available() else ('numpy',)
+
+
+def cases(seeds):
+    """(seed, engine) for the i-th of `seeds`: the engines in turn (every engine with RELIABILITY_BOTH_ENGINES=1), so
+    that each meets every kind of problem and the fits cost half."""
+    both = os.environ.get('RELIABILITY_BOTH_ENGINES') == '1'
+    return [(s, e) for i, s in enumerate(seeds) for e in (ENGINES if both else (ENGINES[i % len(ENGINES)],))]
 
 
 def random_problem(seed: int):
@@ -87,34 +97,28 @@ def check_fit(seed: int, engine: str = 'auto', **extra):
     return problems
 
 
-@pytest.mark.parametrize('engine', ['numpy', 'numba'])
-@pytest.mark.parametrize('seed', range(N_PROBLEMS))
+@pytest.mark.parametrize('seed,engine', cases(range(N_PROBLEMS)))
 def test_random_problem(seed, engine):
-    "Every problem with both engines (the NumPy sweep, and the compiled one when numba is installed)."
-    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
+    "Every problem, with the NumPy sweep or the compiled one (`cases`)."
     problems = check_fit(seed, engine)
     assert not problems, f"problem {seed} {random_problem(seed)[1]} ({engine}): " + '; '.join(problems)
 
 
-@pytest.mark.parametrize('engine', ['numpy', 'numba'])
-@pytest.mark.parametrize('seed', range(0, N_PROBLEMS, 4))
+@pytest.mark.parametrize('seed,engine', cases(range(0, N_PROBLEMS, 4)))
 def test_random_problem_learned_mean(seed, engine):
     """A quarter of the problems again with the learned prior of the feature means (lesson 08), every other one with a
     bias per sample as well."""
-    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     extra = dict(mean_prior='learned', sample_bias=seed % 8 == 0)
     problems = check_fit(seed, engine, **extra)
     assert not problems, f"problem {seed} {random_problem(seed)[1]} {extra} ({engine}): " + '; '.join(problems)
 
 
 
-@pytest.mark.parametrize('engine', ['numpy', 'numba'])
-@pytest.mark.parametrize('seed', range(0, N_PROBLEMS, 2))
+@pytest.mark.parametrize('seed,engine', cases(range(0, N_PROBLEMS, 2)))
 def test_random_problem_factorised(seed, engine):
     """Half of the problems again under the fully factorised posterior (lesson 15): the same checks, the bound never
     falling among them (the transformations setting drawn is accepted and not run: the rotation would leave the
     family)."""
-    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     problems = check_fit(seed, engine, posterior='factorised')
     assert not problems, f"problem {seed} {random_problem(seed)[1]} factorised ({engine}): " + '; '.join(problems)
 
@@ -181,21 +185,17 @@ def bound_drops(X, params, engine):
     return float(np.max(L[:-1] - L[1:], initial=0.0)), REL_TOL * np.abs(L).max() + rounding_allowance(model)
 
 
-@pytest.mark.parametrize('engine', ['numpy', 'numba'])
-@pytest.mark.parametrize('seed', range(N_LONG))
+@pytest.mark.parametrize('seed,engine', cases(range(N_LONG)))
 def test_long_fit_bound_rises(seed, engine):
-    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     X, params = long_problem(seed)
     drop, allowed = bound_drops(X, params, engine)
     assert drop <= allowed, f"problem {seed} {params} ({engine}): the bound fell by {drop:.3g} (allowed {allowed:.3g})"
 
 
 
-@pytest.mark.parametrize('engine', ['numpy', 'numba'])
-@pytest.mark.parametrize('seed', range(N_LONG))
+@pytest.mark.parametrize('seed,engine', cases(range(N_LONG)))
 def test_long_fit_bound_rises_factorised(seed, engine):
     "The larger, nastier problems under the fully factorised posterior: 300 sweeps, the bound never falling."
-    if engine == 'numba' and not numba_available(): pytest.skip("numba (the optional 'fast' extra) is not installed")
     X, params = long_problem(seed)
     drop, allowed = bound_drops(X, dict(params, posterior='factorised'), engine)
     assert drop <= allowed, (f"problem {seed} {params} factorised ({engine}): the bound fell by {drop:.3g} "
