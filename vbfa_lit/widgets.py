@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from .ard import ARD, effective_components
 from .data import (BISHOP_STDS, ZHANG_SET1_EIGENVALUES, ZHANG_SETS, make_bishop_example, make_gaussian_spectrum,
-                           make_low_rank, make_zhang_set)
+                           make_low_rank)
 from .estimator import ConvergenceWarning
 from .evidence import laplace_evidence
 from .linalg import one_blas_thread
@@ -181,18 +181,15 @@ class Panel:
             data = self.compute(self.params)
             fig = self.draw(data)
             png = figure_png(fig, self.dpi)
-        except Exception as e:                # shown in the panel; the last figure and the controls stay
-            return self._failed(e)
+        except Exception as e:                # shown in the panel (a ValueError is an input error); figure and controls stay
+            self.error = str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}'
+            kind = 'input error' if isinstance(e, ValueError) else 'the update failed'
+            self.status.value = f'<span style="color:#D55E00">{kind}: {html.escape(self.error)}</span>'
+            return
         self.data, self.figure, self.error, self.image.value = data, fig, None, png
         self.timings.append(time.perf_counter() - t0)
         summary = f"; {html.escape(str(data['summary']))}" if 'summary' in data else ''
         self.status.value = f'updated in {self.timings[-1]:.2f} s{summary}'
-
-    def _failed(self, e: Exception):
-        "Say in the status line why the update failed (a ValueError is an input error)."
-        self.error = str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}'
-        kind = 'input error' if isinstance(e, ValueError) else 'the update failed'
-        self.status.value = f'<span style="color:#D55E00">{kind}: {html.escape(self.error)}</span>'
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -288,14 +285,15 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     >>> len(s.frames), s.values
     (2, [40, 80])
     """
-    panels = []
+    p, summaries = None, []
     def frame(v, dpi):
-        panels.append(panel_cls(dpi=dpi, **{**fixed, name: v}))
-        if panels[-1].error: raise ValueError(f"{name}={v!r}: {panels[-1].error}")
-        return panels[-1].image.value
+        nonlocal p
+        p = panel_cls(dpi=dpi, **{**fixed, name: v})
+        if p.error: raise ValueError(f"{name}={v!r}: {p.error}")
+        summaries.append(str(p.data.get('summary', '')))
+        return p.image.value
     values, start, frames = _frames(values, start, dpi, font_size, frame)
-    return StaticSlider(name, values, frames, [str(p.data.get('summary', '')) for p in panels],
-                        label=panels[-1].controls[name].description or name, start=start)
+    return StaticSlider(name, values, frames, summaries, label=p.controls[name].description or name, start=start)
 
 # %% ../nbs/32_widgets.ipynb #dcc7fbfa
 _KIND_LABELS = {'both': 'translation + rotation', 'translate': 'translation', 'rotate': 'rotation',
@@ -497,14 +495,10 @@ def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str
     if dataset.startswith("Set 1 (the paper"):
         return dict(g=np.array(ZHANG_SET1_EIGENVALUES), N=N or ZHANG_SETS[1][1], variances=None,
                     label=f"Zhang et al.'s printed Set 1 eigenvalues, N = {N or ZHANG_SETS[1][1]}")
-    if dataset == 'custom':
-        var, n = _parse_spectrum(spectrum), N or _CUSTOM_N
-    else:
-        var, n = np.asarray(ZHANG_SETS[int(dataset[-1])][0], float), N or ZHANG_SETS[int(dataset[-1])][1]
+    if dataset == 'custom': var, n = _parse_spectrum(spectrum), N or _CUSTOM_N
+    else: var, n = np.asarray(ZHANG_SETS[int(dataset[-1])][0], float), N or ZHANG_SETS[int(dataset[-1])][1]
     if n <= var.size: raise ValueError(f"N: expected more samples than the d = {var.size} dimensions, got {n}")
-    if dataset == 'custom': X = make_gaussian_spectrum(var, n, rotate=False, random_mean=False, random_state=seed).X
-    else: X = make_zhang_set(int(dataset[-1]), n_samples=n, random_state=seed).X
-    g, n = sample_eigenvalues(X)
+    g, n = sample_eigenvalues(make_gaussian_spectrum(var, n, rotate=False, random_mean=False, random_state=seed).X)  # make_zhang_set's draw
     return dict(g=g, N=n, variances=var, label=f"{dataset}: d = {var.size}, N = {n}, seed {seed}")
 
 # %% ../nbs/32_widgets.ipynb #2db0c14a
@@ -731,15 +725,12 @@ class HouseholderPanel(Panel):
         fig = Figure(figsize=(11, 3.8), layout='constrained')
         gs = fig.add_gridspec(1, 3)
         self._draw_step(fig, gs[0, 0], data)
-        plot_sphere(data['householder'], ax=fig.add_subplot(gs[0, 1], projection='3d'), s=3)
-        neg = data['neg_x1']
-        fig.axes[1].set_title(f"Householder: {neg['householder']:.0%} with $x_1 < 0$", fontsize='medium')
-        plot_sphere(data['qr'], ax=fig.add_subplot(gs[0, 2], projection='3d'), s=3)
-        fig.axes[2].set_title(f"QR {'with' if data['sign_fix'] else 'without'} sign fix: {neg['qr']:.0%} "
-                              "with $x_1 < 0$", fontsize='medium')
-        for a in fig.axes[1:]:                      # seen along -x_2: x_1 runs left to right, the bias shows as a half
-            a.view_init(elev=12, azim=-90)
-            a.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1])
+        qr = f"QR {'with' if data['sign_fix'] else 'without'} sign fix"
+        for i, (key, name) in enumerate((('householder', 'Householder'), ('qr', qr)), 1):
+            ax = plot_sphere(data[key], ax=fig.add_subplot(gs[0, i], projection='3d'), s=3)
+            ax.set_title(f"{name}: {data['neg_x1'][key]:.0%} with $x_1 < 0$", fontsize='medium')
+            ax.view_init(elev=12, azim=-90)         # seen along -x_2: x_1 runs left to right, the bias shows as a half
+            ax.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1])
         return fig
 
 # %% ../nbs/32_widgets.ipynb #95e965d3
