@@ -394,8 +394,9 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
             ax.text(x, y, label, ha='center', va='center', fontsize=12, zorder=3)
             size[name] = radius
     for a, b in edges:
-        (xa, ya), (xb, yb) = nodes[a][:2], nodes[b][:2]
-        ax.add_patch(FancyArrowPatch(*_shrunk((xa, ya), (xb, yb), size[a], size[b]), arrowstyle='-|>',
+        pa, pb = np.asarray(nodes[a][:2], float), np.asarray(nodes[b][:2], float)
+        u = (pb - pa) / np.linalg.norm(pb - pa)                 # the arrow touches both rims
+        ax.add_patch(FancyArrowPatch(tuple(pa + size[a] * u), tuple(pb - size[b] * u), arrowstyle='-|>',
                                      mutation_scale=12, color='black', shrinkA=0, shrinkB=0, zorder=1))
     for name, text in (badges or {}).items():
         x, y = nodes[name][:2]
@@ -406,12 +407,6 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
     ax.set(xlim=(min(xs) - 0.8, max(xs) + 0.8), ylim=(min(ys) - 0.5, max(ys) + 0.5), aspect='equal')
     ax.axis('off')
     return ax
-
-def _shrunk(a, b, ra, rb):
-    "Start and end of an arrow from circle a (radius ra) to circle b (radius rb), touching both rims."
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    u = (b - a) / np.linalg.norm(b - a)
-    return tuple(a + ra * u), tuple(b - rb * u)
 
 # %% ../nbs/20_plots.ipynb #fbaa8d51
 def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
@@ -457,7 +452,6 @@ def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
                 fontweight='bold' if kind == 'main' else 'normal', color='black' if kind == 'main' else '0.2')
         if tail: ax.text(x, y - dy - 0.02, tail, ha='center', va='center', fontsize=small, zorder=3, color='0.25', url=url)
     return ax
-
 
 def svg_markup(fig, element_id: str = '', label: str = '') -> str:
     """`fig` as inline SVG for an HTML page, as wide as its container, every artist's URL (`set_url`) a clickable link."""
@@ -733,11 +727,10 @@ def plot_spread(x, groups, censored=None, ax=None, label: str = None, color='k',
     if len(groups) != len(x): raise ValueError(f"groups: expected one group per x ({len(x)}), got {len(groups)}")
     g = [np.atleast_1d(np.asarray(v, dtype=float)) for v in groups]
     if any(v.size == 0 for v in g): raise ValueError("groups: every group needs at least one value")
-    if censored is None: c = [np.zeros(v.shape, bool) for v in g]
-    else:
-        if len(censored) != len(x): raise ValueError(f"censored: expected one mask per x ({len(x)})")
-        c = [np.atleast_1d(np.asarray(m, dtype=bool)) for m in censored]
-        if any(m.shape != v.shape for m, v in zip(c, g)): raise ValueError("censored: each mask must match its group")
+    c = ([np.zeros(v.shape, bool) for v in g] if censored is None
+         else [np.atleast_1d(np.asarray(m, dtype=bool)) for m in censored])
+    if len(c) != len(x) or any(m.shape != v.shape for m, v in zip(c, g)):
+        raise ValueError(f"censored: expected one mask per x ({len(x)}), each of its group's shape")
     lo, md, hi = (np.array([f(v) for v in g]) for f in (np.min, np.median, np.max))
     ax = _axes(ax, (5, 3))
     if band: ax.fill_between(x, lo, hi, color='0.8', linewidth=0, zorder=0.5)
