@@ -40,6 +40,12 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
 
 def _check_nonneg(name, value): return check_real(name, value, 0.0, inclusive=True)   # a finite float >= 0
 
+def _check_scales(name, scales, n_samples, n_features): # N, M and the (q,) positive scales, q <= M
+    N, M = check_int('n_samples', n_samples, 1), check_int('n_features', n_features, 1)
+    s = _check_positive_vector(name, scales)
+    if s.size > M: raise ValueError(f"{name}: expected at most n_features={M} values, got {s.size}")
+    return N, M, s
+
 def _held_out(X_full, test): # the Bunch fields of data with the entries of the mask `test` held out
     return dict(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test)
 
@@ -317,10 +323,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
                              random_state=None):
     """Nirwan's synthetic data for Householder PPCA (ICML 2019 slides): Y = X (U diag(sigma))^T + noise, U uniform on V_{M,D}."""
-    N = check_int('n_samples', n_samples, 1)
-    M = check_int('n_features', n_features, 1)
-    s = _check_positive_vector('sigma', sigma)
-    if s.size > M: raise ValueError(f"sigma: expected at most n_features={M} values, got {s.size}")
+    N, M, s = _check_scales('sigma', sigma, n_samples, n_features)
     nv = _check_nonneg('noise_variance', noise_variance)
     rng = check_random_state(random_state)
     D = s.size
@@ -422,10 +425,7 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     >>> d.W.shape
     (10, 3)
     """
-    N = check_int('n_samples', n_samples, 1)
-    M = check_int('n_features', n_features, 1)
-    s = _check_positive_vector('scales', scales)
-    if s.size > M: raise ValueError(f"scales: expected at most n_features={M} values, got {s.size}")
+    N, M, s = _check_scales('scales', scales, n_samples, n_features)
     noise_std = _check_nonneg('noise_std', noise_std)
     missing = _check_fraction('missing', missing)
     if isinstance(mean, str) and mean != 'normal' or isinstance(mean, (bool, np.bool_)):
