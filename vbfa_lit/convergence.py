@@ -109,8 +109,7 @@ def run_config(Y_train, Y_full, test, D: int, prior: Prior, transform: bool = Tr
         bound.append(L); tr.append(rmse(Y_full, R, train)); te.append(rmse(Y_full, R, test))
         nv.append(float(np.mean(q.b_tau / q.a_tau)))
         overhead[0] += time.perf_counter() - t
-    both = None
-    if transform: both = lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)
+    both = (lambda d, q, p: transform_posterior(d, q, p, 'both', latent_covariances=False)) if transform else None
     start = time.perf_counter()
     res = fit_vbfa(data, D, prior, shared=False, max_iter=max_iter, tol=tol, rng=seed,
                    callback=record, transform=both)

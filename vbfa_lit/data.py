@@ -40,6 +40,15 @@ def _check_positive_vector(name, value): # 1-d float array of positive finite nu
 
 def _check_nonneg(name, value): return check_real(name, value, 0.0, inclusive=True)   # a finite float >= 0
 
+def _check_scales(name, scales, n_samples, n_features): # N, M and the (q,) positive scales, q <= M
+    N, M = check_int('n_samples', n_samples, 1), check_int('n_features', n_features, 1)
+    s = _check_positive_vector(name, scales)
+    if s.size > M: raise ValueError(f"{name}: expected at most n_features={M} values, got {s.size}")
+    return N, M, s
+
+def _held_out(X_full, test): # the Bunch fields of data with the entries of the mask `test` held out
+    return dict(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test)
+
 # %% ../nbs/21_data.ipynb #8ad143bd
 def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=True, missing=0.0,
                            random_state=None):
@@ -75,11 +84,6 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
         mean : (n_features,) ndarray.
         covariance : (n_features, n_features) ndarray, U diag(eigenvalues) U^T.
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range (the message names it).
-
     Examples
     --------
     >>> import numpy as np
@@ -97,10 +101,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     Y = (U * np.sqrt(ev)) @ rng.standard_normal((M, N)) + mu[:, None]    # (M, N), the papers' layout
     test = np.zeros(M * N, dtype=bool)
     test[rng.choice(M * N, int(round(missing * M * N)), replace=False)] = True
-    test = test.reshape(M, N)
-    X_full, test = np.ascontiguousarray(Y.T), np.ascontiguousarray(test.T)
-    return Bunch(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test, eigenvalues=ev,
-                 components=U, mean=mu, covariance=(U * ev) @ U.T)
+    return Bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.reshape(M, N).T)), eigenvalues=ev, components=U, mean=mu, covariance=(U * ev) @ U.T)
 
 # %% ../nbs/21_data.ipynb #d7fd29ac
 def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
@@ -322,10 +323,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
                              random_state=None):
     """Nirwan's synthetic data for Householder PPCA (ICML 2019 slides): Y = X (U diag(sigma))^T + noise, U uniform on V_{M,D}."""
-    N = check_int('n_samples', n_samples, 1)
-    M = check_int('n_features', n_features, 1)
-    s = _check_positive_vector('sigma', sigma)
-    if s.size > M: raise ValueError(f"sigma: expected at most n_features={M} values, got {s.size}")
+    N, M, s = _check_scales('sigma', sigma, n_samples, n_features)
     nv = _check_nonneg('noise_variance', noise_variance)
     rng = check_random_state(random_state)
     D = s.size
@@ -365,11 +363,6 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
         (n_features, n_components), ``latent`` = B.T (n_samples, n_components), ``mean`` (n_features,),
         ``noise_std``.
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range (the message names it).
-
     Examples
     --------
     >>> d = make_low_rank(80, 12, 3, scale=1.5, offset='normal', missing=0.2, random_state=0)
@@ -384,18 +377,14 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     noise_std = _check_nonneg('noise_std', noise_std)
     offset_std = _check_nonneg('offset_std', offset_std)
     missing = _check_fraction('missing', missing)
-    if not (isinstance(offset, str) and offset == 'normal'):
-        if isinstance(offset, str) or not isinstance(offset, Real) or not np.isfinite(offset):
-            raise ValueError(f"offset: expected a finite number or 'normal', got {offset!r}")
+    if offset != 'normal' if isinstance(offset, str) else not (isinstance(offset, Real) and np.isfinite(offset)):
+        raise ValueError(f"offset: expected a finite number or 'normal', got {offset!r}")
     rng = check_random_state(random_state)
     A, B = rng.normal(size=(M, D)), rng.normal(size=(D, N))
-    Y = A @ B * scale
     mean = offset_std * rng.normal(size=(M, 1)) if isinstance(offset, str) else np.full((M, 1), float(offset))
-    Y = Y + mean if isinstance(offset, str) else Y + offset
-    Y = Y + noise_std * rng.normal(size=(M, N))
+    Y = A @ B * scale + mean + noise_std * rng.normal(size=(M, N))
     test = rng.random((M, N)) < missing if missing > 0 else np.zeros((M, N), dtype=bool)
-    X_full, test = np.ascontiguousarray(Y.T), np.ascontiguousarray(test.T)
-    return Bunch(X=np.where(test, np.nan, X_full), X_full=X_full, test_mask=test, W=A * scale, latent=B.T,
+    return Bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.T)), W=A * scale, latent=B.T,
                  mean=mean.ravel(), noise_std=noise_std)
 
 # %% ../nbs/21_data.ipynb #0234be8f
@@ -436,10 +425,7 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     >>> d.W.shape
     (10, 3)
     """
-    N = check_int('n_samples', n_samples, 1)
-    M = check_int('n_features', n_features, 1)
-    s = _check_positive_vector('scales', scales)
-    if s.size > M: raise ValueError(f"scales: expected at most n_features={M} values, got {s.size}")
+    N, M, s = _check_scales('scales', scales, n_samples, n_features)
     noise_std = _check_nonneg('noise_std', noise_std)
     missing = _check_fraction('missing', missing)
     if isinstance(mean, str) and mean != 'normal' or isinstance(mean, (bool, np.bool_)):
@@ -456,8 +442,7 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     Z = rng.normal(size=(N, s.size))
     X = Z @ W.T + mu + noise_std * rng.normal(size=(N, M))
     test = rng.random((N, M)) < missing if missing > 0 else np.zeros((N, M), dtype=bool)
-    return Bunch(X=np.where(test, np.nan, X), X_full=X, test_mask=test, W=W, mean=mu, latent=Z,
-                 noise_std=noise_std)
+    return Bunch(**_held_out(X, test), W=W, mean=mu, latent=Z, noise_std=noise_std)
 
 # %% ../nbs/21_data.ipynb #3a48d01c
 def _pooch(): # the pooch module, imported only when something is downloaded
@@ -529,12 +514,10 @@ def fetch_file(filename, urls, checksum, *, subdir='', data_home=None, download=
     pooch, home = _pooch(), get_data_home(data_home)
     folder = home / subdir
     target = folder / filename
-    for p in (folder, *folder.parents):                 # the nearest existing folder on the way must be a directory
-        if p.exists():
-            if not p.is_dir():
-                raise ValueError(f"{'subdir' if home in p.parents else 'data_home'}: {p} is a file, expected a "
-                                 "directory for the cache")
-            break
+    p = next(p for p in (folder, *folder.parents) if p.exists())     # the nearest existing one must be a directory
+    if not p.is_dir():
+        raise ValueError(f"{'subdir' if home in p.parents else 'data_home'}: {p} is a file, expected a directory for "
+                         "the cache")
     if target.is_dir(): raise ValueError(f"filename: {target} is a directory, expected a file (or nothing) there")
     if not download and not target.exists():
         raise FileNotFoundError(f"{filename} is not in the cache {folder} and download=False; call with "

@@ -41,14 +41,8 @@ def sufficient_statistics(X):
     return SufficientStatistics(len(X), mean, cov * unit * unit)
 
 # %% ../nbs/13_householder_ppca.ipynb #190d4ab6
-def _log_likelihood(W, # (..., M, D) loadings
-                    noise_var, # (...) s^2
-                    mu, # (..., M) mean
-                    stats:SufficientStatistics,
-                    xp=np, # numpy or jax.numpy
-                    orthogonal:bool=False, # True if the columns of W are orthogonal (W = U diag(sigma))
-                   ): # (...) sum_n log N(x_n | mu, W W^T + s^2 I), from the sufficient statistics
-    "Determinant lemma and Woodbury: the cost is O(M^2 D), whatever N."
+def _log_likelihood(W, noise_var, mu, stats: SufficientStatistics, xp=np, orthogonal: bool = False):
+    """(...) sum_n log N(x_n | mu, W W^T + noise_var I) for W (..., M, D), mu (..., M), from `stats`, in NumPy or JAX (`xp`), O(M^2 D) by the determinant lemma and Woodbury; `orthogonal`: W's columns are."""
     M, D = W.shape[-2], W.shape[-1]
     delta = stats.mean - mu                                              # (..., M)
     Wt = xp.swapaxes(W, -1, -2)
@@ -88,8 +82,6 @@ def reference_log_likelihood(X, U, sigma, noise_std, mu):
     return -N / 2 * (M * np.log(2 * np.pi) + logdet_C + tr_CS)
 
 # %% ../nbs/13_householder_ppca.ipynb #8d40462a
-_INSTALL = "pip install 'vbfa_lit[mcmc]'"
-
 def _import_numpyro():
     "numpyro, jax and jax.numpy, or an ImportError that says how to install them."
     try:
@@ -97,7 +89,7 @@ def _import_numpyro():
         import jax.numpy as jnp
         import numpyro
     except ImportError as e:
-        raise ImportError(f"householder_ppca needs NumPyro and JAX ({e.name} is missing): {_INSTALL}") from e
+        raise ImportError(f"householder_ppca needs NumPyro and JAX ({e.name} is missing): pip install 'vbfa_lit[mcmc]'") from e
     return jax, jnp, numpyro
 
 def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
@@ -109,19 +101,13 @@ def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='sw
     kernel = sigma_log_kernel or (lambda s: singular_value_log_kernel(s, M, xp=jnp))
     def model():
         if parameterisation == 'householder':
-            if radius_concentration is None:                              # the slides: v_n ~ N(0, I_n)
-                vs = [numpyro.sample(f'v_{M - q}', dist.Normal(0.0, 1.0).expand([M - q]).to_event(1))
-                      for q in range(D)]
-            else:
-                # uniform direction, ||v_n|| ~ Gamma(k, k)
-                vs = [numpyro.sample(f'v_{M - q}',
-                                     dist.ImproperUniform(constraints.real_vector, (), (M - q,)))
-                      for q in range(D)]
-                for v in vs:
-                    r = jnp.sqrt(jnp.sum(v * v))
-                    numpyro.factor(f'radius_{v.shape[-1]}',
-                                   dist.Gamma(radius_concentration, radius_concentration).log_prob(r)
-                                   - (v.shape[-1] - 1) * jnp.log(r))
+            slides = radius_concentration is None                         # the slides: v_n ~ N(0, I_n)
+            vs = [numpyro.sample(f'v_{n}', dist.Normal(0.0, 1.0).expand([n]).to_event(1) if slides
+                                 else dist.ImproperUniform(constraints.real_vector, (), (n,))) for n in range(M, M - D, -1)]
+            for v in () if slides else vs:                                # else: uniform direction, ||v_n|| ~ Gamma(k, k)
+                r = jnp.sqrt(jnp.sum(v * v))
+                numpyro.factor(f'radius_{v.shape[-1]}', dist.Gamma(radius_concentration, radius_concentration).log_prob(r)
+                               - (v.shape[-1] - 1) * jnp.log(r))
             U = householder_columns(vs, xp=jnp, reflection=reflection)
             increasing = numpyro.sample('sigma_increasing',
                                         dist.ImproperUniform(constraints.positive_ordered_vector, (), (D,)))
@@ -161,11 +147,9 @@ def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_
                   compilations=clock.count, cache_dir=cache_dir)
     return samples, np.asarray(extra['diverging']), seconds, np.asarray(extra['num_steps']), timing
 
-_CACHE_ENV = 'VBFA_LIT_JAX_CACHE'  # a directory for JAX's compilation cache, or 'off'
-
 def jax_cache_dir()->Path|None:
     """JAX's compilation cache directory: $VBFA_LIT_JAX_CACHE ('off': None), else $XDG_CACHE_HOME/vbfa_lit/jax."""
-    env = os.environ.get(_CACHE_ENV, '').strip()
+    env = os.environ.get('VBFA_LIT_JAX_CACHE', '').strip()
     if env.lower() in ('off', '0', 'none', 'false'): return None
     if env: return Path(env).expanduser()
     base = os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache'
@@ -188,9 +172,7 @@ def _compilation_cache(jax):
         path = str(d)
     reset = _reset_jax_cache if ours else (lambda: None)
     try:
-        cfg.update('jax_compilation_cache_dir', path)
-        cfg.update('jax_persistent_cache_min_compile_time_secs', 0.0)
-        cfg.update('jax_persistent_cache_min_entry_size_bytes', -1)
+        for k, v in zip(names, (path, 0.0, -1)): cfg.update(k, v)
         reset()
         yield path
     finally:
@@ -203,11 +185,10 @@ def _reset_jax_cache(): # forget the cache object JAX opened (it opens one per p
         compilation_cache.reset_cache()
     except (ImportError, AttributeError): pass
 
-_COMPILE_EVENTS = ('/jax/core/compile/backend_compile_duration',)
 _clocks = []
 
 def _on_duration(event, seconds, **kwargs): # the JAX monitoring listener behind _CompileClock
-    if event in _COMPILE_EVENTS:
+    if event == '/jax/core/compile/backend_compile_duration':
         for clock in _clocks: clock.seconds += seconds; clock.count += 1
 
 class _CompileClock:
@@ -251,7 +232,6 @@ def _check_draws(x): # (chains, draws, ...) finite float array, or an error nami
 
 def _constant(x): # (...) True where every draw of every chain is the same
     return np.ptp(x.reshape(x.shape[0] * x.shape[1], -1), axis=0).reshape(x.shape[2:]) == 0
-
 
 # %% ../nbs/13_householder_ppca.ipynb #5c2544d2
 def _rank_normalise(x): # (chains, draws, ...) -> normal scores of the pooled ranks (Vehtari et al. 2021)
@@ -325,10 +305,8 @@ class HouseholderPPCAResult:
     def __init__(self, samples, divergent, seconds, parameterisation, settings, num_steps=None, timing=None):
         self.samples, self.divergent, self.seconds = samples, divergent, seconds
         self.parameterisation, self.settings, self.num_steps = parameterisation, settings, num_steps
-        timing = timing or {}
-        self.compile_seconds = timing.get('compile_seconds', float('nan'))
-        self.sampling_seconds = timing.get('sampling_seconds', float('nan'))
-        self.compilations, self.cache_dir = timing.get('compilations', 0), timing.get('cache_dir')
+        vars(self).update(dict(compile_seconds=float('nan'), sampling_seconds=float('nan'), compilations=0, cache_dir=None)
+                          | (timing or {}))
 
     def diagnostics(self):
         """Rank-normalised split R-hat and bulk ESS of every parameter, and the divergences.
@@ -367,9 +345,6 @@ def _check_nuts_args(num_warmup, num_samples, num_chains, parameterisation, refl
     check_int('num_chains', num_chains, 1)
     check_choice('parameterisation', parameterisation, ('householder', 'standard'))
     check_choice('reflection', reflection, ('swap', 'mezzadri'))
-
-def _align_signs(U, reference): # (C, N, M, D), (M, D) -> signs turning each column towards the reference
-    return np.where(np.einsum('cnmq,mq->cnq', U, reference)[..., None, :] < 0, -1.0, 1.0)
 
 def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_chains=4, random_state=None,
                      progress=False, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
@@ -422,9 +397,8 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
 
     Notes
     -----
-    JAX runs in double precision inside this call, its programs kept in JAX's persistent compilation cache
-    (`jax_cache_dir`, switched on inside this call only): a later call with the same shapes and settings, in any
-    process, loads them instead of compiling again.
+    JAX runs in double precision inside this call, with its persistent compilation cache (`jax_cache_dir`) on: a
+    later call with the same shapes and settings, in any process, loads the programs instead of compiling them.
 
     Examples
     --------
@@ -460,7 +434,7 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
     if parameterisation == 'householder':
         axes = np.linalg.eigh(stats.cov)[1][:, ::-1][:, :D]                 # classical principal axes
         U = raw['W'] / raw['sigma'][..., None, :]
-        flip = _align_signs(U, axes)
+        flip = np.where(np.einsum('cnmq,mq->cnq', U, axes)[..., None, :] < 0, -1.0, 1.0)   # columns towards the axes
         samples.update(W=raw['W'] * flip, U=U * flip, sigma=raw['sigma'])
     else:
         samples['sigma'] = np.linalg.svd(raw['W'], compute_uv=False)

@@ -34,18 +34,21 @@ def colour(i: int) -> str:
 def _axes(ax, figsize, projection=None):
     "The Axes to draw on: `ax`, or a new figure's Axes in the course's style."
     if ax is not None: return ax
-    fig = plt.figure(figsize=figsize, layout='constrained')
-    ax = fig.add_subplot(projection=projection)
-    if projection is None:
-        ax.spines[['top', 'right']].set_visible(False)
-        ax.grid(True, color='0.9', linewidth=0.6)
-        ax.set_axisbelow(True)
+    ax = plt.figure(figsize=figsize, layout='constrained').add_subplot(projection=projection)
+    return ax if projection else _style(ax)
+
+def _style(ax):
+    "The course's style of 2-d Axes: no top or right spine, a light grid beneath the data."
+    ax.spines[['top', 'right']].set_visible(False)
+    ax.grid(True, color='0.9', linewidth=0.6)
+    ax.set_axisbelow(True)
     return ax
 
-def _as(x, ndim, name):
-    "`x` as a float array of `ndim` dimensions, or a ValueError naming `name`."
+def _as(x, ndim, name, n=None):
+    "`x` as a float array of `ndim` dimensions (and `n` entries, when given), or a ValueError naming `name`."
     a = np.asarray(x, dtype=float)
     if a.ndim != ndim: raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
+    if n is not None and len(a) != n: raise ValueError(f"{name}: expected {n} entries (one per x), got {len(a)}")
     return a
 
 # %% ../nbs/20_plots.ipynb #8d82247b
@@ -154,11 +157,7 @@ def plot_learning_curves(histories: dict, axes=None, best: float = None):
     if not histories: raise ValueError("histories: expected at least one run")
     curves = {k: _as(v, 1, f'histories[{k!r}]') for k, v in histories.items()}
     if best is None: best = max(float(np.max(c)) for c in curves.values())
-    if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout='constrained')
-        for a in axes:
-            a.spines[['top', 'right']].set_visible(False)
-            a.grid(True, color='0.9', linewidth=0.6)
+    if axes is None: axes = [_style(a) for a in plt.subplots(1, 2, figsize=(9, 3.2), layout='constrained')[1]]
     ax_l, ax_g = axes
     for i, (k, c) in enumerate(curves.items()):
         style = dict(color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=1.6)
@@ -277,18 +276,15 @@ def plot_trace(q, ax=None, burn_in: int = 0, ylabel: str = 'number of components
 # %% ../nbs/20_plots.ipynb #1fbf9b7ep1
 def plot_posterior_bars(values, probs, errors=None, exact=None, ax=None, xlabel: str = 'number of components q'):
     """Bar chart of a discrete posterior with error bars, and the exact posterior as markers when known."""
-    x, p = _as(values, 1, 'values'), _as(probs, 1, 'probs')
-    if len(x) != len(p): raise ValueError(f"probs: expected {len(x)} entries (one per value), got {len(p)}")
+    x = _as(values, 1, 'values')
+    p = _as(probs, 1, 'probs', len(x))
     if np.any(p < 0): raise ValueError("probs: expected non-negative probabilities")
-    err = None if errors is None else _as(errors, 1, 'errors')
-    if err is not None and len(err) != len(x): raise ValueError(f"errors: expected {len(x)} entries, got {len(err)}")
+    err = None if errors is None else _as(errors, 1, 'errors', len(x))
     ax = _axes(ax, (5, 3))
     ax.bar(x, p, color=colour(0), alpha=0.85, label='estimate', yerr=err,
            error_kw=dict(ecolor='0.2', capsize=3, linewidth=1))
     if exact is not None:
-        e = _as(exact, 1, 'exact')
-        if len(e) != len(x): raise ValueError(f"exact: expected {len(x)} entries, got {len(e)}")
-        ax.plot(x, e, 'D', color=colour(7), markersize=5, label='exact')
+        ax.plot(x, _as(exact, 1, 'exact', len(x)), 'D', color=colour(7), markersize=5, label='exact')
     ax.set(xlabel=xlabel, ylabel='posterior probability', xticks=x, ylim=(0, max(1.0, float(np.max(p))) * 1.05))
     ax.legend(frameon=False, fontsize='small')
     return ax
@@ -355,8 +351,7 @@ def plot_curves(x, curves: dict, ax=None, marks: dict = None, xlabel: str = 'par
         if k not in curves: raise ValueError(f"styles: {k!r} is not one of the curves {list(curves)}")
     ax = _axes(ax, (5, 3))
     for i, (label, y) in enumerate(curves.items()):
-        y = _as(y, 1, 'curves')
-        if len(y) != len(x): raise ValueError(f"curves: {label!r} has {len(y)} values, expected {len(x)}")
+        y = _as(y, 1, f'curves[{label!r}]', len(x))
         kw = dict(marker='o', markersize=3, color=colour(i), linestyle=LINESTYLES[i % len(LINESTYLES)],
                   label=label)
         ax.plot(x, y, **(kw | normalize_kwargs(styles.get(label, {}), Line2D)))      # ms -> markersize, ...
@@ -399,8 +394,9 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
             ax.text(x, y, label, ha='center', va='center', fontsize=12, zorder=3)
             size[name] = radius
     for a, b in edges:
-        (xa, ya), (xb, yb) = nodes[a][:2], nodes[b][:2]
-        ax.add_patch(FancyArrowPatch(*_shrunk((xa, ya), (xb, yb), size[a], size[b]), arrowstyle='-|>',
+        pa, pb = np.asarray(nodes[a][:2], float), np.asarray(nodes[b][:2], float)
+        u = (pb - pa) / np.linalg.norm(pb - pa)                 # the arrow touches both rims
+        ax.add_patch(FancyArrowPatch(tuple(pa + size[a] * u), tuple(pb - size[b] * u), arrowstyle='-|>',
                                      mutation_scale=12, color='black', shrinkA=0, shrinkB=0, zorder=1))
     for name, text in (badges or {}).items():
         x, y = nodes[name][:2]
@@ -411,12 +407,6 @@ def plot_graphical_model(nodes: dict, edges, plates=(), ax=None, radius: float =
     ax.set(xlim=(min(xs) - 0.8, max(xs) + 0.8), ylim=(min(ys) - 0.5, max(ys) + 0.5), aspect='equal')
     ax.axis('off')
     return ax
-
-def _shrunk(a, b, ra, rb):
-    "Start and end of an arrow from circle a (radius ra) to circle b (radius rb), touching both rims."
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    u = (b - a) / np.linalg.norm(b - a)
-    return tuple(a + ra * u), tuple(b - rb * u)
 
 # %% ../nbs/20_plots.ipynb #fbaa8d51
 def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
@@ -440,13 +430,10 @@ def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
     patches = {}
     for name, (x, y, label, url, kind) in nodes.items():
         s = 1.0 if kind == 'main' else 0.85
-        p = FancyBboxPatch((x - s * w / 2, y - s * h / 2), s * w, s * h, boxstyle='round,pad=0,rounding_size=0.08',
-                           facecolor='#E8F1F8' if kind == 'main' else '#F4F4F4',
-                           edgecolor=colour(0) if kind == 'main' else '0.55', linewidth=1.4 if kind == 'main' else 1,
-                           zorder=2)
-        p.set_url(url)
-        ax.add_patch(p)
-        patches[name] = p
+        patches[name] = ax.add_patch(FancyBboxPatch(
+            (x - s * w / 2, y - s * h / 2), s * w, s * h, boxstyle='round,pad=0,rounding_size=0.08', url=url, zorder=2,
+            facecolor='#E8F1F8' if kind == 'main' else '#F4F4F4', edgecolor=colour(0) if kind == 'main' else '0.55',
+            linewidth=1.4 if kind == 'main' else 1))
     for e in edges:
         (xa, ya), (xb, yb) = nodes[e[0]][:2], nodes[e[1]][:2]
         style = e[2] if len(e) > 2 else ''
@@ -461,14 +448,10 @@ def plot_method_map(nodes: dict, edges=(), ax=None, box: tuple = (1.8, 0.66)):
         head, _, tail = str(label).partition('\n')
         big, small = (11.5, 10) if kind == 'main' else (10, 9)
         dy = 0.11 if tail else 0
-        t = ax.text(x, y + dy, head, ha='center', va='center', fontsize=big, zorder=3,
-                    fontweight='bold' if kind == 'main' else 'normal', color='black' if kind == 'main' else '0.2')
-        t.set_url(url)
-        if tail:
-            t = ax.text(x, y - dy - 0.02, tail, ha='center', va='center', fontsize=small, zorder=3, color='0.25')
-            t.set_url(url)
+        ax.text(x, y + dy, head, ha='center', va='center', fontsize=big, zorder=3, url=url,
+                fontweight='bold' if kind == 'main' else 'normal', color='black' if kind == 'main' else '0.2')
+        if tail: ax.text(x, y - dy - 0.02, tail, ha='center', va='center', fontsize=small, zorder=3, color='0.25', url=url)
     return ax
-
 
 def svg_markup(fig, element_id: str = '', label: str = '') -> str:
     """`fig` as inline SVG for an HTML page, as wide as its container, every artist's URL (`set_url`) a clickable link."""
@@ -591,29 +574,27 @@ def plot_imputation(truth, pred, std=None, baseline=None, ax=None, xlabel: str =
     >>> ax.get_title()
     '3 entries, 100% within 2 sd'
     """
-    truth, pred = _as(truth, 1, 'truth'), _as(pred, 1, 'pred')
+    truth = _as(truth, 1, 'truth')
     if isinstance(labels, str) or len(labels) != 2 or not all(isinstance(s, str) for s in labels):
         raise ValueError(f"labels: expected two strings (baseline, model), got {labels!r}")
-    arrays = [('pred', pred)] + [(n, _as(a, 1, n)) for n, a in (('std', std), ('baseline', baseline)) if a is not None]
-    for name, a in arrays:
-        if a.shape != truth.shape: raise ValueError(f"{name}: expected {truth.shape[0]} values like truth, got {a.shape}")
+    arrays = {n: _as(a, 1, n, len(truth)) for n, a in (('pred', pred), ('std', std), ('baseline', baseline))
+              if a is not None}
     if truth.size == 0: raise ValueError("truth: no entries to draw")
-    for name, a in [('truth', truth)] + arrays:
+    for name, a in {'truth': truth, **arrays}.items():
         if not np.all(np.isfinite(a)): raise ValueError(f"{name}: values must be finite")
+    pred, std, baseline = arrays['pred'], arrays.get('std'), arrays.get('baseline')
+    if std is not None and (std < 0).any(): raise ValueError("std: standard deviations must be >= 0")
     ax = _axes(ax, (4.5, 4))
     rmse = lambda p: float(np.sqrt(np.mean((p - truth) ** 2)))
     if baseline is not None:
-        b = _as(baseline, 1, 'baseline')
-        ax.plot(truth - dodge, b, '.', ms=2, color='0.7', label=f'{labels[0]}, RMSE {rmse(b):.3f}', zorder=1)
+        ax.plot(truth - dodge, baseline, '.', ms=2, color='0.7', label=f'{labels[0]}, RMSE {rmse(baseline):.3f}',
+                zorder=1)
     ax.plot(truth + dodge, pred, '.', ms=3, alpha=0.7, color=colour(0), label=f'{labels[1]}, RMSE {rmse(pred):.3f}',
             zorder=2)
     lims = np.array([min(truth.min(), pred.min()), max(truth.max(), pred.max())])
     ax.plot(lims, lims, 'k-', lw=0.8, zorder=3)
     title = f'{truth.size} entries'
-    if std is not None:
-        s = _as(std, 1, 'std')
-        if (s < 0).any(): raise ValueError("std: standard deviations must be >= 0")
-        title += f', {np.mean(np.abs(pred - truth) <= 2 * s):.0%} within 2 sd'
+    if std is not None: title += f', {np.mean(np.abs(pred - truth) <= 2 * std):.0%} within 2 sd'
     ax.set(xlabel=xlabel, ylabel=ylabel, aspect='equal')
     ax.set_title(title, fontsize=10)
     ax.legend(frameon=False, fontsize=10, loc='upper left')
@@ -664,9 +645,8 @@ def plot_histogram(samples, x=None, density=None, ax=None, bins=60, range=None, 
     ax = _axes(ax, (4, 3))
     ax.hist(s, bins=bins, range=range, density=True, color=color, alpha=alpha, label=draws_label)
     if x is not None:
-        x, d = _as(x, 1, 'x'), _as(density, 1, 'density')
-        if len(x) != len(d): raise ValueError(f"density: expected {len(x)} values (one per x), got {len(d)}")
-        ax.plot(x, d, color=colour(0), lw=1.5, label=label)
+        x = _as(x, 1, 'x')
+        ax.plot(x, _as(density, 1, 'density', len(x)), color=colour(0), lw=1.5, label=label)
     ax.set(xlabel=xlabel, ylabel='density')
     return ax
 
@@ -726,20 +706,12 @@ def plot_reference_lines(values, ax=None, axis: str = 'y', labels=None, colors=N
     return ax
 
 # %% ../nbs/20_plots.ipynb #lfb0cd01p1
-def plot_band(x, # (K,) positions along the horizontal axis
-              lower, # (K,) or scalar: the lower edge
-              upper, # (K,) or scalar: the upper edge
-              ax=None, # matplotlib Axes; a new figure when None
-              label:str=None, # legend entry
-              color='0.8', alpha:float=1.0,
-              xlabel:str=None, ylabel:str=None, # axis labels (left as they are when None)
-             ): # the Axes
-    """A shaded band between two curves: a range over seeds, an interval, the gap between a bound and its target."""
+def plot_band(x, lower, upper, ax=None, label: str = None, color='0.8', alpha: float = 1.0, xlabel: str = None,
+              ylabel: str = None):
+    """A shaded band over `x` (K,) between `lower` and `upper` ((K,) or scalars): a range over seeds, an interval, a gap; None labels leave the axis labels as they are."""
     x = _as(x, 1, 'x')
-    lo, hi = (np.broadcast_to(np.asarray(e, dtype=float), x.shape) if np.ndim(e) == 0 else _as(e, 1, n)
+    lo, hi = (np.broadcast_to(np.asarray(e, dtype=float), x.shape) if np.ndim(e) == 0 else _as(e, 1, n, len(x))
               for e, n in ((lower, 'lower'), (upper, 'upper')))
-    for e, n in ((lo, 'lower'), (hi, 'upper')):
-        if e.shape != x.shape: raise ValueError(f"{n}: expected {len(x)} values (one per x), got {len(e)}")
     if np.any(lo - hi > 1e-9 * np.maximum(1.0, np.abs(hi))):        # edges that touch may cross by rounding
         raise ValueError("lower: expected lower <= upper everywhere")
     ax = _axes(ax, (5, 3))
@@ -748,25 +720,17 @@ def plot_band(x, # (K,) positions along the horizontal axis
     if ylabel is not None: ax.set_ylabel(ylabel)
     return ax
 
-def plot_spread(x, # (K,) positions, e.g. the numbers of components D
-                groups, # K array_likes: the repeats (seeds) at each x, any number >= 1 each
-                censored=None, # K boolean array_likes like `groups`: True where a value is only a lower bound
-                ax=None, # matplotlib Axes; a new figure when None
-                label:str=None, # legend entry of the median line
-                color='k', linestyle:str=':',
-                band:bool=True, # True: the range as a grey band; False: thin lines at the extremes
-                xlabel:str='D', ylabel:str='value',
-               ): # the Axes
-    """The median over repeats at each x with their range, and the censored repeats as open circles."""
+def plot_spread(x, groups, censored=None, ax=None, label: str = None, color='k', linestyle: str = ':', band: bool = True,
+                xlabel: str = 'D', ylabel: str = 'value'):
+    """The median of each group of repeats (`groups[k]` at `x[k]`) with their range (`band`: grey; else thin lines at the extremes), and the `censored` (True: only a lower bound) as open circles."""
     x = _as(x, 1, 'x')
     if len(groups) != len(x): raise ValueError(f"groups: expected one group per x ({len(x)}), got {len(groups)}")
     g = [np.atleast_1d(np.asarray(v, dtype=float)) for v in groups]
     if any(v.size == 0 for v in g): raise ValueError("groups: every group needs at least one value")
-    if censored is None: c = [np.zeros(v.shape, bool) for v in g]
-    else:
-        if len(censored) != len(x): raise ValueError(f"censored: expected one mask per x ({len(x)})")
-        c = [np.atleast_1d(np.asarray(m, dtype=bool)) for m in censored]
-        if any(m.shape != v.shape for m, v in zip(c, g)): raise ValueError("censored: each mask must match its group")
+    c = ([np.zeros(v.shape, bool) for v in g] if censored is None
+         else [np.atleast_1d(np.asarray(m, dtype=bool)) for m in censored])
+    if len(c) != len(x) or any(m.shape != v.shape for m, v in zip(c, g)):
+        raise ValueError(f"censored: expected one mask per x ({len(x)}), each of its group's shape")
     lo, md, hi = (np.array([f(v) for v in g]) for f in (np.min, np.median, np.max))
     ax = _axes(ax, (5, 3))
     if band: ax.fill_between(x, lo, hi, color='0.8', linewidth=0, zorder=0.5)
@@ -780,18 +744,14 @@ def plot_spread(x, # (K,) positions, e.g. the numbers of components D
     ax.set(xlabel=xlabel, ylabel=ylabel)
     return ax
 
-def plot_grouped_bars(bars:dict, # label -> (x (K_i,), heights (K_i,)): one group of bars per label
-                      ax=None, # matplotlib Axes; a new figure when None
-                      width:float=0.8, # the width all groups share at one x
-                      xlabel:str='value', ylabel:str='probability',
-                     ): # the Axes
-    """Bars of several distributions side by side at the same integer values, one colour per distribution."""
+def plot_grouped_bars(bars: dict, ax=None, width: float = 0.8, xlabel: str = 'value', ylabel: str = 'probability'):
+    """Bars of several distributions (`bars`: label -> (positions, heights)) side by side at the same integer values, sharing `width` at each."""
     if not bars: raise ValueError("bars: expected at least one group")
     n, w = len(bars), width / len(bars)
     ax = _axes(ax, (5, 3))
     for i, (label, (x, h)) in enumerate(bars.items()):
-        x, h = _as(x, 1, f'bars[{label!r}] positions'), _as(h, 1, f'bars[{label!r}] heights')
-        if len(x) != len(h): raise ValueError(f"bars: {label!r} has {len(x)} positions and {len(h)} heights")
+        x = _as(x, 1, f'bars[{label!r}] positions')
+        h = _as(h, 1, f'bars[{label!r}] heights', len(x))
         ax.bar(x + (i - (n - 1) / 2) * w, h, w, color=colour(i), label=label)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(frameon=False, fontsize='small')

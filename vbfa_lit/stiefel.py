@@ -26,8 +26,6 @@ def _check_size(size)->tuple:
         raise ValueError(f"size must hold non-negative integers, got {size!r}")
     return tuple(int(s) for s in size)
 
-
-
 # %% ../nbs/12_stiefel.ipynb #5a7fa19b
 def reference_householder(v):
     """Mezzadri's reflection H~_i(v) = -sgn(v_1) (I - 2 h h^T / h^T h), h = v + sgn(v_1) ||v|| e_1 (sgn(0) = +1)."""
@@ -86,39 +84,28 @@ def reference_sample_stiefel(M, D, rng):
 # %% ../nbs/12_stiefel.ipynb #0d958dca
 def householder_columns(vectors, *, xp=np, reflection='mezzadri'):
     """The first D columns of the Householder product, batched and unchecked, for NumPy or JAX (`xp`); nothing assigned in place."""
-    if reflection == 'swap': return _swap_columns(vectors, xp)
     block = None
     for v in reversed(vectors):                                       # v_{M-D+1} first, v_M last
-        r = xp.sqrt(xp.sum(v * v, axis=-1, keepdims=True))            # (..., 1)  ||v||
         v1 = v[..., :1]
-        s = xp.where(v1 >= 0, 1.0, -1.0)                              # sgn(v_1), sgn(0) = +1
+        if reflection == 'swap':
+            tail2 = xp.sum(v[..., 1:] * v[..., 1:], axis=-1, keepdims=True)
+            r = xp.sqrt(v1 * v1 + tail2)                              # ||v||
+        else: r = xp.sqrt(xp.sum(v * v, axis=-1, keepdims=True))
         first = (v / r)[..., :, None]                                 # H~(v) e_1 = v / ||v||
-        if block is None:
-            block = first
-            continue
-        u = xp.concatenate([v1 / r + s, v[..., 1:] / r], axis=-1)[..., :, None]   # v/||v|| + s e_1
-        X = xp.concatenate([xp.zeros_like(block[..., :1, :]), block], axis=-2)    # [0; B]
-        coef = (s / (1 + xp.abs(v1) / r))[..., None]                  # (..., 1, 1)
-        rest = -s[..., None] * X + coef * u * xp.sum(u * X, axis=-2, keepdims=True)
-        block = xp.concatenate([first, rest], axis=-1)
-    return block
-
-def _swap_columns(vectors, xp=np): # as householder_columns with H(v) = I - 2 w w^T, w along e_1 - v/||v||
-    block = None
-    for v in reversed(vectors):
-        tail2 = xp.sum(v[..., 1:] * v[..., 1:], axis=-1, keepdims=True)
-        v1 = v[..., :1]
-        r = xp.sqrt(v1 * v1 + tail2)
-        first = (v / r)[..., :, None]
-        if block is None:
-            block = first
-            continue
-        t = _one_minus_cos(v1, r, xp, tail2)                          # 1 - v_1/||v|| = ||w||^2 / 2
-        w = xp.concatenate([t, -v[..., 1:] / r], axis=-1)[..., :, None]
-        X = xp.concatenate([xp.zeros_like(block[..., :1, :]), block], axis=-2)
-        safe_t = xp.where(t > 0, t, 1.0)[..., None]                   # t = 0 only for v along +e_1: H = I
-        rest = X - w * xp.sum(w * X, axis=-2, keepdims=True) / safe_t
-        block = xp.concatenate([first, rest], axis=-1)
+        if block is not None:
+            X = xp.concatenate([xp.zeros_like(block[..., :1, :]), block], axis=-2)    # [0; B]
+            if reflection == 'swap':                                  # H(v) = I - 2 w w^T, w along e_1 - v/||v||
+                t = _one_minus_cos(v1, r, xp, tail2)                  # 1 - v_1/||v|| = ||w||^2 / 2
+                w = xp.concatenate([t, -v[..., 1:] / r], axis=-1)[..., :, None]
+                safe_t = xp.where(t > 0, t, 1.0)[..., None]           # t = 0 only for v along +e_1: H = I
+                rest = X - w * xp.sum(w * X, axis=-2, keepdims=True) / safe_t
+            else:
+                s = xp.where(v1 >= 0, 1.0, -1.0)                      # sgn(v_1), sgn(0) = +1
+                u = xp.concatenate([v1 / r + s, v[..., 1:] / r], axis=-1)[..., :, None]   # v/||v|| + s e_1
+                coef = (s / (1 + xp.abs(v1) / r))[..., None]          # (..., 1, 1)
+                rest = -s[..., None] * X + coef * u * xp.sum(u * X, axis=-2, keepdims=True)
+            first = xp.concatenate([first, rest], axis=-1)
+        block = first
     return block
 
 def _householder_single(vectors): # one draw, 1-D vectors; in place, for speed

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from .ard import ARD, effective_components
 from .data import (BISHOP_STDS, ZHANG_SET1_EIGENVALUES, ZHANG_SETS, make_bishop_example, make_gaussian_spectrum,
-                           make_low_rank, make_zhang_set)
+                           make_low_rank)
 from .estimator import ConvergenceWarning
 from .evidence import laplace_evidence
 from .linalg import one_blas_thread
@@ -53,20 +53,7 @@ def figure_png(fig: Figure, dpi: int = 80) -> bytes:
 # what every slider and text box of a panel is made with: it reports a new value when released (or entered)
 _ON_RELEASE = dict(continuous_update=False, style={'description_width': 'initial'})
 
-def _heading(w, title: str, description: str):
-    "The panel's title in bold, its description (if any) in small type beneath."
-    small = f'<br><small>{html.escape(description)}</small>' if description else ''
-    return w.HTML(f'<b>{html.escape(title)}</b>{small}')
-
-def _rows(w, controls: list) -> list:
-    "The controls in rows of three."
-    return [w.HBox(controls[i:i + 3]) for i in range(0, len(controls), 3)]
-
-def _tick(button):
-    "Show a toggle button's state as its icon: a tick when on, a cross when off."
-    icon = lambda on: 'check' if on else 'times'
-    button.icon = icon(button.value)
-    button.observe(lambda change: setattr(button, 'icon', icon(change['new'])), names='value')
+def _tick(on: bool) -> str: return 'check' if on else 'times'   # a toggle button's icon: a tick when on, a cross when off
 
 # %% ../nbs/32_widgets.ipynb #d4c50d7a
 class Panel:
@@ -139,10 +126,14 @@ class Panel:
         self.status = w.HTML()
         self.image = w.Image(format='png', layout=w.Layout(max_width='100%'))
         self.data, self.figure, self.timings, self.error = {}, None, [], None
-        self.widget = w.VBox([_heading(w, self.title, self.description), *_rows(w, list(self.controls.values())),
-                              self.status, self.image])
-        for c in self.controls.values():
-            if isinstance(c, w.ToggleButton): _tick(c)
+        small = f'<br><small>{html.escape(self.description)}</small>' if self.description else ''
+        ctl = list(self.controls.values())
+        self.widget = w.VBox([w.HTML(f'<b>{html.escape(self.title)}</b>{small}'),          # rows of three controls
+                              *[w.HBox(ctl[i:i + 3]) for i in range(0, len(ctl), 3)], self.status, self.image])
+        for c in ctl:
+            if isinstance(c, w.ToggleButton):
+                c.icon = _tick(c.value)
+                c.observe(lambda change, c=c: setattr(c, 'icon', _tick(change['new'])), names='value')
             c.observe(lambda change: self.refresh(), names='value')
         self.refresh()
 
@@ -157,17 +148,12 @@ class Panel:
         return {}
 
     def compute(self, params: dict) -> dict:
-        """What the figure shows, from the controls' values; a ValueError names an input it refuses.
+        """What the figure shows (a dict; a str under ``'summary'`` goes to the status line); a ValueError names a bad input.
 
         Parameters
         ----------
         params : dict
             The controls' current values, by name.
-
-        Returns
-        -------
-        dict
-            Arrays and numbers; a str under ``'summary'`` is shown in the status line.
         """
         return {}
 
@@ -195,18 +181,15 @@ class Panel:
             data = self.compute(self.params)
             fig = self.draw(data)
             png = figure_png(fig, self.dpi)
-        except Exception as e:                # shown in the panel; the last figure and the controls stay
-            return self._failed(e)
+        except Exception as e:                # shown in the panel (a ValueError is an input error); figure and controls stay
+            self.error = str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}'
+            kind = 'input error' if isinstance(e, ValueError) else 'the update failed'
+            self.status.value = f'<span style="color:#D55E00">{kind}: {html.escape(self.error)}</span>'
+            return
         self.data, self.figure, self.error, self.image.value = data, fig, None, png
         self.timings.append(time.perf_counter() - t0)
         summary = f"; {html.escape(str(data['summary']))}" if 'summary' in data else ''
         self.status.value = f'updated in {self.timings[-1]:.2f} s{summary}'
-
-    def _failed(self, e: Exception):
-        "Say in the status line why the update failed (a ValueError is an input error)."
-        self.error = str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}'
-        kind = 'input error' if isinstance(e, ValueError) else 'the update failed'
-        self.status.value = f'<span style="color:#D55E00">{kind}: {html.escape(self.error)}</span>'
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -252,11 +235,16 @@ def _font_size(size: float):
     try: yield
     finally: matplotlib.rcParams['font.size'] = old
 
-def _slider_values(values, start): # values as a list and the index of `start` (None: 0)
+def _frames(values, start, dpi, font_size, frame):
+    "The checked `values`, the index of `start` (None: 0) and `frame(v, dpi)` of each value, drawn at `font_size`."
+    dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
     values = list(values)
     if not values: raise ValueError("values: expected at least one value")
     if start is not None and start not in values: raise ValueError(f"start: expected one of {values}, got {start!r}")
-    return values, 0 if start is None else values.index(start)
+    frames = []
+    for v in values:
+        with _font_size(font_size): frames.append(frame(v, dpi))
+    return values, 0 if start is None else values.index(start), frames
 
 # %% ../nbs/32_widgets.ipynb #9c1e2acdp1
 def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_size: float = 12,
@@ -297,17 +285,15 @@ def static_slider(panel_cls, name: str, values, start=None, dpi: int = 90, font_
     >>> len(s.frames), s.values
     (2, [40, 80])
     """
-    dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
-    values, start = _slider_values(values, start)
-    frames, summaries = [], []
-    for v in values:
-        with _font_size(font_size):
-            p = panel_cls(dpi=dpi, **{**fixed, name: v})
+    p, summaries = None, []
+    def frame(v, dpi):
+        nonlocal p
+        p = panel_cls(dpi=dpi, **{**fixed, name: v})
         if p.error: raise ValueError(f"{name}={v!r}: {p.error}")
-        frames.append(p.image.value)
         summaries.append(str(p.data.get('summary', '')))
-    label = p.controls[name].description or name
-    return StaticSlider(name, values, frames, summaries, label=label, start=start)
+        return p.image.value
+    values, start, frames = _frames(values, start, dpi, font_size, frame)
+    return StaticSlider(name, values, frames, summaries, label=p.controls[name].description or name, start=start)
 
 # %% ../nbs/32_widgets.ipynb #dcc7fbfa
 _KIND_LABELS = {'both': 'translation + rotation', 'translate': 'translation', 'rotate': 'rotation',
@@ -337,14 +323,13 @@ class VBPCAConvergencePanel(Panel):
     max_iter, tol = 400, 1e-7
 
     def make_controls(self, w):
-        c = _ON_RELEASE
         return dict(
-            N=w.IntSlider(value=200, min=20, max=1000, step=20, description='N (samples)', **c),
-            M=w.IntSlider(value=10, min=3, max=40, step=1, description='M (features)', **c),
-            D=w.IntSlider(value=3, min=1, max=8, step=1, description='D (components)', **c),
-            noise=w.FloatSlider(value=0.3, min=0.05, max=2.0, step=0.05, description='noise s.d.', **c),
-            missing=w.FloatSlider(value=0.0, min=0.0, max=0.8, step=0.05, description='missing fraction', **c),
-            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **c),
+            N=w.IntSlider(value=200, min=20, max=1000, step=20, description='N (samples)', **_ON_RELEASE),
+            M=w.IntSlider(value=10, min=3, max=40, step=1, description='M (features)', **_ON_RELEASE),
+            D=w.IntSlider(value=3, min=1, max=8, step=1, description='D (components)', **_ON_RELEASE),
+            noise=w.FloatSlider(value=0.3, min=0.05, max=2.0, step=0.05, description='noise s.d.', **_ON_RELEASE),
+            missing=w.FloatSlider(value=0.0, min=0.0, max=0.8, step=0.05, description='missing fraction', **_ON_RELEASE),
+            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **_ON_RELEASE),
             translation=w.ToggleButton(value=True, description='translation'),
             rotation=w.ToggleButton(value=True, description='rotation'))
 
@@ -380,14 +365,10 @@ class VBPCAConvergencePanel(Panel):
         return fig
 
 # %% ../nbs/32_widgets.ipynb #87a41404
-def _exact_seconds(d: int, N: int) -> float:
-    "Rough wall-clock seconds of `exact_posterior_q` for d dimensions and N samples on one core (6e-5 d^3 sqrt(N), measured)."
-    return 6e-5 * d ** 3 * np.sqrt(N)
-
 def rjmcmc_chains(g, N: int, n_sweeps: int, burn_in: int, n_chains: int, seed):
     """`rjmcmc_pca_from_eigenvalues` and the trace of every chain's q after every sweep, burn-in included (its `callback`)."""
     C, n_sweeps, burn_in = int(n_chains), int(n_sweeps), int(burn_in)
-    if n_sweeps - burn_in < 1: raise ValueError(f"burn_in: expected fewer than the {n_sweeps} sweeps, got {burn_in}")
+    if n_sweeps - burn_in < 1: raise ValueError(f"burn_in: expected fewer than the {n_sweeps} sweeps per chain, got {burn_in}")
     trace = np.empty((C, n_sweeps), dtype=np.int64)
     def record(sweep, state): trace[:, sweep - 1] = state.q
     with warnings.catch_warnings():
@@ -405,9 +386,7 @@ def _parse_positive(text: str, name: str, what: str, most: int) -> np.ndarray:
     if not np.all(np.isfinite(s) & (s > 0)): raise ValueError(f"{name}: expected positive finite {what}, got {text!r}")
     return s
 
-def _parse_stds(text: str) -> np.ndarray:
-    "Panel 2's standard deviations (2 to 30) from its text box; a ValueError naming `stds` otherwise."
-    return _parse_positive(text, 'stds', 'standard deviations', 30)
+_parse_stds = functools.partial(_parse_positive, name='stds', what='standard deviations', most=30)   # panel 2's text box
 
 class ARDPruningPanel(Panel):
     """Panel 2: which columns ARD keeps on Bishop's example, and how the others are pruned sweep by sweep.
@@ -436,12 +415,11 @@ class ARDPruningPanel(Panel):
     rj_sweeps, rj_burn_in, rj_chains = 1200, 200, 4      # short chains: p(q) beside VB-ARD's choice in about a second
 
     def make_controls(self, w):
-        c = _ON_RELEASE
         return dict(
             stds=w.Text(value=', '.join(f'{s:g}' for s in BISHOP_STDS), description='standard deviations',
-                        layout=w.Layout(width='420px'), **c),
-            N=w.IntSlider(value=100, min=10, max=1000, step=10, description='N (samples)', **c),
-            seed=w.IntSlider(value=1999, min=1990, max=2010, step=1, description='seed', **c),
+                        layout=w.Layout(width='420px'), **_ON_RELEASE),
+            N=w.IntSlider(value=100, min=10, max=1000, step=10, description='N (samples)', **_ON_RELEASE),
+            seed=w.IntSlider(value=1999, min=1990, max=2010, step=1, description='seed', **_ON_RELEASE),
             rotation=w.ToggleButton(value=True, description='with rotation',
                                     tooltip='translate and rotate the posterior between sweeps (Luttinen & Ilin)'))
 
@@ -517,14 +495,10 @@ def rjmcmc_data(dataset: str = 'Set 1', N: int = 0, seed: int = 0, spectrum: str
     if dataset.startswith("Set 1 (the paper"):
         return dict(g=np.array(ZHANG_SET1_EIGENVALUES), N=N or ZHANG_SETS[1][1], variances=None,
                     label=f"Zhang et al.'s printed Set 1 eigenvalues, N = {N or ZHANG_SETS[1][1]}")
-    if dataset == 'custom':
-        var, n = _parse_spectrum(spectrum), N or _CUSTOM_N
-    else:
-        var, n = np.asarray(ZHANG_SETS[int(dataset[-1])][0], float), N or ZHANG_SETS[int(dataset[-1])][1]
+    if dataset == 'custom': var, n = _parse_spectrum(spectrum), N or _CUSTOM_N
+    else: var, n = np.asarray(ZHANG_SETS[int(dataset[-1])][0], float), N or ZHANG_SETS[int(dataset[-1])][1]
     if n <= var.size: raise ValueError(f"N: expected more samples than the d = {var.size} dimensions, got {n}")
-    if dataset == 'custom': X = make_gaussian_spectrum(var, n, rotate=False, random_mean=False, random_state=seed).X
-    else: X = make_zhang_set(int(dataset[-1]), n_samples=n, random_state=seed).X
-    g, n = sample_eigenvalues(X)
+    g, n = sample_eigenvalues(make_gaussian_spectrum(var, n, rotate=False, random_mean=False, random_state=seed).X)  # make_zhang_set's draw
     return dict(g=g, N=n, variances=var, label=f"{dataset}: d = {var.size}, N = {n}, seed {seed}")
 
 # %% ../nbs/32_widgets.ipynb #2db0c14a
@@ -535,7 +509,7 @@ def _exact_cached(g: tuple, N: int) -> np.ndarray:
 
 def _exact_or_note(g, N: int, budget: float):
     "The exact p(q | D) and '', or None and why not when it would take more than `budget` seconds."
-    est = _exact_seconds(g.size, N)
+    est = 6e-5 * g.size ** 3 * np.sqrt(N)         # seconds of exact_posterior_q on one core (measured)
     if est > budget:
         return None, (f'exact p(q) not computed: about {est:.0f} s for d = {g.size}, N = {N} '
                       f'(more than the {budget:g} s of an update)')
@@ -567,25 +541,22 @@ class RJMCMCPanel(Panel):
     exact_budget = 3.0                    # seconds an exact posterior may take inside an update
 
     def make_controls(self, w):
-        c = _ON_RELEASE
         n_opts = [('paper', 0)] + [(str(n), n) for n in (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)]
         return dict(
-            dataset=w.Dropdown(options=list(RJ_DATASETS), value='Set 1', description='data set', style=c['style']),
-            N=w.SelectionSlider(options=n_opts, value=0, description='N (samples)', **c),
+            dataset=w.Dropdown(options=list(RJ_DATASETS), value='Set 1', description='data set', style=_ON_RELEASE['style']),
+            N=w.SelectionSlider(options=n_opts, value=0, description='N (samples)', **_ON_RELEASE),
             spectrum=w.Text(value='10, 8, 6, 4, 2, 1, 1, 1', description='custom variances',
-                            layout=w.Layout(width='330px'), **c),
-            sweeps=w.IntSlider(value=1000, min=100, max=20000, step=100, description='sweeps per chain', **c),
-            burn_in=w.IntSlider(value=200, min=0, max=10000, step=100, description='burn-in', **c),
-            chains=w.IntSlider(value=4, min=1, max=8, step=1, description='chains', **c),
-            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **c),
+                            layout=w.Layout(width='330px'), **_ON_RELEASE),
+            sweeps=w.IntSlider(value=1000, min=100, max=20000, step=100, description='sweeps per chain', **_ON_RELEASE),
+            burn_in=w.IntSlider(value=200, min=0, max=10000, step=100, description='burn-in', **_ON_RELEASE),
+            chains=w.IntSlider(value=4, min=1, max=8, step=1, description='chains', **_ON_RELEASE),
+            seed=w.IntSlider(value=0, min=0, max=20, step=1, description='seed', **_ON_RELEASE),
             exact=w.ToggleButton(value=True, description='exact posterior',
                                  tooltip='integrate p(q | D) numerically where that takes a few seconds at most'))
 
     def compute(self, params):
         ds = rjmcmc_data(params['dataset'], params['N'], params['seed'], params['spectrum'])
         g, N = ds['g'], ds['N']
-        if params['burn_in'] >= params['sweeps']:
-            raise ValueError(f"burn_in: expected fewer than the {params['sweeps']} sweeps per chain, got {params['burn_in']}")
         res, trace = rjmcmc_chains(g, N, params['sweeps'], params['burn_in'], params['chains'], params['seed'])
         exact, note = _exact_or_note(g, N, self.exact_budget) if params['exact'] else (None, 'exact p(q): switched off')
         pq = res.posterior_q()
@@ -644,9 +615,11 @@ def householder_steps(A, positive: bool = False) -> dict:
     Q = np.linalg.multi_dot(reflections)
     return dict(reflections=reflections, normals=normals, stages=stages, Q=Q, R=stages[-1])
 
-def _arrow3d(ax, v, **kw):
-    "An arrow from the origin to `v` on 3-D axes."
-    ax.quiver(0, 0, 0, *v, arrow_length_ratio=0.12, **kw)
+def _arrow(ax, v, color, linewidth, label=None):
+    "An arrow from the origin to `v`: a quiver on 3-D axes; on 2-D ones an annotation, and a dot that carries the label."
+    if ax.name == '3d': return ax.quiver(0, 0, 0, *v, arrow_length_ratio=0.12, color=color, linewidth=linewidth, label=label)
+    ax.annotate('', xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle='->', color=color, linewidth=linewidth))
+    if label: ax.plot(*v, 'o', color=color, label=label)
 
 # %% ../nbs/32_widgets.ipynb #b540d92fp1
 class HouseholderPanel(Panel):
@@ -677,13 +650,12 @@ class HouseholderPanel(Panel):
     title = 'Householder reflections step by step, and uniform samples on the sphere'
 
     def make_controls(self, w):
-        c = _ON_RELEASE
         ctl = dict(
-            angle=w.FloatSlider(value=120.0, min=0.0, max=355.0, step=5.0, description='angle of a_1 (degrees)', **c),
-            step=w.IntSlider(value=1, min=0, max=3, step=1, description='step k', **c),
+            angle=w.FloatSlider(value=120.0, min=0.0, max=355.0, step=5.0, description='angle of a_1 (degrees)', **_ON_RELEASE),
+            step=w.IntSlider(value=1, min=0, max=3, step=1, description='step k', **_ON_RELEASE),
             dim=w.Dropdown(options=[('3-D', 3), ('2-D', 2)], value=3, description='dimension'),
-            n=w.IntSlider(value=400, min=50, max=3000, step=50, description='points per sphere', **c),
-            seed=w.IntSlider(value=5, min=0, max=20, step=1, description='seed', **c),
+            n=w.IntSlider(value=400, min=50, max=3000, step=50, description='points per sphere', **_ON_RELEASE),
+            seed=w.IntSlider(value=5, min=0, max=20, step=1, description='seed', **_ON_RELEASE),
             sign_fix=w.ToggleButton(value=False, description='QR sign fix'))
         ctl['dim'].observe(lambda ch: setattr(ctl['step'], 'max', ch['new']), names='value')   # steps 0..M
         return ctl
@@ -720,35 +692,23 @@ class HouseholderPanel(Panel):
         title = ('the columns of A' if k == 0 else
                  f'step {k}: the mirror of $H_{k}$ puts column {k} on $e_{k}$' if u is not None
                  else f'step {k}: $H_{k} = I$ (nothing to reflect)')
-        if M == 2:
-            ax = fig.add_subplot(spec)
-            if u is not None:                                   # the mirror: the line orthogonal to u
-                m = lim * np.array([-u[1], u[0]])
-                ax.plot([-m[0], m[0]], [-m[1], m[1]], color='0.4', linestyle='--', linewidth=1, label='mirror')
-            for j in range(M):
-                if k and j == k - 1: continue
-                ax.annotate('', xy=after[:, j], xytext=(0, 0), arrowprops=dict(arrowstyle='->', color='0.6', linewidth=1.2))
-            if k:
-                ax.plot(*np.column_stack([before[:, k - 1], after[:, k - 1]]), color='0.3', linestyle=':', linewidth=1)
-                ax.annotate('', xy=before[:, k - 1], xytext=(0, 0), arrowprops=dict(arrowstyle='->', color=colour(0), linewidth=2))
-                ax.plot(*before[:, k - 1], 'o', color=colour(0), label=f'column {k} before')
-                ax.annotate('', xy=after[:, k - 1], xytext=(0, 0), arrowprops=dict(arrowstyle='->', color=colour(3), linewidth=2))
-                ax.plot(*after[:, k - 1], 'o', color=colour(3), label=f'after $H_{k}$')
-            ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect='equal', xlabel='$x_1$', ylabel='$x_2$')
+        ax = fig.add_subplot(spec, projection='3d' if M == 3 else None)
+        if u is not None and M == 2:                            # the mirror: the line orthogonal to u
+            m = lim * np.array([-u[1], u[0]])
+            ax.plot([-m[0], m[0]], [-m[1], m[1]], color='0.4', linestyle='--', linewidth=1, label='mirror')
+        elif u is not None:                                     # the mirror: the plane orthogonal to u
+            b1 = np.linalg.svd(u[None])[2][1:]                  # two unit vectors spanning it
+            s_, t_ = np.meshgrid(np.linspace(-lim, lim, 2), np.linspace(-lim, lim, 2))
+            P = s_[..., None] * b1[0] + t_[..., None] * b1[1]
+            ax.plot_surface(P[..., 0], P[..., 1], P[..., 2], color=colour(2), alpha=0.25, linewidth=0)
+        for j in range(M):
+            if not k or j != k - 1: _arrow(ax, after[:, j], '0.6', 1.2)
+        if k:
+            ax.plot(*np.column_stack([before[:, k - 1], after[:, k - 1]]), color='0.3', linestyle=':', linewidth=1)
+            _arrow(ax, before[:, k - 1], colour(0), 2, f'column {k} before')
+            _arrow(ax, after[:, k - 1], colour(3), 2, f'after $H_{k}$')
+        if M == 2: ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect='equal', xlabel='$x_1$', ylabel='$x_2$')
         else:
-            ax = fig.add_subplot(spec, projection='3d')
-            if u is not None:                                   # the mirror: the plane orthogonal to u
-                b1 = np.linalg.svd(u[None])[2][1:]              # two unit vectors spanning it
-                s_, t_ = np.meshgrid(np.linspace(-lim, lim, 2), np.linspace(-lim, lim, 2))
-                P = s_[..., None] * b1[0] + t_[..., None] * b1[1]
-                ax.plot_surface(P[..., 0], P[..., 1], P[..., 2], color=colour(2), alpha=0.25, linewidth=0)
-            for j in range(M):
-                if k and j == k - 1: continue
-                _arrow3d(ax, after[:, j], color='0.6', linewidth=1.2)
-            if k:
-                _arrow3d(ax, before[:, k - 1], color=colour(0), linewidth=2, label=f'column {k} before')
-                _arrow3d(ax, after[:, k - 1], color=colour(3), linewidth=2, label=f'after $H_{k}$')
-                ax.plot(*np.column_stack([before[:, k - 1], after[:, k - 1]]), color='0.3', linestyle=':', linewidth=1)
             for i in range(3):
                 ax.plot(*np.eye(3)[i][:, None] * [[-lim, lim]], color='0.75', linewidth=0.6)
                 ax.text(*(1.08 * lim * np.eye(3)[i]), f'$e_{i + 1}$', color='0.4', fontsize='small')
@@ -765,15 +725,12 @@ class HouseholderPanel(Panel):
         fig = Figure(figsize=(11, 3.8), layout='constrained')
         gs = fig.add_gridspec(1, 3)
         self._draw_step(fig, gs[0, 0], data)
-        plot_sphere(data['householder'], ax=fig.add_subplot(gs[0, 1], projection='3d'), s=3)
-        neg = data['neg_x1']
-        fig.axes[1].set_title(f"Householder: {neg['householder']:.0%} with $x_1 < 0$", fontsize='medium')
-        plot_sphere(data['qr'], ax=fig.add_subplot(gs[0, 2], projection='3d'), s=3)
-        fig.axes[2].set_title(f"QR {'with' if data['sign_fix'] else 'without'} sign fix: {neg['qr']:.0%} "
-                              "with $x_1 < 0$", fontsize='medium')
-        for a in fig.axes[1:]:                      # seen along -x_2: x_1 runs left to right, the bias shows as a half
-            a.view_init(elev=12, azim=-90)
-            a.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1])
+        qr = f"QR {'with' if data['sign_fix'] else 'without'} sign fix"
+        for i, (key, name) in enumerate((('householder', 'Householder'), ('qr', qr)), 1):
+            ax = plot_sphere(data[key], ax=fig.add_subplot(gs[0, i], projection='3d'), s=3)
+            ax.set_title(f"{name}: {data['neg_x1'][key]:.0%} with $x_1 < 0$", fontsize='medium')
+            ax.view_init(elev=12, azim=-90)         # seen along -x_2: x_1 runs left to right, the bias shows as a half
+            ax.set(xticks=[-1, 0, 1], yticks=[-1, 0, 1], zticks=[-1, 0, 1])
         return fig
 
 # %% ../nbs/32_widgets.ipynb #95e965d3
@@ -812,18 +769,17 @@ def figure_slider(draw, values, label: str = '', start=None, summaries=None, dpi
     (3, [0, 1, 2], 'k')
     """
     if not callable(draw): raise TypeError(f"draw: expected a callable value -> Figure, got {type(draw).__name__}")
-    dpi, font_size = check_int('dpi', dpi, 1), check_real('font_size', font_size)
-    values, start = _slider_values(values, start)
+    values = list(values)
     summaries = [''] * len(values) if summaries is None else [str(s) for s in summaries]
     if len(summaries) != len(values):
         raise ValueError(f"summaries: expected one per value ({len(values)}), got {len(summaries)}")
-    frames = []
-    for v in values:
-        with _font_size(font_size):
-            fig = draw(v)
-            if not isinstance(fig, Figure):
-                raise TypeError(f"draw({v!r}): expected a matplotlib Figure, got {type(fig).__name__}")
-            frames.append(figure_png(fig, dpi))
+    def frame(v, dpi):
+        fig = draw(v)
+        if not isinstance(fig, Figure):
+            raise TypeError(f"draw({v!r}): expected a matplotlib Figure, got {type(fig).__name__}")
+        png = figure_png(fig, dpi)
         import matplotlib.pyplot as plt          # a pyplot figure would also be shown under the slider: close it
         plt.close(fig)
+        return png
+    values, start, frames = _frames(values, start, dpi, font_size, frame)
     return StaticSlider('value', values, frames, summaries, label=label or 'value', start=start)
