@@ -708,7 +708,8 @@ def plot_reference_lines(values, ax=None, axis: str = 'y', labels=None, colors=N
 # %% ../nbs/20_plots.ipynb #lfb0cd01p1
 def plot_band(x, lower, upper, ax=None, label: str = None, color='0.8', alpha: float = 1.0, xlabel: str = None,
               ylabel: str = None):
-    """A shaded band over `x` (K,) between `lower` and `upper` ((K,) or scalars): a range over seeds, an interval, a gap; None labels leave the axis labels as they are."""
+    """A shaded band over `x` (K,) between `lower` and `upper` ((K,) or scalars): a range over seeds, an interval, a gap;
+    None labels leave the axis labels as they are."""
     x = _as(x, 1, 'x')
     lo, hi = (np.broadcast_to(np.asarray(e, dtype=float), x.shape) if np.ndim(e) == 0 else _as(e, 1, n, len(x))
               for e, n in ((lower, 'lower'), (upper, 'upper')))
@@ -722,7 +723,8 @@ def plot_band(x, lower, upper, ax=None, label: str = None, color='0.8', alpha: f
 
 def plot_spread(x, groups, censored=None, ax=None, label: str = None, color='k', linestyle: str = ':', band: bool = True,
                 xlabel: str = 'D', ylabel: str = 'value'):
-    """The median of each group of repeats (`groups[k]` at `x[k]`) with their range (`band`: grey; else thin lines at the extremes), and the `censored` (True: only a lower bound) as open circles."""
+    """The median of each group of repeats (`groups[k]` at `x[k]`) with their range (`band`: grey; else thin lines at the
+    extremes), and the `censored` (True: only a lower bound) as open circles."""
     x = _as(x, 1, 'x')
     if len(groups) != len(x): raise ValueError(f"groups: expected one group per x ({len(x)}), got {len(groups)}")
     g = [np.atleast_1d(np.asarray(v, dtype=float)) for v in groups]
@@ -745,7 +747,8 @@ def plot_spread(x, groups, censored=None, ax=None, label: str = None, color='k',
     return ax
 
 def plot_grouped_bars(bars: dict, ax=None, width: float = 0.8, xlabel: str = 'value', ylabel: str = 'probability'):
-    """Bars of several distributions (`bars`: label -> (positions, heights)) side by side at the same integer values, sharing `width` at each."""
+    """Bars of several distributions (`bars`: label -> (positions, heights)) side by side at the same integer values,
+    sharing `width` at each."""
     if not bars: raise ValueError("bars: expected at least one group")
     n, w = len(bars), width / len(bars)
     ax = _axes(ax, (5, 3))
