@@ -51,14 +51,27 @@ Examples
 2
 """
 
-from .estimator import (VBPCA, ConvergenceWarning, MissingDataWarning, DegenerateDataWarning,
-                                NotFittedError)
-from .imputation import VBPCAImputer
-from .rjmcmc import rjmcmc_pca, rjmcmc_pca_from_eigenvalues, RJMCMCResult, exact_posterior_q
-from .evidence import laplace_evidence
-from .stiefel import sample_stiefel, haar_orthogonal, householder_to_stiefel, singular_value_logpdf
-from .householder_ppca import householder_ppca, HouseholderPPCAResult
-from .recommend import VBPCARecommender
+# Each top-level name loads its module when first asked for (as SciPy's submodules do): a process that needs only
+# `vbfa_lit.engine` (a Dask worker, a script) starts without scikit-learn, pandas and scipy.stats (0.46 CPU-s, not 1.7).
+_HOME = {name: module for module, names in (
+    ('estimator', 'VBPCA ConvergenceWarning MissingDataWarning DegenerateDataWarning NotFittedError'),
+    ('imputation', 'VBPCAImputer'), ('rjmcmc', 'rjmcmc_pca rjmcmc_pca_from_eigenvalues RJMCMCResult exact_posterior_q'),
+    ('evidence', 'laplace_evidence'),
+    ('stiefel', 'sample_stiefel haar_orthogonal householder_to_stiefel singular_value_logpdf'),
+    ('householder_ppca', 'householder_ppca HouseholderPPCAResult'), ('recommend', 'VBPCARecommender'))
+    for name in names.split()}
+
+def __getattr__(name: str):
+    "A top-level name (from its module) or a submodule, imported on first use."
+    from importlib import import_module, util
+    if name in _HOME: value = getattr(import_module(f'vbfa_lit.{_HOME[name]}'), name)
+    elif not name.startswith('_') and util.find_spec(f'vbfa_lit.{name}') is not None:
+        value = import_module(f'vbfa_lit.{name}')
+    else: raise AttributeError(f"module 'vbfa_lit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+def __dir__(): return sorted(set(globals()) | set(_HOME))
 
 _all_ = ['VBPCA', 'VBPCAImputer', 'ConvergenceWarning', 'MissingDataWarning', 'DegenerateDataWarning', 'NotFittedError',
          'rjmcmc_pca', 'rjmcmc_pca_from_eigenvalues', 'RJMCMCResult', 'exact_posterior_q', 'laplace_evidence',
