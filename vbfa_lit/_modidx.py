@@ -97,6 +97,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'vbfa_lit.dask_runner.sweep_traffic': ('dask.html#sweep_traffic', 'vbfa_lit/dask_runner.py')},
             'vbfa_lit.data': { 'vbfa_lit.data.ChecksumError': ('data.html#checksumerror', 'vbfa_lit/data.py'),
                                'vbfa_lit.data.DownloadError': ('data.html#downloaderror', 'vbfa_lit/data.py'),
+                               'vbfa_lit.data._bunch': ('data.html#_bunch', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._check_checksum': ('data.html#_check_checksum', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._check_fraction': ('data.html#_check_fraction', 'vbfa_lit/data.py'),
                                'vbfa_lit.data._check_nonneg': ('data.html#_check_nonneg', 'vbfa_lit/data.py'),

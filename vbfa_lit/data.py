@@ -19,10 +19,14 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .stiefel import haar_orthogonal, sample_stiefel
 from .validation import check_2d, check_variance_range, unit_of, check_int, check_real, check_random_state
+
+def _bunch(**fields):
+    "scikit-learn's `Bunch`, imported when a generator first returns one (`import vbfa_lit.data` then needs no pandas)."
+    from sklearn.utils import Bunch
+    return Bunch(**fields)
 
 # %% ../nbs/21_data.ipynb #59873cca
 def _check_fraction(name, value): # a float in [0, 1)
@@ -101,7 +105,7 @@ def make_gaussian_spectrum(eigenvalues, n_samples, *, rotate=True, random_mean=T
     Y = (U * np.sqrt(ev)) @ rng.standard_normal((M, N)) + mu[:, None]    # (M, N), the papers' layout
     test = np.zeros(M * N, dtype=bool)
     test[rng.choice(M * N, int(round(missing * M * N)), replace=False)] = True
-    return Bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.reshape(M, N).T)), eigenvalues=ev, components=U, mean=mu, covariance=(U * ev) @ U.T)
+    return _bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.reshape(M, N).T)), eigenvalues=ev, components=U, mean=mu, covariance=(U * ev) @ U.T)
 
 # %% ../nbs/21_data.ipynb #d7fd29ac
 def sample_covariance_eigenvalues(X, *, ddof=0, name='X'):
@@ -247,7 +251,7 @@ def make_bishop_example(n_samples=100, stds=BISHOP_STDS, *, random_state=None):
     X = (rng.normal(size=(N, d)) * s) @ basis.T
     sigma2 = float(s.min() ** 2)
     big = s ** 2 > sigma2
-    return Bunch(X=X, stds=s, components=basis, covariance=(basis * s ** 2) @ basis.T,
+    return _bunch(X=X, stds=s, components=basis, covariance=(basis * s ** 2) @ basis.T,
                  W=basis[:, big] * np.sqrt(s[big] ** 2 - sigma2), noise_variance=sigma2,
                  n_components=int(big.sum()))
 
@@ -305,7 +309,7 @@ def make_zhang_set(set_number=1, *, n_samples=None, rotate=False, random_state=N
     g = _named_spectrum('zhang', 'set_number', set_number, n_samples, rotate=rotate, random_mean=False,
                         random_state=random_state)
     var = g.eigenvalues
-    return Bunch(X=g.X, variances=var, n_components=int((var > var.min()).sum()),
+    return _bunch(X=g.X, variances=var, n_components=int((var > var.min()).sum()),
                  paper_posterior_q=dict(ZHANG_POSTERIOR_Q[set_number]), components=g.components,
                  covariance=g.covariance)
 
@@ -317,7 +321,7 @@ def make_minka_spectrum(experiment=1, *, n_samples=None, random_state=None):
     """Minka's (2000, Sec. 5) test spectra 1-3 (variances 10, 8, 6, 4, 2 then noise; true k = 5), from his own experiment script."""
     g = _named_spectrum('minka', 'experiment', experiment, n_samples, rotate=False, random_mean=False,
                         random_state=random_state)
-    return Bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
+    return _bunch(X=g.X, eigenvalues=g.eigenvalues, n_components=5, covariance=g.covariance)
 
 # %% ../nbs/21_data.ipynb #9b923317
 def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), noise_variance=0.01, *,
@@ -331,7 +335,7 @@ def make_householder_example(n_samples=150, n_features=5, sigma=(3.0, 1.0), nois
     U = sample_stiefel(M, D, method='qr', random_state=rng)          # the package's Haar sampler (QR, sign fix)
     W = U * s
     X = latent @ W.T + np.sqrt(nv) * rng.standard_normal((N, M))
-    return Bunch(X=X, latent=latent, W=W, U=U, sigma=s, noise_variance=nv)
+    return _bunch(X=X, latent=latent, W=W, U=U, sigma=s, noise_variance=nv)
 
 # %% ../nbs/21_data.ipynb #04420237
 def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0, offset_std=1.0, noise_std=0.3,
@@ -384,7 +388,7 @@ def make_low_rank(n_samples, n_features, n_components, *, scale=1.0, offset=0.0,
     mean = offset_std * rng.normal(size=(M, 1)) if isinstance(offset, str) else np.full((M, 1), float(offset))
     Y = A @ B * scale + mean + noise_std * rng.normal(size=(M, N))
     test = rng.random((M, N)) < missing if missing > 0 else np.zeros((M, N), dtype=bool)
-    return Bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.T)), W=A * scale, latent=B.T,
+    return _bunch(**_held_out(np.ascontiguousarray(Y.T), np.ascontiguousarray(test.T)), W=A * scale, latent=B.T,
                  mean=mean.ravel(), noise_std=noise_std)
 
 # %% ../nbs/21_data.ipynb #0234be8f
@@ -442,7 +446,7 @@ def make_ppca(n_samples, n_features, scales, *, noise_std=0.3, mean=None, missin
     Z = rng.normal(size=(N, s.size))
     X = Z @ W.T + mu + noise_std * rng.normal(size=(N, M))
     test = rng.random((N, M)) < missing if missing > 0 else np.zeros((N, M), dtype=bool)
-    return Bunch(**_held_out(X, test), W=W, mean=mu, latent=Z, noise_std=noise_std)
+    return _bunch(**_held_out(X, test), W=W, mean=mu, latent=Z, noise_std=noise_std)
 
 # %% ../nbs/21_data.ipynb #3a48d01c
 def _pooch(): # the pooch module, imported only when something is downloaded
@@ -631,7 +635,7 @@ def load_mnist(subset='train', *, data_home=None, download=True, mirrors=MNIST_M
     images, target = get('images-idx3-ubyte'), get('labels-idx1-ubyte')
     if images.ndim != 3 or target.ndim != 1 or len(images) != len(target):
         raise ValueError(f"MNIST files disagree: images {images.shape}, labels {target.shape}")
-    return Bunch(images=images, target=target)
+    return _bunch(images=images, target=target)
 
 def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_state=None, data_home=None,
                      download=True, mirrors=MNIST_MIRRORS):
@@ -679,7 +683,7 @@ def load_mnist_digit(digit=5, n=100, *, subset='train', shuffle=False, random_st
         index = np.sort(check_random_state(random_state).choice(index, size=n or index.size, replace=False))
     elif n is not None: index = index[:n]
     images = mnist.images[index]
-    return Bunch(X=images.reshape(len(index), -1) / 255.0, images=images, index=index)
+    return _bunch(X=images.reshape(len(index), -1) / 255.0, images=images, index=index)
 
 # %% ../nbs/21_data.ipynb #70a8fa01
 MOVIELENS_100K_URLS = ('https://files.grouplens.org/datasets/movielens/ml-100k.zip',)
@@ -759,7 +763,7 @@ def load_movielens_100k(*, data_home=None, download=True, urls=MOVIELENS_100K_UR
     ratings[user - 1, item - 1] = t[:, 2]
     if np.count_nonzero(~np.isnan(ratings)) != len(t):
         raise ValueError(f"{path}: ml-100k/u.data rates some (user, movie) pair more than once")
-    return Bunch(ratings=ratings, user_id=user, item_id=item, rating=t[:, 2], timestamp=t[:, 3],
+    return _bunch(ratings=ratings, user_id=user, item_id=item, rating=t[:, 2], timestamp=t[:, 3],
                  item_titles=titles)
 
 # %% ../nbs/21_data.ipynb #dce8bed1
@@ -779,7 +783,7 @@ def load_digits():
     """
     from sklearn.datasets import load_digits as sklearn_digits
     d = sklearn_digits()
-    return Bunch(X=np.asarray(d.data, dtype=float), images=np.asarray(d.images), target=np.asarray(d.target))
+    return _bunch(X=np.asarray(d.data, dtype=float), images=np.asarray(d.images), target=np.asarray(d.target))
 
 def load_breast_cancer(*, standardize=False):
     """The Wisconsin diagnostic breast-cancer data bundled with scikit-learn: 569 samples, 30 features, offline.
@@ -807,5 +811,5 @@ def load_breast_cancer(*, standardize=False):
     d = sklearn_cancer()
     X = np.asarray(d.data, dtype=float)
     if standardize: X = (X - X.mean(0)) / X.std(0)
-    return Bunch(X=X, target=np.asarray(d.target), feature_names=np.asarray(d.feature_names),
+    return _bunch(X=X, target=np.asarray(d.target), feature_names=np.asarray(d.feature_names),
                  target_names=np.asarray(d.target_names))
