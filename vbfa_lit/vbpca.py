@@ -198,8 +198,8 @@ def expected_squared_errors(Y, q:Posterior):
     Sx, Sw = np.broadcast_to(q.Sx, (N, D, D)), np.broadcast_to(q.Sw, (M, D, D))
     XX = np.einsum('nd,ne->nde', q.X, q.X) + Sx                               # <x_n x_n^T>
     residual = np.where(O, Y, 0.0) - q.W @ q.X.T - q.mu[:, None]
-    return O * (residual ** 2 + np.einsum('md,nde,me->mn', q.W, Sx, q.W)
-                + np.einsum('mde,ned->mn', Sw, XX) + q.vmu[:, None])
+    return O * (residual ** 2 + np.einsum('md,nde,me->mn', q.W, Sx, q.W, optimize=True)
+                + np.einsum('mde,ned->mn', Sw, XX, optimize=True) + q.vmu[:, None])
 
 def reference_q_tau(Y, q:Posterior, prior:Prior, shared:bool=False) -> Posterior:
     """The update of q(tau_m), or of one shared q(tau), in plain NumPy: the lesson's reference."""
