@@ -91,24 +91,20 @@ def _k_trunc_gamma(a, b, lo, hi, z, rng):
     n = a.size
     zl, zh = lo * b, hi * b
     big = np.empty(n); mass = np.empty(n); low = np.empty(n, np.bool_)
-    small = np.empty(n)
+    small = np.empty(n); bad = np.empty(n, np.bool_)
     for i in range(n):
         low[i], big[i], small[i] = _k_side(a[i], zl[i], zh[i])
         mass[i] = big[i] - small[i]
-    nbad = 0
     for i in range(n):
         u = small[i] + rng.random() * mass[i]
         x = _GAMMAINCINV(a[i], u, 0) if low[i] else _GAMMAINCCINV(a[i], u, 0)
         z[i] = _k_nanmin(_k_nanmax(x, zl[i]), zh[i])
-        if not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i])): nbad += 1
-    if nbad:
-        idx = np.empty(nbad, np.int64); k = 0
-        for i in range(n):
-            if not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i])):
-                idx[k] = i; k += 1
-        out = np.empty(nbad)
+        bad[i] = not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i]))
+    idx = np.flatnonzero(bad)
+    if idx.size:
+        out = np.empty(idx.size)
         _k_reject(a[idx], zl[idx], zh[idx], out, rng)
-        for k in range(nbad): z[idx[k]] = out[k]
+        for k in range(idx.size): z[idx[k]] = out[k]
     for i in range(n): z[i] = z[i] / b[i]
 
 def _k_pairwise_sum(a, n):  # NumPy's pairwise summation of a[0:n] (its add.reduce inner loop), for n <= 128
@@ -202,17 +198,11 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
             for j in range(d): bufsum[j] = y[c, 1 + j] if j <= q[c] else 0.0  # scratch masked, never inf * 0
             rate[c] = _k_pairwise_sum(bufsum, d) + eta
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
-        nlow = 0
-        for c in range(C):
-            if tau[c] < TAU_FLOOR: nlow += 1
-        if nlow:
-            idx = np.empty(nlow, np.int64); k = 0
-            for c in range(C):
-                if tau[c] < TAU_FLOOR:
-                    idx[k] = c; k += 1
-            Zl = np.empty(nlow)
-            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
-            for k in range(nlow): tau[idx[k]] = Zl[k]
+        idx = np.flatnonzero(tau < TAU_FLOOR)
+        if idx.size:
+            Zl = np.empty(idx.size)
+            _k_trunc_gamma(shp[idx], rate[idx], np.full(idx.size, TAU_FLOOR), np.full(idx.size, np.inf), Zl, rng)
+            for k in range(idx.size): tau[idx[k]] = Zl[k]
         if not nosweep_move:
             u = np.empty(C); w = np.empty(C)
             for c in range(C): u[c] = rng.random()
