@@ -175,7 +175,6 @@ def reference_sweep(x, s, tau, g, N, r, alpha, eta, rng):
 
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #9182665d
-import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -183,10 +182,9 @@ import numpy as np
 from scipy import special
 from scipy.linalg import lapack
 
-from .linalg import one_blas_thread
+from .linalg import check_engine, one_blas_thread
 from .validation import (check_2d, check_bool, check_choice, check_int, check_numbers, check_random_state,
                                   check_real, check_variance_range, warn_caller)
-from .linalg import check_engine
 from . import rjmcmc_fast as fast            # the kernels: compiled by numba, or plain Python without it
 from .rjmcmc_fast import TAU_FLOOR, log_ratio_arrays
 
@@ -273,25 +271,21 @@ class _Tables(NamedTuple):
 
 def _tables(g, n, r):
     """`_Tables` for eigenvalues g (d,), N and r of the sweep; scratch positions j > q get a Gamma(1, 1) on (0, inf) (rate 1, finite even for tiny tau), never read."""
-    d = g.size
-    # padded state: [0, x_1, ..., x_q, s, ..., inf]
-    zero_col, inf_col = 0, d + 1
-    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols', 'free')}
+    d, parts = g.size, []
+    inf_col = d + 1                                                # padded state: [0, x_1, ..., x_q, s, ..., inf]
     for parity in (0, 1):
         J = np.arange(parity, d, 2)
         shape, offset = np.ones((d, J.size)), np.zeros((d, J.size))
-        lo, hi = np.full((d, J.size), zero_col), np.full((d, J.size), inf_col)
+        lo, hi = np.zeros((d, J.size), int), np.full((d, J.size), inf_col)
         for q in range(1, d):
             a, rate = conditional_parameters(q, 0.0, g, n, r)
             ok = J <= q
             shape[q, ok], offset[q, ok] = a[J[ok]], rate[J[ok]]
             lo[q, ok] = J[ok]                                      # position j - 1 lives in column j
             hi[q, ok] = np.where(J[ok] < q, J[ok] + 2, inf_col)
-        free = J[None, :] > np.arange(d)[:, None]
-        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols', 'free'), (shape, offset, lo, hi, J + 1, free)):
-            out[k].append(v)
+        parts.append((shape, offset, lo, hi, J + 1, J[None, :] > np.arange(d)[:, None]))
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
-    return _Tables(**out, used=used)
+    return _Tables(*map(list, zip(*parts)), used=used)
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain in place: y (C, d+2) the padded state [0, x_1..x_q, s, scratch.., inf], q (C,), tau (C,); counts (4, C)."""
@@ -521,10 +515,8 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
     # the compiled sweep (vbfa_lit.rjmcmc_fast) draws the same random numbers: the same chains, block by block
     step = _FAST_BLOCK if engine == 'numba' else 1
-    bar = None
-    if progress:                                       # counts sweeps with either engine (the compiled one by blocks)
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep')
+    from tqdm.auto import tqdm                         # counts sweeps with either engine (the compiled one by blocks)
+    bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep', disable=not progress)
     # scratch positions and unused tails make NaNs on the side
     with np.errstate(all='ignore'):
         for t in range(0, n_sweeps, step):
@@ -536,10 +528,10 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
                 _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
                 if t >= burn_in:
                     out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
-            if bar is not None: bar.update(t1 - t)
+            bar.update(t1 - t)
             if callback is not None and callback(t1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
                 raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t1} of {n_sweeps}")
-        if bar is not None: bar.close()
+        bar.close()
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -790,10 +782,8 @@ def _log_cumulative_loglinear(log_h): # (T, n) -> (log of the total (T,), log of
     return log_cum[:, -1], log_cum - log_cum[:, -1:]
 
 
-def _log_joint_given_tau(log_tau, # (T,) grid of log tau
-                         q, g, n, r, alpha, eta, density, ordered=True, shift=None,
-                         ): # (T,) log p(q, log tau, D) + a q-free constant
-    """log p(q, log tau, D) + const with the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
+def _log_joint_given_tau(log_tau, q, g, n, r, alpha, eta, density, ordered=True, shift=None):
+    """log p(q, log tau, D) + a q-free constant on a grid log_tau (T,), the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     if shift is not None: a = a - shift
