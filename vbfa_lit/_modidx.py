@@ -261,6 +261,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'vbfa_lit.estimator._entry_moments': ('estimator.html#_entry_moments', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._fit_blocks': ('estimator.html#_fit_blocks', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._fitted_scale': ('estimator.html#_fitted_scale', 'vbfa_lit/estimator.py'),
+                                    'vbfa_lit.estimator._frame_dtypes': ('estimator.html#_frame_dtypes', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._impute_rows': ('estimator.html#_impute_rows', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._is_dask_array': ('estimator.html#_is_dask_array', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._is_na': ('estimator.html#_is_na', 'vbfa_lit/estimator.py'),
