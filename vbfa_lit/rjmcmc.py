@@ -227,7 +227,6 @@ def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be vali
             out[bad] = [fast._k_log_gamma_mass(*v) for v in zip(a[bad], lo[bad], hi[bad])]
     return out
 
-
 def _truncated_gamma(a, b, lo, hi, rng):
     "`truncated_gamma`'s draws on the sampler's path: same-shape arrays (or scalar a, b), unchecked."
     zl, zh = lo * b, hi * b
@@ -304,8 +303,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     u, w = rng.random(C), rng.random(C)
     birth = u < b[q]
     death = ~birth & (u < b[q] + dd[q])
-    # components of the smaller of the two models
-    k = np.where(birth, q, q - 1)
+    k = np.where(birth, q, q - 1)                                   # components of the smaller of the two models
     rows = np.arange(C)
     x_prev, s, x_last = y[rows, k], y[rows, q + 1], y[rows, q]      # x_k (0 if k = 0), s, and x_q
     v = np.where(birth, _truncated_gamma(r, tau, x_prev, s, rng), x_last)
@@ -315,8 +313,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     c = rows[acc_b]
     y[c, q[c] + 1], y[c, q[c] + 2] = v[acc_b], s[acc_b]
     c = rows[acc_d]
-    # s moves down; the freed column keeps a finite scratch
-    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0
+    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0                      # s moves down; the freed column: a finite scratch
     q += acc_b.astype(q.dtype) - acc_d
     counts[0] += birth; counts[1] += acc_b; counts[2] += death; counts[3] += acc_d
 
@@ -354,7 +351,8 @@ class QPosterior(NamedTuple):
 # %% ../nbs/30_rjmcmc_engine.ipynb #fca2a080p1
 @dataclass
 class RJMCMCResult:
-    """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`).
+    """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`), with the arguments
+    of `rjmcmc_pca_from_eigenvalues` it ran with (`eigenvalues` the sample eigenvalues g_j, `n_samples` N).
 
     Attributes
     ----------
@@ -371,17 +369,11 @@ class RJMCMCResult:
     death_rate : ndarray of shape (n_chains,)
         Accepted / proposed deaths over all sweeps (burn-in included).
     eigenvalues : ndarray of shape (d,)
-        The sample eigenvalues g_j used.
     n_samples : int
-        Number of samples N.
     r : float
-        Shape of the prior of the precisions.
     alpha : float
-        Shape of the prior of tau.
     eta : float
-        Rate of the prior of tau.
     prior : str, default 'ordered'
-        As in `rjmcmc_pca_from_eigenvalues`.
     """
     q: np.ndarray
     l: np.ndarray
@@ -517,8 +509,7 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     step = _FAST_BLOCK if engine == 'numba' else 1
     from tqdm.auto import tqdm                         # counts sweeps with either engine (the compiled one by blocks)
     bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep', disable=not progress)
-    # scratch positions and unused tails make NaNs on the side
-    with np.errstate(all='ignore'):
+    with np.errstate(all='ignore'):                    # scratch positions and unused tails make NaNs on the side
         for t in range(0, n_sweeps, step):
             t1 = min(t + step, n_sweeps)
             if step > 1:
@@ -574,9 +565,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         stays uniform. 'unordered': without it, the prior of q is proportional to 1/(q+1)! and the birth ratio
         loses its factor q+2 (what a sampler that leaves the factor out targets).
     engine : {'auto', 'numpy', 'numba'}
-        'numpy', the vectorised sweep; 'numba', the same sweep compiled (`vbfa_lit.rjmcmc_fast`, the `fast` extra;
-        compiled on a machine's first run, then cached), with the same chains for the same seed, many times
-        faster; 'auto', numba when it is installed.
+        'numpy', the vectorised sweep; 'numba', the same sweep compiled (the `fast` extra, cached after a machine's
+        first run): the same chains for the same seed, many times faster; 'auto', numba when it is installed.
 
     Returns
     -------
@@ -657,8 +647,7 @@ def sample_eigenvalues(X) -> tuple:
     if N <= d:
         raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
                          "likelihood needs every eigenvalue g_j > 0")
-    # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
-    g, top, ratio = _scaled_eigenvalues(X)
+    g, top, ratio = _scaled_eigenvalues(X)       # collinearity judged on standardised columns: badly scaled ones pass
     if not ratio > 1e-12:
         raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
                          "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
@@ -729,7 +718,6 @@ def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, s
     with np.errstate(over='ignore', under='ignore'):
         return np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1], top, ratio
 
-
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
     """log of int prod_j x_j^(a_j-1) e^(-b_j x_j) over 0 < x_1 < ... < x_m per row of b: nested trapezoid in log x, Richardson-extrapolated."""
@@ -757,8 +745,7 @@ def _ordered_recursion(a, b, density, log_space): # (log integral (T,), smallest
                 log_final, F = _log_cumulative_loglinear(log_k + F)
             else:
                 h = np.exp(log_k) * F
-                # trapezoid: sum up to i minus half the end points
-                cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2
+                cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2        # trapezoid: sum to i less half the ends
                 with np.errstate(divide='ignore', invalid='ignore'):
                     log_final = np.log(cum[:, -1])
                     F = cum / cum[:, -1:]
@@ -781,7 +768,6 @@ def _log_cumulative_loglinear(log_h): # (T, n) -> (log of the total (T,), log of
     log_cum = np.concatenate([np.full((len(log_h), 1), -np.inf), np.logaddexp.accumulate(seg, axis=1)], axis=1)
     return log_cum[:, -1], log_cum - log_cum[:, -1:]
 
-
 def _log_joint_given_tau(log_tau, q, g, n, r, alpha, eta, density, ordered=True, shift=None):
     """log p(q, log tau, D) + a q-free constant on a grid log_tau (T,), the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
     tau = np.exp(log_tau)
@@ -791,7 +777,6 @@ def _log_joint_given_tau(log_tau, q, g, n, r, alpha, eta, density, ordered=True,
     lo = np.concatenate([_log_ordered_integral(a, b[i:i + rows], density) for i in range(0, len(b), rows)])
     return (lo + (special.gammaln(q + 2) if ordered else 0.0) + (q + 1) * (r * log_tau - special.gammaln(r))
             + alpha * np.log(eta) - special.gammaln(alpha) + alpha * log_tau - eta * tau)
-
 
 def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
     centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
@@ -807,10 +792,8 @@ def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q,
         low = floor
     return np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
 
-
 def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, without overflow
     return lj.max() + np.log(np.trapezoid(np.exp(lj - lj.max()), x))
-
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(eigenvalues)
@@ -821,7 +804,6 @@ def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_t
     density, n_tau = check_int('density', density, 2), check_int('n_tau', n_tau, 8)
     unit = _unit(g)                                   # the posterior of q is the same in units where g ~ 1
     return g / unit, n, r, alpha, eta * unit, density, n_tau, unit
-
 
 @one_blas_thread
 def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
@@ -834,11 +816,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 
     Parameters
     ----------
-    eigenvalues : array_like, shape (d,)
-        g_1 >= ... >= g_d > 0.
-    n_samples : int
-        N.
-    r, alpha, eta, likelihood, prior
+    eigenvalues, n_samples, r, alpha, eta, likelihood, prior
         As in `rjmcmc_pca_from_eigenvalues`.
     density : int
         Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.

@@ -50,9 +50,8 @@ def _k_reject(A, L, H, out, rng):
     for _ in range(1000):
         m_ = todo.size
         if m_ == 0: return
-        u = np.empty(m_); v = np.empty(m_)
-        for i in range(m_): u[i] = rng.random()
-        for i in range(m_): v[i] = rng.random()
+        u = rng.random(m_)
+        v = rng.random(m_)
         keep = np.empty(m_, np.int64); nk = 0
         for i in range(m_):
             t = todo[i]
@@ -169,12 +168,9 @@ def _k_log_ratio(v, s, q, log_z, g, n, b, dd, ordered): # `log_birth_ratio` give
     return (n / 2 * (np.log(v / s) + g[q] * (s - v)) + (np.log(q + 2.0) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
 
-
 def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
               hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
-    C, width = y.shape
-    d = width - 2
-    nosweep_move = b.max() == 0
+    C, d = y.shape[0], y.shape[1] - 2
     bufsum = np.empty(d)
     for t in range(t0, t1):
         for p in range(2):
@@ -203,10 +199,9 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
             Zl = np.empty(idx.size)
             _k_trunc_gamma(shp[idx], rate[idx], np.full(idx.size, TAU_FLOOR), np.full(idx.size, np.inf), Zl, rng)
             for k in range(idx.size): tau[idx[k]] = Zl[k]
-        if not nosweep_move:
-            u = np.empty(C); w = np.empty(C)
-            for c in range(C): u[c] = rng.random()
-            for c in range(C): w[c] = rng.random()
+        if b.max() > 0:                                   # d = 2: q = 1 is the only model, no move
+            u = rng.random(C)
+            w = rng.random(C)
             birth = np.empty(C, np.bool_); death = np.empty(C, np.bool_); kk = np.empty(C, np.int64)
             x_prev = np.empty(C); s = np.empty(C); x_last = np.empty(C)
             for c in range(C):
