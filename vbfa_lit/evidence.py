@@ -138,7 +138,8 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     lam = lam / unit
     # k = 0..n-1 are defined; k >= n discard only zero eigenvalues or split a tie (a warning says which)
     n, lam = _defined_k(lam, floor, unit, from_X=np.ndim(data) == 2)
-    out, (I, J) = np.full(d, -np.inf), np.triu_indices(d, 1)
+    out = np.full(d, -np.inf)
+    I, J = np.triu_indices(d, 1)                                     # the pairs i < j
     log_pi = np.log(np.pi)
     for k in range(n):
         i = np.arange(1, k + 1)
@@ -146,7 +147,7 @@ def laplace_evidence(data, n_samples=None)->Evidence:
         v = lam[k:].sum() / (d - k)
         m = d * k - k * (k + 1) / 2
         hat = np.concatenate([lam[:k], np.full(d - k, v)])
-        ii, jj = I[I < k], J[I < k]                                  # the pairs i < j with i among the k kept
+        ii, jj = I[I < k], J[I < k]                                  # those with i among the k kept
         log_az = np.sum(np.log((lam[ii] - lam[jj]) * (1 / hat[jj] - 1 / hat[ii])) + np.log(N))
         out[k] = (log_pu - N / 2 * np.sum(np.log(lam[:k])) - N * (d - k) / 2 * np.log(v)
                   + (m + k) / 2 * np.log(2 * np.pi) - log_az / 2 - k / 2 * np.log(N))
