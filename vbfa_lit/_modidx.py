@@ -250,7 +250,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'vbfa_lit.estimator._chunk_impute': ('estimator.html#_chunk_impute', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._chunk_part': ('estimator.html#_chunk_part', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._chunk_score': ('estimator.html#_chunk_score', 'vbfa_lit/estimator.py'),
-                                    'vbfa_lit.estimator._chunk_start': ('estimator.html#_chunk_start', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._chunk_transform': ('estimator.html#_chunk_transform', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._dask_chunk': ('estimator.html#_dask_chunk', 'vbfa_lit/estimator.py'),
                                     'vbfa_lit.estimator._dask_input': ('estimator.html#_dask_input', 'vbfa_lit/estimator.py'),

@@ -230,7 +230,6 @@ def data_scale(X):
     mask = ~np.isnan(X)
     return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
 
-# %% ../nbs/06_estimator.ipynb #2aed8018p1
 def entries_scale(cols, values, n_features: int):
     "`data_scale` from (column index, value) pairs of the observed entries."
     return _scale_over_parts(lambda fn, *args: [fn(cols, values, n_features, *args)])[1:3]
@@ -1135,15 +1134,13 @@ def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of col
     if len(X.chunks[1]) > 1: X = X.rechunk({1: -1})                 # a block holds whole rows
     return X, unstored
 
-def _dask_chunk(chunk, unstored, start, name='X'): # a row chunk checked as fit checks X: ndarray with NaN, or CSR
+def _dask_chunk(chunk, unstored, start=0, block_info=None): # a row chunk checked as fit checks X: with NaN, or CSR
+    if block_info: start = block_info[0]['array-location'][0][0]       # map_blocks' chunk: its first row
     try:
-        if sparse.issparse(chunk) and unstored: return check_sparse(chunk, name)
-        return check_data(chunk, name)
+        if sparse.issparse(chunk) and unstored: return check_sparse(chunk, 'X')
+        return check_data(chunk, 'X')
     except (TypeError, ValueError) as e:
         raise type(e)(f"{e} (in the chunk of rows from {start})") from None
-
-def _chunk_start(block_info): # the first row of map_blocks' current chunk
-    return block_info[0]['array-location'][0][0] if block_info else 0
 
 def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chunk's observed entries
     if sparse.issparse(chunk): return fn(chunk.indices, chunk.data, chunk.shape[1], *args)
@@ -1215,13 +1212,13 @@ def _dask_model(est): # the fitted per-feature posterior and units, one task for
     return dask.delayed((q, est.center_, est.scale_), pure=True)
 
 def _chunk_transform(chunk, unstored, model, dtype, block_info=None): # model: (q, center, scale)
-    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model).astype(dtype)
+    return _transform_rows(_dask_chunk(chunk, unstored, block_info=block_info), *model).astype(dtype)
 
 def _chunk_score(chunk, unstored, model, block_info=None):
-    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model)
+    return _score_rows(_dask_chunk(chunk, unstored, block_info=block_info), *model)
 
 def _chunk_impute(chunk, model, dtype, return_std, block_info=None):
-    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), *model, return_std)
+    out = _impute_rows(_dask_chunk(chunk, False, block_info=block_info), *model, return_std)
     return np.stack(out, -1).astype(dtype) if return_std else out[0].astype(dtype)
 
 def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
