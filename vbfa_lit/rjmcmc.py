@@ -219,8 +219,7 @@ def _side(a, lo, hi): # `_k_side` on arrays: (lower, big, small), the mass big -
 def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     _, big, small = _side(a, lo, hi)
-    with np.errstate(divide='ignore'):
-        out = np.array(np.log(big - small))
+    with np.errstate(divide='ignore'): out = np.array(np.log(big - small))
     bad = (big < fast._TINY) | ~np.isfinite(out)
     if bad.any():                 # underflowed: the kernel's log-space series or continued fraction, entry by entry
         with np.errstate(all='ignore'):
@@ -248,8 +247,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
     if not isinstance(rng, np.random.Generator):     # the building blocks take a Generator, not random_state
         raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
-    with np.errstate(all='ignore'):
-        return _truncated_gamma(a, b, lo, hi, rng)
+    with np.errstate(all='ignore'): return _truncated_gamma(a, b, lo, hi, rng)
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #3796e2f6
 def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordered=True):
@@ -614,11 +612,10 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     r, alpha = check_real('r', r), check_real('alpha', alpha)
     eta = default_eta(g) if eta is None else check_real('eta', eta)
     rng = check_random_state(random_state)
-    n = float(n_samples) if likelihood else 0.0
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
-    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, engine=engine,
-                 callback=callback)
+    draws = _run(g, float(n_samples) if likelihood else 0.0, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
+                 ordered=ordered, engine=engine, callback=callback)
     res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta,
                        prior=str(prior))
     _warn_if_chains_disagree(res)
