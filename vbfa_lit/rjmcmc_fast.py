@@ -247,10 +247,8 @@ def _link_scipy(g): # scipy's Cython special functions declared to numba under f
     import numba
     from numba.extending import get_cython_function_address
     t = numba.types
-    for name, sig in (('gammainc', t.double(t.double, t.double, t.intc)),
-                      ('gammaincc', t.double(t.double, t.double, t.intc)),
-                      ('gammaincinv', t.double(t.double, t.double, t.intc)),
-                      ('gammainccinv', t.double(t.double, t.double, t.intc)),
+    two = t.double(t.double, t.double, t.intc)                         # f(a, x, skip_dispatch)
+    for name, sig in (('gammainc', two), ('gammaincc', two), ('gammaincinv', two), ('gammainccinv', two),
                       ('gammaln', t.double(t.double, t.intc))):
         llvm.add_symbol(f'vbfa_lit_{name}', get_cython_function_address('scipy.special.cython_special', name))
         g[f'_{name.upper()}'] = t.ExternalFunction(f'vbfa_lit_{name}', sig)
