@@ -152,15 +152,13 @@ def _sparse_frame_to_coo(X): # a DataFrame's stored entries (sparse columns) and
     rows, cols, vals = [], [], []
     for j, (_, col) in enumerate(X.items()):
         if type(col.dtype).__name__ == 'SparseDtype':
-            arr = col.array
-            r, v = np.asarray(arr.sp_index.indices), np.asarray(arr.sp_values)
+            r, v = np.asarray(col.array.sp_index.indices), np.asarray(col.array.sp_values)
         else:
             r, v = np.arange(len(col)), col.to_numpy()
-        if v.dtype.kind not in 'biuf':
-            try: v = v.astype(float)
-            except (TypeError, ValueError):
-                raise TypeError(f"X: column {col.name!r} is not numeric (dtype {col.dtype})") from None
-        rows.append(r); cols.append(np.full(len(r), j)); vals.append(v.astype(float))
+        try: vals.append(v.astype(float))
+        except (TypeError, ValueError):
+            raise TypeError(f"X: column {col.name!r} is not numeric (dtype {col.dtype})") from None
+        rows.append(r); cols.append(np.full(len(r), j))
     return sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=X.shape)
 
