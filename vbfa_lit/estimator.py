@@ -17,7 +17,7 @@ import sklearn
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _check_feature_names_in, validate_data
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
@@ -68,12 +68,10 @@ def _resolve_jobs(n_jobs) -> int: # joblib's n_jobs (-1 all cores, -2 all but on
     cores = usable_cores()
     return min(int(n_jobs), cores) if n_jobs > 0 else max(cores + 1 + int(n_jobs), 1)
 
-# %% ../nbs/06_estimator.ipynb #cost4a01p1
 def default_components(n_samples:int, n_features:int)->int:
     "The `n_components` that None stands for: min(n_samples - 1, n_features - 1, 50), at least 1."
     return max(1, min(n_samples - 1, n_features - 1, DEFAULT_MAX_COMPONENTS))
 
-# %% ../nbs/06_estimator.ipynb #cost4a01p2
 # the rate of a sweep's arithmetic on one core with one BLAS thread: measured 1.2e9 to 5.7e9 flop/s (both engines,
 # dense and sparse, 0.2 to 1.2 s a sweep, D = 50 to 150), so an estimated time is within a factor 3 of the real one
 SWEEP_FLOPS_PER_SECOND = 2e9
@@ -83,13 +81,11 @@ def fit_cost(n_samples:int, n_features:int, n_components:int, n_observed:int=Non
              complete:bool=False):
     """Estimated peak memory and work per sweep of `VBPCA.fit`, from the shapes alone (nothing is allocated).
 
-    With missing entries the memory is 8 bytes times 6 (N + M) D^2 (the D x D covariances, precisions and masked
-    sums of q(x_n) and q(w_m), each held twice across an update) plus 5 N M for dense input (the copies of X and its
-    mask) or 80 bytes an observed entry for sparse input; complete data share one covariance of q(x_n): 6 (1 + M) D^2
-    and 4 N D. The work is (N + M) D^3 for the Cholesky factors (1 + M complete) plus 2 D^2 an entry of the mask's
-    products (N M dense, the observed ones sparse; complete: 2 N D (M + D)). Measured (`tracemalloc`, 100 x 400 to
-    20000 x 200, D = 2 to 100) the peak was 0.45 to 1.2 times the estimate; a sweep at `SWEEP_FLOPS_PER_SECOND`
-    takes the time estimated within a factor 3 (complete data: 0.41 to 0.67 times it).
+    The memory is dominated by 6 (N + M) D^2 floats, the D x D covariances of q(x_n) and q(w_m) (complete data share
+    one covariance of q(x_n)), the work by (N + M) D^3 for their Cholesky factors plus 2 D^2 an entry of the mask
+    (every entry when dense, the observed ones when sparse).
+    Measured (100 x 400 to 20000 x 200, D = 2 to 100), the peak was 0.45 to 1.2 times the estimate and a sweep at
+    `SWEEP_FLOPS_PER_SECOND` took the time estimated within a factor 3.
 
     Parameters
     ----------
@@ -145,24 +141,24 @@ def available_memory():
         except (AttributeError, ValueError, OSError): pass
     return min(found) if found else None
 
-def is_sparse_frame(X): # a pandas DataFrame with at least one SparseDtype column
+def _frame_dtypes(X): # a DataFrame's column dtypes (pandas' or polars'), () for anything else
     dtypes = getattr(X, 'dtypes', None)
-    return hasattr(X, 'columns') and dtypes is not None and any(
-        type(dt).__name__ == 'SparseDtype' for dt in (dtypes.values if hasattr(dtypes, 'values') else dtypes))
+    return () if dtypes is None else getattr(dtypes, 'values', dtypes)
+
+def is_sparse_frame(X): # a pandas DataFrame with at least one SparseDtype column
+    return hasattr(X, 'columns') and any(type(dt).__name__ == 'SparseDtype' for dt in _frame_dtypes(X))
 
 def _sparse_frame_to_coo(X): # a DataFrame's stored entries (sparse columns) and non-NaN ones (dense columns) as COO
     rows, cols, vals = [], [], []
     for j, (_, col) in enumerate(X.items()):
         if type(col.dtype).__name__ == 'SparseDtype':
-            arr = col.array
-            r, v = np.asarray(arr.sp_index.indices), np.asarray(arr.sp_values)
+            r, v = np.asarray(col.array.sp_index.indices), np.asarray(col.array.sp_values)
         else:
             r, v = np.arange(len(col)), col.to_numpy()
-        if v.dtype.kind not in 'biuf':
-            try: v = v.astype(float)
-            except (TypeError, ValueError):
-                raise TypeError(f"X: column {col.name!r} is not numeric (dtype {col.dtype})") from None
-        rows.append(r); cols.append(np.full(len(r), j)); vals.append(v.astype(float))
+        try: vals.append(v.astype(float))
+        except (TypeError, ValueError):
+            raise TypeError(f"X: column {col.name!r} is not numeric (dtype {col.dtype})") from None
+        rows.append(r); cols.append(np.full(len(r), j))
     return sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=X.shape)
 
@@ -175,9 +171,7 @@ def _is_na(v): # True for pandas' NA, without importing pandas
     return type(v).__name__ == 'NAType'
 
 def _check_frame_columns(X, name): # text, dates, durations, sparse columns with a numeric fill_value refused by name
-    dtypes = getattr(X, 'dtypes', None)
-    if dtypes is None: return
-    for col, dt in zip(X.columns, dtypes.values if hasattr(dtypes, 'values') else dtypes):
+    for col, dt in zip(X.columns, _frame_dtypes(X)):
         kind, temporal = getattr(dt, 'kind', None), getattr(dt, 'is_temporal', None)       # polars' dtypes: neither
         if type(dt).__name__ == 'StringDtype' or kind in ('U', 'S') or (
                 kind == 'O' and any(isinstance(v, (str, bytes)) for v in X[col])):
@@ -193,6 +187,15 @@ def _check_frame_columns(X, name): # text, dates, durations, sparse columns with
                             "ones; otherwise pass X.sparse.to_dense() if they are observed values, or a dense "
                             "array with NaN where missing.")
 
+def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (sklearn's wording), real numbers
+    for axis, what in ((1, 'feature'), (0, 'sample')):
+        if X.shape[axis] == 0:
+            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
+                             "required.")
+    if kinds is None: return
+    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
+    if X.dtype.kind not in kinds: raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
+
 def check_data(X, name: str = 'X') -> np.ndarray:
     "A data matrix checked as a 2-d float array of real numbers, missing values (numpy.ma, pandas NA) as NaN."
     if callable(getattr(X, '__dask_graph__', None)):                  # gathering it whole is not reading it
@@ -207,23 +210,17 @@ def check_data(X, name: str = 'X') -> np.ndarray:
                         "the default missing_values=nan pass a dense array with NaN at the missing entries (or "
                         "X.toarray() if the zeros are observed values).")
     if isinstance(X, np.ma.MaskedArray): return check_2d(name, X, allow_nan=True)    # masked = missing
-    if hasattr(X, 'columns') and hasattr(X, 'to_numpy'):
+    if hasattr(X, 'columns') and hasattr(X, 'to_numpy'):                # a DataFrame: pandas' NA means missing
         _check_frame_columns(X, name)
-        # a DataFrame: pandas' NA means missing
         try: X = X.to_numpy(dtype=float, na_value=np.nan)
         except TypeError: X = X.to_numpy()                                 # a frame without na_value (polars)
         except ValueError as e: raise TypeError(f"{name}: expected numbers; {e}") from None
     try: arr = np.asarray(X)
     except ValueError as e: raise ValueError(f"{name}: could not be read as a 2-d array ({e})") from None
-    if arr.dtype.kind == 'O':                       # numbers as objects: pandas' NA is missing (`check_2d` refuses
-        items = arr.ravel()                         # strings and complex numbers)
-        if any(_is_na(v) for v in items):
-            arr = np.array([np.nan if _is_na(v) else v for v in items], dtype=object).reshape(arr.shape)
-    if arr.ndim == 2 and 0 in arr.shape:            # scikit-learn's wording, which its estimator checks expect
-        what = 'feature' if arr.shape[1] == 0 else 'sample'
-        raise ValueError(f"{name}: found array with 0 {what}(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    if arr.dtype.kind == 'O' and any(_is_na(v) for v in arr.ravel()):       # numbers as objects: pandas' NA missing
+        arr = np.array([np.nan if _is_na(v) else v for v in arr.ravel()], dtype=object).reshape(arr.shape)
+    if arr.ndim == 2: _check_meta(arr, name, kinds=None)   # scikit-learn's wording, which its estimator checks expect
     return check_2d(name, arr, allow_nan=True)
-
 
 # %% ../nbs/06_estimator.ipynb #2aed8018
 def data_scale(X):
@@ -231,7 +228,6 @@ def data_scale(X):
     mask = ~np.isnan(X)
     return entries_scale(np.nonzero(mask)[1], X[mask], X.shape[1])
 
-# %% ../nbs/06_estimator.ipynb #2aed8018p1
 def entries_scale(cols, values, n_features: int):
     "`data_scale` from (column index, value) pairs of the observed entries."
     return _scale_over_parts(lambda fn, *args: [fn(cols, values, n_features, *args)])[1:3]
@@ -348,10 +344,9 @@ def _predictive_logpdf_sparse(X, mean, W, psi): # predictive_logpdf for CSR X, s
     N, cols = X.shape[0], X.indices
     rows = np.repeat(np.arange(N), np.diff(X.indptr))
     with np.errstate(over='ignore'): r = X.data - mean[cols]             # residuals of the stored entries
-    s = np.ones(N)                                                       # each row's largest |residual|, or 1
-    if len(r):
-        big = np.maximum.reduceat(np.abs(r), X.indptr[:-1][np.diff(X.indptr) > 0])
-        s[np.diff(X.indptr) > 0] = np.where((big > 0) & np.isfinite(big), big, 1.0)
+    big = np.zeros(N)
+    np.maximum.at(big, rows, np.abs(r))                                  # each row's largest |residual|
+    s = np.where((big > 0) & np.isfinite(big), big, 1.0)
     r = r / s[rows]
     return _woodbury_logpdf(sparse.csr_matrix((1 / psi[cols], cols, X.indptr), shape=X.shape),
                             sparse.csr_matrix((r / psi[cols], cols, X.indptr), shape=X.shape) @ W,
@@ -370,21 +365,12 @@ def check_sparse(X, name:str='X'):
     if n_inf:
         raise ValueError(f"{name}: contains {n_inf} stored infinite value(s); an unstored entry (or a stored "
                          "NaN) marks a missing one, +-inf is not allowed")
-    stored_nan = np.isnan(X.data)
-    if stored_nan.any():                                       # missing, like the unstored entries
+    if np.isnan(X.data).any():                                 # missing, like the unstored entries
         C = X.tocoo()
         keep = ~np.isnan(C.data)
         X = sparse.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=X.shape)
     X.sort_indices()
     return X
-
-def _check_meta(X, name, kinds='biuf'): # from shape and dtype alone: no empty axis (sklearn's wording), real numbers
-    for axis, what in ((1, 'feature'), (0, 'sample')):
-        if X.shape[axis] == 0:
-            raise ValueError(f"{name}: found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 is "
-                             "required.")
-    if X.dtype.kind == 'c': raise ValueError(f"{name}: Complex data not supported; expected real numbers")
-    if X.dtype.kind not in kinds: raise TypeError(f"{name}: expected numeric data, got dtype {X.dtype}")
 
 def sparse_data_scale(X):
     "`data_scale` of a sparse matrix from its stored values alone."
@@ -417,8 +403,8 @@ class MissingDataTransformer: # what VBPCA and VBPCAImputer share: NaN allowed, 
     def _wrap(self, Z, X, columns): # impute's Z in set_output's container, with the given columns (and X's index)
         kind = _output_kind(self)
         if kind == 'pandas':
-            pd = _output_library(kind)
-            return pd.DataFrame(Z, columns=columns, index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
+            return _output_library(kind).DataFrame(Z, columns=columns,
+                                                   index=getattr(X, 'index', None) if hasattr(X, 'columns') else None)
         if kind == 'polars':
             return _output_library(kind).DataFrame(Z, schema=list(columns), orient='row')
         return Z
@@ -466,20 +452,17 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         Storage of the observed-entry mask of dense input; 'auto' is sparse (CSR) below 1% observed. Sparse
         input is always stored sparse.
     missing_values : nan or 'unstored', default nan
-        nan: NaN, a masked entry or pandas' NA in dense input mark it; sparse input is refused (scikit-learn reads
-        an unstored entry as 0). 'unstored': X may also be a SciPy sparse matrix or a DataFrame with SparseDtype
-        columns whose unstored entries are the missing ones (a stored 0 is observed), never densified, the same
-        fit as the dense form with NaN; the other methods take the same form, except `impute`.
+        nan: NaN, a masked entry or pandas' NA in dense input mark it (sparse input refused). 'unstored': X may also
+        be a SciPy sparse matrix or a DataFrame with SparseDtype columns whose unstored entries are the missing
+        ones (a stored 0 is observed), never densified; every method but `impute` takes the same form.
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
-        The engine of the sweeps (`fit_vbfa`): 'numba' compiles their costly steps (the optional ``fast`` extra);
-        'auto' is numba when it is installed. Both give the same fit to 1e-12.
+        'numba' compiles the sweeps' costly steps (the optional ``fast`` extra), 'auto' when numba is installed.
     n_jobs : int or None, default None
         Threads for each sweep's costly steps (one BLAS thread each), capped at the cores; -1 every core, -2 all
         but one; None: every core when a sweep is long enough to gain from them, else 1. The same fit to rounding.
     sample_bias : bool, default False
-        A bias b_n per sample (row) as well as mu_m per feature: y_nm = w_m^T x_n + mu_m + b_n + noise, b_n ~
-        N(0, 1/gamma), gamma ~ G(1e-5, 1e-5) (lesson 08): a recommender's user and item biases. The methods then
-        infer each row's bias with its latent variables.
+        A bias b_n per sample (row) as well as mu_m per feature (lesson 08): a recommender's user and item biases.
+        The methods then infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
         The prior of the feature means. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08): mu_m ~ N(m_0,
         1/beta_mu) with m_0 and beta_mu learned: a feature never observed is predicted at m_0, a rare one shrunk.
@@ -510,7 +493,6 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
     effective_components_ : ndarray of bool, shape (D,)
         The columns ARD keeps.
     n_effective_components_ : int
-        Their number.
     elbo_ : ndarray of shape (n_iter,)
         The lower bound on log p(X) after each sweep, in nats, for the data in their own units.
     elbo_terms_ : ElboTerms
@@ -604,14 +586,12 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         raise ValueError(f"missing_values: expected nan or 'unstored', got {v!r}")
 
     def _check_input(self, X, name='X', allow_sparse=True): # ndarray with NaN, or (missing_values='unstored') CSR
-        unstored = (sparse.issparse(X) or is_sparse_frame(X)) and self._unstored()
-        if unstored and not allow_sparse:
+        if not ((sparse.issparse(X) or is_sparse_frame(X)) and self._unstored()): return check_data(X, name)
+        if not allow_sparse:
             raise TypeError(f"{name}: sparse input needs predict_entries(X, rows, cols) for the entries you want: "
                             f"{type(self).__name__}.impute would fill every unstored entry, a dense n_samples x "
                             "n_features array (pass one with NaN where missing if that is what you want)")
-        if unstored and is_sparse_frame(X): X = _sparse_frame_to_coo(X)
-        if sparse.issparse(X) and unstored: return check_sparse(X, name)
-        return check_data(X, name)
+        return check_sparse(_sparse_frame_to_coo(X) if is_sparse_frame(X) else X, name)
 
     def _check_new(self, X, name='X', allow_sparse=False): # validated (n_samples, n_features_in_) data
         arr = self._check_input(X, name, allow_sparse)
@@ -652,13 +632,13 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features), or dask.array.Array
-            NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
+            As `fit` takes it: NaN, a masked entry or pandas' NA where missing (sparse under
+            ``missing_values='unstored'``), or a dask array chunked by rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_components_), or dask.array.Array
-            Posterior means <x_n>; keeps float32; honours set_output. For a dask array, a dask array chunked by
-            rows as X, computed when you compute it.
+            Posterior means <x_n>; keeps float32; honours set_output; for a dask array, lazy and chunked as X.
 
         Raises
         ------
@@ -683,11 +663,10 @@ def fit(self:VBPCA, X, y=None, client=None):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), or dask.array.Array
-        NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``).
-        A dask array chunked by rows, with NaN where missing or (``missing_values='unstored'``) SciPy sparse
-        chunks (`dask_runner.ratings_matrix` makes one from a table of ratings), is checked, scaled and fitted
-        block by block where its chunks live, never gathered: the same fit as in memory, to rounding. On a
-        cluster the memory check of `n_components` is skipped (the blocks' memory is the workers').
+        NaN, a masked entry or pandas' NA where missing (a sparse matrix under ``missing_values='unstored'``). A
+        dask array chunked by rows (NaN, or SciPy sparse chunks under 'unstored': `dask_runner.ratings_matrix`) is
+        fitted block by block where its chunks live, never gathered: the same fit to rounding (on a cluster
+        without the memory check of `n_components`).
     y : default None
         Ignored.
     client : distributed.Client, optional
@@ -728,6 +707,7 @@ def fit(self:VBPCA, X, y=None, client=None):
 def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
     "The sweeps, `run(D, prior, shared, ...) -> FitResult` over the data wherever they are, and the learned attributes."
     (N, M), n_obs = (len(counts[0]), len(counts[1])), int(counts[0].sum())
+    shift = -n_obs * np.log(scale)             # log-density of X = log-density of (X - c) / s - |O| log s
     w_prior = ARD(s['a_alpha'], s['b_alpha']) if s['prior'] == 'ard' else FixedAlpha(s['alpha_broad'])
     offset = None
     if s['mean_prior'] == 'learned':    # each feature keeps its own centre; the prior holds their offsets from the
@@ -741,7 +721,7 @@ def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
         stopped = []
         def callback(it, q, bound): # bound: the lower bound after the sweep, in the fitted units
             bar.update(1)
-            elbo = bound - n_obs * np.log(scale)
+            elbo = bound + shift
             if self.progress: bar.set_postfix(elbo=f"{elbo:.6g}", refresh=False)
             if self.callback is not None and self.callback(it, elbo) is True:
                 stopped.append(it)
@@ -755,8 +735,6 @@ def _fit_posterior(self:VBPCA, run, s, counts, center, scale, varies, ss):
             bar.total = bar.n
             bar.set_description(f'{type(self).__name__} (converged)', refresh=True)
     q = _ordered_columns(fit.q)
-    # log-density of X = log-density of (X - c) / s - |O| log s
-    shift = -n_obs * np.log(scale)
     self.n_features_in_, self.n_components_ = M, s['D']
     self.center_, self.scale_ = center, scale
     self.posterior_, self.prior_ = q, prior
@@ -817,13 +795,11 @@ def _check_cost(self:VBPCA, N, M, s, n_obs, dense, complete=False): # refuse a f
 @patch
 def _warn_missing(self:VBPCA, per_row, per_col):
     "A MissingDataWarning for rows or columns with nothing observed (per_row (N,), per_col (M,) counts)."
-    N, M, empty_rows, empty_cols = len(per_row), len(per_col), int((per_row == 0).sum()), int((per_col == 0).sum())
-    if empty_rows:
-        warn_caller(f"X: {empty_rows} of {N} samples (rows) have no observed value; their latent "
-                      "variables keep their prior", MissingDataWarning)
-    if empty_cols:
-        warn_caller(f"X: {empty_cols} of {M} features (columns) have no observed value; their mean, "
-                      "loadings and noise keep their priors", MissingDataWarning)
+    for counts, what, keep in ((per_row, 'samples (rows)', 'latent variables keep their prior'),
+                               (per_col, 'features (columns)', 'mean, loadings and noise keep their priors')):
+        empty = int((counts == 0).sum())
+        if empty:
+            warn_caller(f"X: {empty} of {len(counts)} {what} have no observed value; their {keep}", MissingDataWarning)
 
 @patch
 def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
@@ -839,8 +815,7 @@ def _warn_degenerate(self:VBPCA, counts, varies, q, prior, ss):
         say(f"VBPCA kept no component: with {len(per_row)} samples the data cannot be told apart from "
             "noise (components_ are near zero; PCA would still report axes, but they are not supported "
             "by the evidence)")
-    # the rate of q(tau) is b_tau + err/2: when the prior's
-    # b_tau is a tenth of it or more, the prior sets the noise
+    # q(tau)'s rate is b_tau + err/2: a prior b_tau of a tenth of it or more sets the noise
     prior_only = np.flatnonzero(np.broadcast_to(q.b_tau < 10 * prior.b_tau, seen.shape) & seen)
     if len(prior_only) and (len(q.b_tau) > 1 or seen.all()):
         what = f"feature(s) {listed(prior_only)}" if len(q.b_tau) > 1 else "the data"
@@ -875,8 +850,7 @@ def predict_entries(self:VBPCA, X, rows, cols, return_std:bool=False):
     Parameters
     ----------
     X : array_like, scipy.sparse matrix or dask.array.Array, shape (n_samples, n_features)
-        The rows the entries belong to; NaN where missing (or unstored, with
-        ``missing_values='unstored'``). Of a dask array, only the chunks holding the rows asked for are read.
+        The rows the entries belong to, as `transform` takes them; of a dask array only their chunks are read.
     rows, cols : array_like of int, shape (n_entries,)
         Row and column index of each entry wanted; observed entries may be asked for too (their
         predictive value, not the observation).
@@ -916,8 +890,7 @@ def impute(self:VBPCA, X, return_std:bool=False):
     Parameters
     ----------
     X : array_like or dask.array.Array, shape (n_samples, n_features)
-        NaN, a masked entry or pandas' NA where missing; the columns the model was fitted on. A dask array
-        chunked by rows gives dask arrays chunked as X (computed when you compute them).
+        As in `transform`, not sparse; a dask array gives dask arrays chunked as X (computed when you compute them).
     return_std : bool, default False
         Also return the predictive standard deviation of each filled entry (0 where observed).
 
@@ -944,8 +917,7 @@ def impute(self:VBPCA, X, return_std:bool=False):
         return (out[..., 0], out[..., 1]) if return_std else out
     arr = self._check_new(X)
     filled, std = _impute_rows(arr, self.posterior_, self.center_, self.scale_, return_std)
-    dtype, names = output_dtype(X), getattr(self, 'feature_names_in_', None)
-    if names is None: names = np.array([f'x{i}' for i in range(self.n_features_in_)], dtype=object)
+    dtype, names = output_dtype(X), _check_feature_names_in(self, None)        # X's column names, or x0, x1, ...
     out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
     if not return_std: return out
     return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
@@ -1009,7 +981,7 @@ def transform_bias(self:VBPCA, X) -> np.ndarray:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), or scipy.sparse matrix
-        NaN, a masked entry or pandas' NA where missing (unstored, with ``missing_values='unstored'``).
+        As in `transform`, not a dask array.
 
     Returns
     -------
@@ -1036,15 +1008,14 @@ def score_samples(self:VBPCA, X) -> np.ndarray:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), or dask.array.Array
-        NaN, a masked entry or pandas' NA where missing; a dask array chunked by rows, as `fit` takes.
+    X
+        As in `transform`.
 
     Returns
     -------
-    ndarray of shape (n_samples,), or dask.array.Array
+    ndarray of shape (n_samples,), or dask.array.Array chunked as X's rows
         Log densities in nats, in the units of X; -inf for a row too far from the model for float64 to
-        hold its density (values of 1e200 for a model of values near 1). For a dask array, a dask array
-        chunked as X's rows.
+        hold its density (values of 1e200 for a model of values near 1).
     """
     self._check_fitted()
     if _is_dask_array(X):
@@ -1161,15 +1132,13 @@ def _dask_input(est, X, name='X', allow_sparse=True): # (X with one chunk of col
     if len(X.chunks[1]) > 1: X = X.rechunk({1: -1})                 # a block holds whole rows
     return X, unstored
 
-def _dask_chunk(chunk, unstored, start, name='X'): # a row chunk checked as fit checks X: ndarray with NaN, or CSR
+def _dask_chunk(chunk, unstored, start=0, block_info=None): # a row chunk checked as fit checks X: with NaN, or CSR
+    if block_info: start = block_info[0]['array-location'][0][0]       # map_blocks' chunk: its first row
     try:
-        if sparse.issparse(chunk) and unstored: return check_sparse(chunk, name)
-        return check_data(chunk, name)
+        if sparse.issparse(chunk) and unstored: return check_sparse(chunk, 'X')
+        return check_data(chunk, 'X')
     except (TypeError, ValueError) as e:
         raise type(e)(f"{e} (in the chunk of rows from {start})") from None
-
-def _chunk_start(block_info): # the first row of map_blocks' current chunk
-    return block_info[0]['array-location'][0][0] if block_info else 0
 
 def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chunk's observed entries
     if sparse.issparse(chunk): return fn(chunk.indices, chunk.data, chunk.shape[1], *args)
@@ -1178,10 +1147,9 @@ def _chunk_part(chunk, fn, *args): # fn(cols, values, M, *args) of a checked chu
 
 def _blocks_scale(runner, raw):
     "`entries_scale` over the row blocks: (counts per row and column, center, scale, ss in units of s2, s2)."
-    k = len(raw)
     per_row = np.concatenate([c[0] for c in runner.map(observed_counts, raw)])
     per_col, center, scale, ss, s2 = _scale_over_parts(
-        lambda fn, *args: runner.map(_chunk_part, raw, [fn] * k, *[[a] * k for a in args]))
+        lambda fn, *args: runner.map(_chunk_part, raw, [fn] * len(raw), *[[a] * len(raw) for a in args]))
     return (per_row, per_col), center, scale, ss, s2
 
 def _block_observed(chunk, center, scale, sparse_storage, fast): # a checked block in the fitted units, as the engine's
@@ -1242,13 +1210,13 @@ def _dask_model(est): # the fitted per-feature posterior and units, one task for
     return dask.delayed((q, est.center_, est.scale_), pure=True)
 
 def _chunk_transform(chunk, unstored, model, dtype, block_info=None): # model: (q, center, scale)
-    return _transform_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model).astype(dtype)
+    return _transform_rows(_dask_chunk(chunk, unstored, block_info=block_info), *model).astype(dtype)
 
 def _chunk_score(chunk, unstored, model, block_info=None):
-    return _score_rows(_dask_chunk(chunk, unstored, _chunk_start(block_info)), *model)
+    return _score_rows(_dask_chunk(chunk, unstored, block_info=block_info), *model)
 
 def _chunk_impute(chunk, model, dtype, return_std, block_info=None):
-    out = _impute_rows(_dask_chunk(chunk, False, _chunk_start(block_info)), *model, return_std)
+    out = _impute_rows(_dask_chunk(chunk, False, block_info=block_info), *model, return_std)
     return np.stack(out, -1).astype(dtype) if return_std else out[0].astype(dtype)
 
 def _chunk_entries_moments(chunk, unstored, start, model, rows, cols):
@@ -1260,12 +1228,10 @@ def _dask_predict_entries(est, X, rows, cols): # predict_entries of a dask array
     rows, cols = _check_entries(rows, cols, X.shape)
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(int)
     block = np.searchsorted(starts, rows, side='right') - 1
-    model, chunks, tasks = _dask_model(est), X.to_delayed()[:, 0], {}
-    for b in np.unique(block):
-        at = np.flatnonzero(block == b)
-        tasks[b] = (at, dask.delayed(_chunk_entries_moments, pure=True)(chunks[b], unstored, int(starts[b]), model,
-                                                                         rows[at] - starts[b], cols[at]))
+    model, chunks = _dask_model(est), X.to_delayed()[:, 0]
+    at = {b: np.flatnonzero(block == b) for b in np.unique(block)}      # the entries of each chunk read
+    parts = dask.compute(*[dask.delayed(_chunk_entries_moments, pure=True)(
+        chunks[b], unstored, int(starts[b]), model, rows[i] - starts[b], cols[i]) for b, i in at.items()])
     mean, std = np.empty(len(rows)), np.empty(len(rows))
-    for (at, _), (m, sd) in zip(tasks.values(), dask.compute(*[t for _, t in tasks.values()])):
-        mean[at], std[at] = m, sd
+    for i, (m, sd) in zip(at.values(), parts): mean[i], std[i] = m, sd
     return mean, std

@@ -98,10 +98,8 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     Returns
     -------
     Evidence
-        k (d,), log_evidence (d,) and p (d,) normalised with a uniform prior on k. A k whose evidence is
-        undefined (see Notes) gets log_evidence -inf and p = 0, so that p is over the defined k only. p does
-        not depend on the data's units; log_evidence, a density of the data, shifts by -N d/2 log c when X is
-        multiplied by sqrt(c).
+        A k whose evidence is undefined (see Notes) gets log_evidence -inf and p = 0. p does not depend on the
+        data's units; log_evidence, a density of the data, shifts by -N d/2 log c when X is multiplied by sqrt(c).
 
     Raises
     ------
@@ -111,18 +109,14 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     TypeError
         Non-numeric data, or n_samples not an int.
 
-    Warns
-    -----
-    UserWarning
-        Naming `data` and the k left out, when some k is undefined.
-
     Notes
     -----
-    The evidence of k is undefined, and k left out, when (1) the discarded eigenvalues are all 0 (below d x
-    2.2e-16 of lambda_1 or, from X, d (2.2e-16 max|X|)^2): the noise variance v is 0; or (2) one of the k kept
-    eigenvalues is tied with a later one (within d x 2.2e-16 relative): the likelihood is flat along their
-    rotation. Ties among the discarded eigenvalues do not matter ([3, 1, 1, 1] gives k = 0 and 1). Eigenvalues
-    closer than about 1/sqrt(N) relative make the approximation poor; scikit-learn's formula is kept there.
+    The evidence of k is undefined, and k left out (a UserWarning names them), when (1) the discarded eigenvalues
+    are all 0 (below d x 2.2e-16 of lambda_1 or, from X, d (2.2e-16 max|X|)^2): the noise variance v is 0; or (2)
+    one of the k kept eigenvalues is tied with a later one (within d x 2.2e-16 relative): the likelihood is flat
+    along their rotation. Ties among the discarded eigenvalues do not matter ([3, 1, 1, 1] gives k = 0 and 1).
+    Eigenvalues closer than about 1/sqrt(N) relative make the approximation poor; scikit-learn's formula is kept
+    there.
 
     Examples
     --------
@@ -145,6 +139,7 @@ def laplace_evidence(data, n_samples=None)->Evidence:
     # k = 0..n-1 are defined; k >= n discard only zero eigenvalues or split a tie (a warning says which)
     n, lam = _defined_k(lam, floor, unit, from_X=np.ndim(data) == 2)
     out = np.full(d, -np.inf)
+    I, J = np.triu_indices(d, 1)                                     # the pairs i < j
     log_pi = np.log(np.pi)
     for k in range(n):
         i = np.arange(1, k + 1)
@@ -152,9 +147,7 @@ def laplace_evidence(data, n_samples=None)->Evidence:
         v = lam[k:].sum() / (d - k)
         m = d * k - k * (k + 1) / 2
         hat = np.concatenate([lam[:k], np.full(d - k, v)])
-        ii, jj = np.triu_indices(d, 1)
-        keep = ii < k
-        ii, jj = ii[keep], jj[keep]
+        ii, jj = I[I < k], J[I < k]                                  # those with i among the k kept
         log_az = np.sum(np.log((lam[ii] - lam[jj]) * (1 / hat[jj] - 1 / hat[ii])) + np.log(N))
         out[k] = (log_pu - N / 2 * np.sum(np.log(lam[:k])) - N * (d - k) / 2 * np.log(v)
                   + (m + k) / 2 * np.log(2 * np.pi) - log_az / 2 - k / 2 * np.log(N))

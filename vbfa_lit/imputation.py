@@ -120,18 +120,17 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
             entry in its row and two more in its column).
         """
         self._validate_params()
-        calibrate, holdout = self.calibrate, self.holdout
         arr, rng = self._check_dense(X, reset=True), check_random_state(self.random_state)
         make = lambda: VBPCA(self.n_components, prior=self.prior, noise=self.noise, max_iter=self.max_iter,
                              tol=self.tol, random_state=rng)
         est, factor, n_held = make().fit(arr), 1.0, 0
-        if calibrate == 'holdout':
+        if self.calibrate == 'holdout':
             obs = ~np.isnan(arr)
-            hide = obs & (rng.random(arr.shape) < holdout)
+            hide = obs & (rng.random(arr.shape) < self.holdout)
             hide[:, (obs & ~hide).sum(0) < 2] = False          # every column keeps two observed values
             hide[(obs & ~hide).sum(1) < 1] = False              # every row keeps one
             n_held = int(hide.sum())
-            if n_held < 30: _too_few_to_hold_out(obs, holdout, n_held)
+            if n_held < 30: _too_few_to_hold_out(obs, self.holdout, n_held)
             X_cal = np.where(hide, np.nan, arr)
             mean, std = (np.asarray(v) for v in make().fit(X_cal).impute(X_cal, return_std=True))
             factor = float(np.sqrt(np.mean(((arr - mean)[hide] / std[hide]) ** 2)))
@@ -147,15 +146,12 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
         X : array_like, shape (n_samples, n_features)
             New rows or the training rows; each row's latent posterior comes from its own observed entries.
         return_std : bool, default False
-            Also return the predictive standard deviation of each entry (0 where observed), times
-            `calibration_factor_`.
+            Also return the predictive standard deviation of each entry (0 where observed).
 
         Returns
         -------
-        X_filled : ndarray or DataFrame, shape (n_samples, n_features)
-            Float64 (float32 stays float32); a DataFrame under ``set_output(transform='pandas')``.
-        std : ndarray or DataFrame, shape (n_samples, n_features)
-            Only with `return_std`.
+        X_filled, std
+            As `VBPCA.impute`'s, the standard deviations times `calibration_factor_`.
         """
         self._check_fitted()
         return_std = check_bool('return_std', return_std)

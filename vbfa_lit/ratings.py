@@ -16,7 +16,7 @@ import scipy.sparse as sparse
 
 from .notation import gamma_moments, gamma_kl
 from .vbpca import (Prior, random_posterior, reference_q_x, reference_q_w, reference_q_mu, expected_squared_errors,
-                    reference_bound)
+                    reference_bound, reference_q_tau)
 from .engine import BiasedPosterior
 from .validation import check_int, check_real, check_random_state
 
@@ -268,9 +268,6 @@ def reference_q_beta(q, prior: Prior):
     """
     spread = np.sum((q.mu - q.m0[0]) ** 2 + q.vmu + q.vm0[0])                    # sum_m <(mu_m - m_0)^2>
     return q._replace(a_beta=np.array([prior.a_beta + len(q.mu) / 2]), b_beta=np.array([prior.b_beta + spread / 2]))
-
-# %% ../nbs/08_ratings.ipynb #rt000073
-from .vbpca import reference_q_tau
 
 # %% ../nbs/08_ratings.ipynb #rt000074
 def reference_learned_sweep(Y, q, prior: Prior, shared: bool = False):

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import VBPCA
+from .validation import check_bool
 
 # %% ../nbs/37_ratings_front_door.ipynb #fd4e0005
 def _column(name, X, key): # one named column of a pandas (or computed Dask) DataFrame as an ndarray
@@ -181,8 +182,7 @@ class VBPCARecommender(BaseEstimator):
             self.orientation_ = 'items-by-users' if len(self.items_) > len(self.users_) else 'users-by-items'
         rows, cols = (u, i) if self.orientation_ == 'users-by-items' else (i, u)
         shape = (len(self.users_), len(self.items_))[::1 if self.orientation_ == 'users-by-items' else -1]
-        self._unseen_col = shape[1]                      # a column with no rating: what the learned prior predicts
-        self.matrix_ = sparse.csr_matrix((r, (rows, cols)), shape=(shape[0], shape[1] + 1))
+        self.matrix_ = sparse.csr_matrix((r, (rows, cols)), shape=(shape[0], shape[1] + 1))   # + an unrated column
         self.model_ = VBPCA(min(self.n_components, shape[1] - 1), missing_values='unstored',
                             sample_bias=self.sample_bias, max_iter=self.max_iter, tol=self.tol,
                             random_state=self.random_state, mean_prior='learned')
@@ -190,8 +190,7 @@ class VBPCARecommender(BaseEstimator):
             warnings.filterwarnings('ignore', message='X: the fit rests on a handful')
             warnings.filterwarnings('ignore', message=r'X: 1 of \d+ features \(columns\) have no observed value')
             self.model_.fit(self.matrix_)
-        self._seen_cols = np.diff(self.matrix_.tocsc().indptr) > 0
-        self.global_mean_ = float(np.mean(self.model_.mean_[self._seen_cols]))
+        self.global_mean_ = float(np.mean(self.model_.mean_[np.diff(self.matrix_.tocsc().indptr) > 0]))  # rated ones
         self.n_effective_components_ = self.model_.n_effective_components_
         return self
 
@@ -225,15 +224,12 @@ class VBPCARecommender(BaseEstimator):
             X as in `fit`; return_std not a bool.
         """
         check_is_fitted(self, 'model_')
-        if not isinstance(return_std, (bool, np.bool_)):
-            raise TypeError(f"return_std: expected a bool, got {return_std!r}")
-        if hasattr(X, 'shape') and not hasattr(X, 'columns') and np.ndim(X) == 2 and np.shape(X)[1] == 3:
-            X = np.asarray(X)[:, :2]
-        users, items, _ = _triples(X, None, self._columns(), need_rating=False)
+        return_std = check_bool('return_std', return_std)
+        users, items, _ = _triples(X, None, self._columns(), need_rating=False)      # a rating column is ignored
         u, i = _lookup(self.users_, users), _lookup(self.items_, items)
         rows, cols = (u, i) if self.orientation_ == 'users-by-items' else (i, u)
         M = self.matrix_
-        cols = np.where(cols < 0, self._unseen_col, cols)          # an unseen column: the learned prior's level
+        cols = np.where(cols < 0, M.shape[1] - 1, cols)            # an unseen column: the unrated last one
         if (rows < 0).any():                                        # an unseen row: an empty row appended
             M = sparse.vstack([M, sparse.csr_matrix((1, M.shape[1]))], format='csr')
             rows = np.where(rows < 0, M.shape[0] - 1, rows)

@@ -86,7 +86,7 @@ def _progress(n: int, show: bool, desc: str):
     return trange(n, desc=desc)
 
 def _ti(Y, k, prior, rng, n_temperatures, n_chains, n_sweeps, n_burn, progress):
-    """Thermodynamic integration: (estimate, se, discretisation error, extras)."""
+    """Thermodynamic integration: (estimate, se, discretisation error, ess = the number of chains, extras)."""
     t = (np.arange(n_temperatures + 1) / n_temperatures) ** 5
     T, tb = len(t), np.repeat(t, n_chains)                               # temperature-major batch
     s = _prior_draw(rng, len(tb), *Y.shape, k, prior)
@@ -102,12 +102,12 @@ def _ti(Y, k, prior, rng, n_temperatures, n_chains, n_sweeps, n_burn, progress):
     per_chain = _trapezoid(t, E, V)
     half = _trapezoid(t[::2], E[:, ::2], V[:, ::2]).mean()
     est = per_chain.mean()
-    return est, per_chain.std(ddof=1) / np.sqrt(n_chains), abs(est - half) / 3, dict(
+    return est, per_chain.std(ddof=1) / np.sqrt(n_chains), abs(est - half) / 3, n_chains, dict(
         ladder=t, mean_log_lik=E.mean(0), mean_log_lik_se=E.std(0, ddof=1) / np.sqrt(n_chains), per_run=per_chain)
 
 # %% ../nbs/36_reference_evidence.ipynb #re360012
 def _ais(Y, k, prior, rng, n_steps, n_runs, progress):
-    """Annealed importance sampling: (estimate, se, ESS, extras)."""
+    """Annealed importance sampling: (estimate, se, discretisation error 0 (unbiased on any ladder), ESS, extras)."""
     t = (np.arange(n_steps + 1) / n_steps) ** 5
     s = _prior_draw(rng, n_runs, *Y.shape, k, prior)
     ss, logw = _residual_ss(Y, s), np.zeros(n_runs)
@@ -115,7 +115,7 @@ def _ais(Y, k, prior, rng, n_steps, n_runs, progress):
         logw += (t[j + 1] - t[j]) * _log_lik(ss, Y.size, prior)
         ss = _gibbs_sweep(rng, Y, s, ss, np.full(n_runs, t[j + 1]), prior)
     w = np.exp(logw - logw.max())
-    return (logsumexp(logw) - np.log(n_runs), w.std(ddof=1) / np.sqrt(n_runs) / w.mean(),
+    return (logsumexp(logw) - np.log(n_runs), w.std(ddof=1) / np.sqrt(n_runs) / w.mean(), 0.0,
             w.sum() ** 2 / np.sum(w * w), dict(ladder=t, per_run=logw))
 
 # %% ../nbs/36_reference_evidence.ipynb #re360014
@@ -223,14 +223,11 @@ def reference_log_evidence(X, n_components: int, prior: Prior = Prior(), method:
     if method == 'ti':
         nT = check_int('n_temperatures', n_temperatures, 2)
         if nT % 2: raise ValueError(f"n_temperatures: expected an even number (the ladder is halved), got {nT}")
-        C = check_int('n_chains', n_chains, 2)
-        est, se, err, extra = _ti(Y, k, prior, rng, nT, C, check_int('n_sweeps', n_sweeps, 2),
-                                  check_int('n_burn', n_burn, 0), progress)
-        ess = float(C)
+        est, se, err, ess, extra = _ti(Y, k, prior, rng, nT, check_int('n_chains', n_chains, 2),
+                                       check_int('n_sweeps', n_sweeps, 2), check_int('n_burn', n_burn, 0), progress)
     else:
-        est, se, ess, extra = _ais(Y, k, prior, rng, check_int('n_steps', n_steps, 1),
-                                   check_int('n_runs', n_runs, 2), progress)
-        err = 0.0
+        est, se, err, ess, extra = _ais(Y, k, prior, rng, check_int('n_steps', n_steps, 1),
+                                        check_int('n_runs', n_runs, 2), progress)
     return ReferenceEvidence(float(est), float(se), method, float(err), float(ess), extra['ladder'],
                              extra.get('mean_log_lik'), extra.get('mean_log_lik_se'), extra['per_run'],
                              time.perf_counter() - start)

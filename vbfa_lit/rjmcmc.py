@@ -175,7 +175,6 @@ def reference_sweep(x, s, tau, g, N, r, alpha, eta, rng):
 
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #9182665d
-import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -183,10 +182,9 @@ import numpy as np
 from scipy import special
 from scipy.linalg import lapack
 
-from .linalg import one_blas_thread
+from .linalg import check_engine, one_blas_thread
 from .validation import (check_2d, check_bool, check_choice, check_int, check_numbers, check_random_state,
                                   check_real, check_variance_range, warn_caller)
-from .linalg import check_engine
 from . import rjmcmc_fast as fast            # the kernels: compiled by numba, or plain Python without it
 from .rjmcmc_fast import TAU_FLOOR, log_ratio_arrays
 
@@ -221,14 +219,12 @@ def _side(a, lo, hi): # `_k_side` on arrays: (lower, big, small), the mass big -
 def _log_gamma_mass(a, lo, hi): # the sampler's path (arguments known to be valid); see `log_gamma_mass`
     a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
     _, big, small = _side(a, lo, hi)
-    with np.errstate(divide='ignore'):
-        out = np.array(np.log(big - small))
+    with np.errstate(divide='ignore'): out = np.array(np.log(big - small))
     bad = (big < fast._TINY) | ~np.isfinite(out)
     if bad.any():                 # underflowed: the kernel's log-space series or continued fraction, entry by entry
         with np.errstate(all='ignore'):
             out[bad] = [fast._k_log_gamma_mass(*v) for v in zip(a[bad], lo[bad], hi[bad])]
     return out
-
 
 def _truncated_gamma(a, b, lo, hi, rng):
     "`truncated_gamma`'s draws on the sampler's path: same-shape arrays (or scalar a, b), unchecked."
@@ -251,8 +247,7 @@ def truncated_gamma(shape, rate, lower, upper, rng):
     a, b, lo, hi = _gamma_interval(('shape', 'rate', 'lower', 'upper'), shape, rate, lower, upper)
     if not isinstance(rng, np.random.Generator):     # the building blocks take a Generator, not random_state
         raise TypeError(f"rng: expected a numpy.random.Generator, e.g. np.random.default_rng(0), got {rng!r}")
-    with np.errstate(all='ignore'):
-        return _truncated_gamma(a, b, lo, hi, rng)
+    with np.errstate(all='ignore'): return _truncated_gamma(a, b, lo, hi, rng)
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #3796e2f6
 def log_birth_ratio(v, x_prev, s, q, tau, g, n, r, b, dd, include_z=True, ordered=True):
@@ -273,25 +268,21 @@ class _Tables(NamedTuple):
 
 def _tables(g, n, r):
     """`_Tables` for eigenvalues g (d,), N and r of the sweep; scratch positions j > q get a Gamma(1, 1) on (0, inf) (rate 1, finite even for tiny tau), never read."""
-    d = g.size
-    # padded state: [0, x_1, ..., x_q, s, ..., inf]
-    zero_col, inf_col = 0, d + 1
-    out = {k: [] for k in ('shape', 'offset', 'lo', 'hi', 'cols', 'free')}
+    d, parts = g.size, []
+    inf_col = d + 1                                                # padded state: [0, x_1, ..., x_q, s, ..., inf]
     for parity in (0, 1):
         J = np.arange(parity, d, 2)
         shape, offset = np.ones((d, J.size)), np.zeros((d, J.size))
-        lo, hi = np.full((d, J.size), zero_col), np.full((d, J.size), inf_col)
+        lo, hi = np.zeros((d, J.size), int), np.full((d, J.size), inf_col)
         for q in range(1, d):
             a, rate = conditional_parameters(q, 0.0, g, n, r)
             ok = J <= q
             shape[q, ok], offset[q, ok] = a[J[ok]], rate[J[ok]]
             lo[q, ok] = J[ok]                                      # position j - 1 lives in column j
             hi[q, ok] = np.where(J[ok] < q, J[ok] + 2, inf_col)
-        free = J[None, :] > np.arange(d)[:, None]
-        for k, v in zip(('shape', 'offset', 'lo', 'hi', 'cols', 'free'), (shape, offset, lo, hi, J + 1, free)):
-            out[k].append(v)
+        parts.append((shape, offset, lo, hi, J + 1, J[None, :] > np.arange(d)[:, None]))
     used = np.arange(d)[None, :] <= np.arange(d)[:, None]          # positions 0..q: x_1..x_q and s
-    return _Tables(**out, used=used)
+    return _Tables(*map(list, zip(*parts)), used=used)
 
 def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z=True, ordered=True):
     """One sweep of every chain in place: y (C, d+2) the padded state [0, x_1..x_q, s, scratch.., inf], q (C,), tau (C,); counts (4, C)."""
@@ -310,8 +301,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     u, w = rng.random(C), rng.random(C)
     birth = u < b[q]
     death = ~birth & (u < b[q] + dd[q])
-    # components of the smaller of the two models
-    k = np.where(birth, q, q - 1)
+    k = np.where(birth, q, q - 1)                                   # components of the smaller of the two models
     rows = np.arange(C)
     x_prev, s, x_last = y[rows, k], y[rows, q + 1], y[rows, q]      # x_k (0 if k = 0), s, and x_q
     v = np.where(birth, _truncated_gamma(r, tau, x_prev, s, rng), x_last)
@@ -321,8 +311,7 @@ def _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z
     c = rows[acc_b]
     y[c, q[c] + 1], y[c, q[c] + 2] = v[acc_b], s[acc_b]
     c = rows[acc_d]
-    # s moves down; the freed column keeps a finite scratch
-    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0
+    y[c, q[c]], y[c, q[c] + 1] = s[acc_d], 1.0                      # s moves down; the freed column: a finite scratch
     q += acc_b.astype(q.dtype) - acc_d
     counts[0] += birth; counts[1] += acc_b; counts[2] += death; counts[3] += acc_d
 
@@ -360,7 +349,8 @@ class QPosterior(NamedTuple):
 # %% ../nbs/30_rjmcmc_engine.ipynb #fca2a080p1
 @dataclass
 class RJMCMCResult:
-    """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`).
+    """Kept draws of the reversible-jump sampler (`rjmcmc_pca`, `rjmcmc_pca_from_eigenvalues`), with the arguments
+    of `rjmcmc_pca_from_eigenvalues` it ran with (`eigenvalues` the sample eigenvalues g_j, `n_samples` N).
 
     Attributes
     ----------
@@ -377,17 +367,11 @@ class RJMCMCResult:
     death_rate : ndarray of shape (n_chains,)
         Accepted / proposed deaths over all sweeps (burn-in included).
     eigenvalues : ndarray of shape (d,)
-        The sample eigenvalues g_j used.
     n_samples : int
-        Number of samples N.
     r : float
-        Shape of the prior of the precisions.
     alpha : float
-        Shape of the prior of tau.
     eta : float
-        Rate of the prior of tau.
     prior : str, default 'ordered'
-        As in `rjmcmc_pca_from_eigenvalues`.
     """
     q: np.ndarray
     l: np.ndarray
@@ -521,12 +505,9 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
     out_q, out_y, out_tau = np.empty((C, K), dtype=np.int64), np.empty((C, K, d)), np.empty((C, K))
     # the compiled sweep (vbfa_lit.rjmcmc_fast) draws the same random numbers: the same chains, block by block
     step = _FAST_BLOCK if engine == 'numba' else 1
-    bar = None
-    if progress:                                       # counts sweeps with either engine (the compiled one by blocks)
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep')
-    # scratch positions and unused tails make NaNs on the side
-    with np.errstate(all='ignore'):
+    from tqdm.auto import tqdm                         # counts sweeps with either engine (the compiled one by blocks)
+    bar = tqdm(total=n_sweeps, desc='rjmcmc', unit='sweep', disable=not progress)
+    with np.errstate(all='ignore'):                    # scratch positions and unused tails make NaNs on the side
         for t in range(0, n_sweeps, step):
             t1 = min(t + step, n_sweeps)
             if step > 1:
@@ -536,10 +517,10 @@ def _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
                 _sweep(y, q, tau, g, n, r, alpha, eta, b, dd, tables, rng, counts, include_z, ordered)
                 if t >= burn_in:
                     out_q[:, t - burn_in], out_y[:, t - burn_in], out_tau[:, t - burn_in] = q, y[:, 1:-1], tau
-            if bar is not None: bar.update(t1 - t)
+            bar.update(t1 - t)
             if callback is not None and callback(t1, SweepState(q.copy(), tau * unit, n_sweeps, burn_in)) is True:
                 raise SamplingCancelled(f"rjmcmc: cancelled by the callback after sweep {t1} of {n_sweeps}")
-        if bar is not None: bar.close()
+        bar.close()
         l = np.where(np.arange(d) < out_q[..., None], unit / out_y, np.nan)[..., :d - 1]
         sigma2 = unit / np.take_along_axis(out_y, out_q[..., None], axis=2)[..., 0]
         return out_q, l, sigma2, out_tau * unit, counts[1] / counts[0], counts[3] / counts[2]
@@ -582,9 +563,8 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
         stays uniform. 'unordered': without it, the prior of q is proportional to 1/(q+1)! and the birth ratio
         loses its factor q+2 (what a sampler that leaves the factor out targets).
     engine : {'auto', 'numpy', 'numba'}
-        'numpy', the vectorised sweep; 'numba', the same sweep compiled (`vbfa_lit.rjmcmc_fast`, the `fast` extra;
-        compiled on a machine's first run, then cached), with the same chains for the same seed, many times
-        faster; 'auto', numba when it is installed.
+        'numpy', the vectorised sweep; 'numba', the same sweep compiled (the `fast` extra, cached after a machine's
+        first run): the same chains for the same seed, many times faster; 'auto', numba when it is installed.
 
     Returns
     -------
@@ -632,11 +612,10 @@ def rjmcmc_pca_from_eigenvalues(eigenvalues, n_samples, *, n_sweeps=20000, burn_
     r, alpha = check_real('r', r), check_real('alpha', alpha)
     eta = default_eta(g) if eta is None else check_real('eta', eta)
     rng = check_random_state(random_state)
-    n = float(n_samples) if likelihood else 0.0
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected a callable callback(sweep, state) or None, got {callback!r}")
-    draws = _run(g, n, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress, ordered=ordered, engine=engine,
-                 callback=callback)
+    draws = _run(g, float(n_samples) if likelihood else 0.0, n_sweeps, burn_in, r, alpha, eta, n_chains, rng, progress,
+                 ordered=ordered, engine=engine, callback=callback)
     res = RJMCMCResult(*draws, eigenvalues=g, n_samples=n_samples, r=r, alpha=alpha, eta=eta,
                        prior=str(prior))
     _warn_if_chains_disagree(res)
@@ -665,8 +644,7 @@ def sample_eigenvalues(X) -> tuple:
     if N <= d:
         raise ValueError(f"X: the sample covariance is singular (n_samples = {N} <= n_features = {d}); the "
                          "likelihood needs every eigenvalue g_j > 0")
-    # collinearity is judged on the standardised columns, so that merely badly scaled ones pass
-    g, top, ratio = _scaled_eigenvalues(X)
+    g, top, ratio = _scaled_eigenvalues(X)       # collinearity judged on standardised columns: badly scaled ones pass
     if not ratio > 1e-12:
         raise ValueError("X: the sample covariance is singular (columns are collinear, e.g. duplicated or a sum of "
                          "others); the likelihood needs every eigenvalue g_j > 0 (smallest / largest eigenvalue of "
@@ -737,7 +715,6 @@ def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, s
     with np.errstate(over='ignore', under='ignore'):
         return np.sort((sva * (work[0] / work[1])) ** 2 / len(X))[::-1], top, ratio
 
-
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
     """log of int prod_j x_j^(a_j-1) e^(-b_j x_j) over 0 < x_1 < ... < x_m per row of b: nested trapezoid in log x, Richardson-extrapolated."""
@@ -765,8 +742,7 @@ def _ordered_recursion(a, b, density, log_space): # (log integral (T,), smallest
                 log_final, F = _log_cumulative_loglinear(log_k + F)
             else:
                 h = np.exp(log_k) * F
-                # trapezoid: sum up to i minus half the end points
-                cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2
+                cum = np.cumsum(h, axis=1) - h / 2 - h[:, :1] / 2        # trapezoid: sum to i less half the ends
                 with np.errstate(divide='ignore', invalid='ignore'):
                     log_final = np.log(cum[:, -1])
                     F = cum / cum[:, -1:]
@@ -789,11 +765,8 @@ def _log_cumulative_loglinear(log_h): # (T, n) -> (log of the total (T,), log of
     log_cum = np.concatenate([np.full((len(log_h), 1), -np.inf), np.logaddexp.accumulate(seg, axis=1)], axis=1)
     return log_cum[:, -1], log_cum - log_cum[:, -1:]
 
-
-def _log_joint_given_tau(log_tau, # (T,) grid of log tau
-                         q, g, n, r, alpha, eta, density, ordered=True, shift=None,
-                         ): # (T,) log p(q, log tau, D) + a q-free constant
-    """log p(q, log tau, D) + const with the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
+def _log_joint_given_tau(log_tau, q, g, n, r, alpha, eta, density, ordered=True, shift=None):
+    """log p(q, log tau, D) + a q-free constant on a grid log_tau (T,), the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     if shift is not None: a = a - shift
@@ -801,7 +774,6 @@ def _log_joint_given_tau(log_tau, # (T,) grid of log tau
     lo = np.concatenate([_log_ordered_integral(a, b[i:i + rows], density) for i in range(0, len(b), rows)])
     return (lo + (special.gammaln(q + 2) if ordered else 0.0) + (q + 1) * (r * log_tau - special.gammaln(r))
             + alpha * np.log(eta) - special.gammaln(alpha) + alpha * log_tau - eta * tau)
-
 
 def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q, log tau, D) is within e^-45 of its peak
     centre = np.log(((q + 1) * r + alpha) / (eta + (q + 1) * r / np.mean(g)))      # rough location of tau | q
@@ -817,10 +789,8 @@ def _tau_grid(q, g, n, r, alpha, eta, n_tau): # (n_tau,) log tau grid where p(q,
         low = floor
     return np.linspace(coarse[max(keep[0] - 1, 0)], coarse[min(keep[-1] + 1, coarse.size - 1)], n_tau)
 
-
 def _log_trapezoid(lj, x): # log of the trapezoid rule of exp(lj) over x, without overflow
     return lj.max() + np.log(np.trapezoid(np.exp(lj - lj.max()), x))
-
 
 def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_tau): # checked arguments, in units
     g = _check_eigenvalues(eigenvalues)
@@ -831,7 +801,6 @@ def _exact_setup(eigenvalues, n_samples, r, alpha, eta, likelihood, density, n_t
     density, n_tau = check_int('density', density, 2), check_int('n_tau', n_tau, 8)
     unit = _unit(g)                                   # the posterior of q is the same in units where g ~ 1
     return g / unit, n, r, alpha, eta * unit, density, n_tau, unit
-
 
 @one_blas_thread
 def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, likelihood=True, density=8,
@@ -844,11 +813,7 @@ def exact_posterior_q(eigenvalues, n_samples, *, r=3.0, alpha=0.5, eta=None, lik
 
     Parameters
     ----------
-    eigenvalues : array_like, shape (d,)
-        g_1 >= ... >= g_d > 0.
-    n_samples : int
-        N.
-    r, alpha, eta, likelihood, prior
+    eigenvalues, n_samples, r, alpha, eta, likelihood, prior
         As in `rjmcmc_pca_from_eigenvalues`.
     density : int
         Grid points per standard deviation (in log x) of the narrowest kernel, >= 2.

@@ -50,9 +50,8 @@ def _k_reject(A, L, H, out, rng):
     for _ in range(1000):
         m_ = todo.size
         if m_ == 0: return
-        u = np.empty(m_); v = np.empty(m_)
-        for i in range(m_): u[i] = rng.random()
-        for i in range(m_): v[i] = rng.random()
+        u = rng.random(m_)
+        v = rng.random(m_)
         keep = np.empty(m_, np.int64); nk = 0
         for i in range(m_):
             t = todo[i]
@@ -91,24 +90,20 @@ def _k_trunc_gamma(a, b, lo, hi, z, rng):
     n = a.size
     zl, zh = lo * b, hi * b
     big = np.empty(n); mass = np.empty(n); low = np.empty(n, np.bool_)
-    small = np.empty(n)
+    small = np.empty(n); bad = np.empty(n, np.bool_)
     for i in range(n):
         low[i], big[i], small[i] = _k_side(a[i], zl[i], zh[i])
         mass[i] = big[i] - small[i]
-    nbad = 0
     for i in range(n):
         u = small[i] + rng.random() * mass[i]
         x = _GAMMAINCINV(a[i], u, 0) if low[i] else _GAMMAINCCINV(a[i], u, 0)
         z[i] = _k_nanmin(_k_nanmax(x, zl[i]), zh[i])
-        if not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i])): nbad += 1
-    if nbad:
-        idx = np.empty(nbad, np.int64); k = 0
-        for i in range(n):
-            if not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i])):
-                idx[k] = i; k += 1
-        out = np.empty(nbad)
+        bad[i] = not ((big[i] > _TINY) and (mass[i] > 1e-9 * big[i]))
+    idx = np.flatnonzero(bad)
+    if idx.size:
+        out = np.empty(idx.size)
         _k_reject(a[idx], zl[idx], zh[idx], out, rng)
-        for k in range(nbad): z[idx[k]] = out[k]
+        for k in range(idx.size): z[idx[k]] = out[k]
     for i in range(n): z[i] = z[i] / b[i]
 
 def _k_pairwise_sum(a, n):  # NumPy's pairwise summation of a[0:n] (its add.reduce inner loop), for n <= 128
@@ -173,12 +168,9 @@ def _k_log_ratio(v, s, q, log_z, g, n, b, dd, ordered): # `log_birth_ratio` give
     return (n / 2 * (np.log(v / s) + g[q] * (s - v)) + (np.log(q + 2.0) if ordered else 0.0) + log_z
             + np.log(dd[q + 1]) - np.log(b[q]))
 
-
 def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, cols0, free0, shape1, off1, lo1,
               hi1, cols1, free1, rng, counts, include_z, ordered, t0, t1, burn_in, out_q, out_y, out_tau):
-    C, width = y.shape
-    d = width - 2
-    nosweep_move = b.max() == 0
+    C, d = y.shape[0], y.shape[1] - 2
     bufsum = np.empty(d)
     for t in range(t0, t1):
         for p in range(2):
@@ -202,21 +194,14 @@ def _k_sweeps(y, q, tau, g, n, r, alpha, eta, b, dd, shape0, off0, lo0, hi0, col
             for j in range(d): bufsum[j] = y[c, 1 + j] if j <= q[c] else 0.0  # scratch masked, never inf * 0
             rate[c] = _k_pairwise_sum(bufsum, d) + eta
         for c in range(C): tau[c] = rng.gamma(shp[c], 1.0 / rate[c])
-        nlow = 0
-        for c in range(C):
-            if tau[c] < TAU_FLOOR: nlow += 1
-        if nlow:
-            idx = np.empty(nlow, np.int64); k = 0
-            for c in range(C):
-                if tau[c] < TAU_FLOOR:
-                    idx[k] = c; k += 1
-            Zl = np.empty(nlow)
-            _k_trunc_gamma(shp[idx], rate[idx], np.full(nlow, TAU_FLOOR), np.full(nlow, np.inf), Zl, rng)
-            for k in range(nlow): tau[idx[k]] = Zl[k]
-        if not nosweep_move:
-            u = np.empty(C); w = np.empty(C)
-            for c in range(C): u[c] = rng.random()
-            for c in range(C): w[c] = rng.random()
+        idx = np.flatnonzero(tau < TAU_FLOOR)
+        if idx.size:
+            Zl = np.empty(idx.size)
+            _k_trunc_gamma(shp[idx], rate[idx], np.full(idx.size, TAU_FLOOR), np.full(idx.size, np.inf), Zl, rng)
+            for k in range(idx.size): tau[idx[k]] = Zl[k]
+        if b.max() > 0:                                   # d = 2: q = 1 is the only model, no move
+            u = rng.random(C)
+            w = rng.random(C)
             birth = np.empty(C, np.bool_); death = np.empty(C, np.bool_); kk = np.empty(C, np.int64)
             x_prev = np.empty(C); s = np.empty(C); x_last = np.empty(C)
             for c in range(C):
@@ -262,10 +247,8 @@ def _link_scipy(g): # scipy's Cython special functions declared to numba under f
     import numba
     from numba.extending import get_cython_function_address
     t = numba.types
-    for name, sig in (('gammainc', t.double(t.double, t.double, t.intc)),
-                      ('gammaincc', t.double(t.double, t.double, t.intc)),
-                      ('gammaincinv', t.double(t.double, t.double, t.intc)),
-                      ('gammainccinv', t.double(t.double, t.double, t.intc)),
+    two = t.double(t.double, t.double, t.intc)                         # f(a, x, skip_dispatch)
+    for name, sig in (('gammainc', two), ('gammaincc', two), ('gammaincinv', two), ('gammainccinv', two),
                       ('gammaln', t.double(t.double, t.intc))):
         llvm.add_symbol(f'vbfa_lit_{name}', get_cython_function_address('scipy.special.cython_special', name))
         g[f'_{name.upper()}'] = t.ExternalFunction(f'vbfa_lit_{name}', sig)
