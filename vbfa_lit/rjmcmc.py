@@ -717,7 +717,8 @@ def _scaled_eigenvalues(X): # (g (d,) of S (divisor N) in units of top^2, top, s
 
 # %% ../nbs/30_rjmcmc_engine.ipynb #ba1e2154
 def _log_ordered_integral(a, b, density):
-    """log of int prod_j x_j^(a_j-1) e^(-b_j x_j) over 0 < x_1 < ... < x_m per row of b: nested trapezoid in log x, Richardson-extrapolated."""
+    """log of int prod_j x_j^(a_j-1) e^(-b_j x_j) over 0 < x_1 < ... < x_m per row of b: nested trapezoid in log x,
+    Richardson-extrapolated."""
     out, smallest = _ordered_recursion(a, b, density, log_space=False)
     redo = ~(smallest > -10.0)          # a bump far on the wrong side of the ordering (or lost to underflow)
     if redo.any(): out[redo] = _ordered_recursion(a, b[redo], density, log_space=True)[0]
@@ -766,7 +767,8 @@ def _log_cumulative_loglinear(log_h): # (T, n) -> (log of the total (T,), log of
     return log_cum[:, -1], log_cum - log_cum[:, -1:]
 
 def _log_joint_given_tau(log_tau, q, g, n, r, alpha, eta, density, ordered=True, shift=None):
-    """log p(q, log tau, D) + a q-free constant on a grid log_tau (T,), the ordered precisions integrated out (`shift` lowers their shapes, for moments), in chunks of tau."""
+    """log p(q, log tau, D) + a q-free constant on a grid log_tau (T,), the ordered precisions integrated out (`shift`
+    lowers their shapes, for moments), in chunks of tau."""
     tau = np.exp(log_tau)
     a, b = conditional_parameters(q, tau, g, n, r)
     if shift is not None: a = a - shift
