@@ -54,7 +54,10 @@ def test_vbpca_panel_toggles_change_data_and_figure():
     assert len(p.timings) == 3
 
 
-def test_vbpca_panel_sliders_change_the_data():
+def test_vbpca_panel_sliders_change_the_data(monkeypatch):
+    # what is checked is that each slider reaches the fit (shapes, no error), not how the fits converge (the test
+    # above checks that at the panel's own max_iter): runs of at most 40 sweeps
+    monkeypatch.setattr(VBPCAConvergencePanel, 'max_iter', 40)
     p = VBPCAConvergencePanel(**SMALL)
     p.controls['N'].value = 100
     assert p.data['W_true'].shape == (6, 2)
@@ -150,17 +153,30 @@ def test_bad_input_is_reported_not_raised():
     assert p.error is None and p.data['W'].shape == (4, 3)
     with pytest.raises(ValueError, match='stds'): parse_stds('1')
     with pytest.raises(ValueError, match='stds'): parse_stds('1, -2')
-    p1 = VBPCAConvergencePanel(N=40, M=4, D=2)
+    p1 = VBPCAConvergencePanel(N=20, M=4, D=2)                      # built at 20 samples: one fit fewer
+    assert p1.error is None
     p1.controls['D'].value = 4
     assert p1.error.startswith('D: expected fewer components than features M = 4')
-    p1.controls['D'].value, p1.controls['N'].value, p1.controls['missing'].value = 2, 20, 0.8
-    p1.controls['M'].value = 3
-    assert p1.error.startswith('missing: so many entries missing')      # 20 samples of 3 features, 80% missing
+    p1.controls['D'].value = 2
+    assert p1.error is None
+    p1.controls['missing'].value = 0.8
+    assert p1.error.startswith('missing: so many entries missing')      # 20 samples of 4 features, 80% missing
     with pytest.raises(ValueError, match='unknown control'): VBPCAConvergencePanel(K=3)
 
 
-def test_ard_panel_bishop_default_keeps_four():
-    p = ARDPruningPanel()
+@pytest.fixture(scope='module')
+def ard_default_panel():
+    "Panel 2 at its defaults (Bishop's example), built once for the tests that read it (with short_pq_chains' chains)."
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ARDPruningPanel, 'rj_sweeps', 300)
+        mp.setattr(ARDPruningPanel, 'rj_burn_in', 100)
+        mp.setattr(ARDPruningPanel, 'rj_chains', 2)
+        return ARDPruningPanel()
+
+
+def test_ard_panel_bishop_default_keeps_four(ard_default_panel):
+    p = ard_default_panel
+    assert p.controls['N'].value == 100                             # (test_ard_panel_compares_p_of_q changes it later)
     assert p.controls['stds'].value == '5, 4, 3, 2, 1, 1, 1, 1, 1, 1'
     assert p.data['n_kept'] == 4 and p.data['kept'].tolist() == [True] * 4 + [False] * 5
     T, q = p.data['inv_alpha'].shape
@@ -348,9 +364,9 @@ def test_rjmcmc_panel_says_when_the_exact_posterior_is_not_computed():
     assert p.data['exact'] is None and 'switched off' in p.data['exact_note']
 
 
-def test_ard_panel_compares_p_of_q():
+def test_ard_panel_compares_p_of_q(ard_default_panel):
     from vbfa_lit.evidence import laplace_evidence
-    p = ARDPruningPanel()
+    p = ard_default_panel                                            # changed below: the last test to use it
     d = p.data
     np.testing.assert_allclose(d['pq_rjmcmc'].sum(), 1, rtol=1e-12)
     np.testing.assert_allclose(d['pq_laplace'].sum(), 1, rtol=1e-12)
