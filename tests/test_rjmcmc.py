@@ -4,6 +4,7 @@ The sampler is checked against the exact posterior p(q | g, N) computed by numer
 against brute-force quadrature and the prior), with tolerances of three Monte-Carlo standard errors from the chains'
 effective sample size; the prior check (likelihood off) uses a chi-square test and the order statistics of the prior;
 the truncated-Gamma sampler is KS-tested against mpmath's arbitrary-precision CDF, tails included."""
+import functools
 import math
 import warnings
 
@@ -179,13 +180,19 @@ SPECTRA = {  # name: (g, N); 'spread' puts mass on >= 3 values of q
 }
 
 
+@functools.lru_cache(maxsize=None)
+def long_chains(name, seed):
+    "8 chains of 5000 sweeps on a spectrum and its exact p(q), run once: the p(q) and the mean tests read the same draws."
+    g, n = SPECTRA[name]
+    return (rjmcmc_pca_from_eigenvalues(g, n, n_sweeps=5000, burn_in=500, n_chains=8, random_state=seed),
+            exact_posterior_q(g, n))
+
+
 @pytest.mark.parametrize('name', list(SPECTRA))
 @pytest.mark.parametrize('seed', [0, 1])
 def test_sampler_matches_exact_posterior(name, seed):
-    g, n = SPECTRA[name]
-    exact = exact_posterior_q(g, n)
+    res, exact = long_chains(name, seed)
     if name == 'spread': assert np.sum(exact > 0.1) >= 3
-    res = rjmcmc_pca_from_eigenvalues(g, n, n_sweeps=5000, burn_in=500, n_chains=8, random_state=seed)
     z, pq = _agrees_with_exact(res, exact)
     assert np.all(z < 3), (pq.p, exact, z)
 
@@ -339,8 +346,7 @@ def test_two_dimensions_has_one_model():
 def test_posterior_means_match_exact(name):
     "Conditional means of l_j and sigma^2 at the two most probable q within 4 Monte-Carlo s.e. (ESS) of the exact ones."
     g, n = SPECTRA[name]
-    res = rjmcmc_pca_from_eigenvalues(g, n, n_sweeps=5000, burn_in=500, n_chains=8, random_state=1)
-    exact = exact_posterior_q(g, n)
+    res, exact = long_chains(name, 1)                           # the draws of test_sampler_matches_exact_posterior
     for q in np.argsort(exact)[::-1][:2] + 1:
         if np.mean(res.q == q) < 0.05: continue                 # too few visits for the delta method
         z = _conditional_mean_z(res, int(q), *exact_posterior_mean(g, n, int(q)))
