@@ -1,7 +1,7 @@
 """Fixtures shared by several test files."""
 import pytest
 
-_CLUSTER = {}          # 'cluster': the live process cluster, 'files': the test files that use it
+_CLUSTER = {}          # 'cluster': the live process cluster, 'tests': the ids of the tests that use it
 
 
 def _start_cluster():
@@ -18,9 +18,9 @@ def _start_cluster():
 def process_cluster():
     """One Dask LocalCluster of two worker processes (one thread each), shared by the tests that fit on worker processes:
     starting one costs two interpreters that import NumPy, Dask and the library, several CPU seconds each time. It
-    starts when a test first asks for it and is closed once the tests of the files that use it are done (an idle
-    cluster costs about a tenth of a core: its workers' and scheduler's heartbeats); a later test that asks for it
-    starts it again. Each test connects its own Client (`cluster_client`); a test that kills a worker leaves the
+    starts when a test first asks for it and is closed once the tests that use it are done (they run first, together:
+    `pytest_collection_modifyitems`; an idle cluster costs about a tenth of a core, its workers' and scheduler's
+    heartbeats); a later test that asks for it starts it again. Each test connects its own Client (`cluster_client`); a test that kills a worker leaves the
     nanny's replacement. The scheduler keeps a long transition log, which the killed-worker tests read."""
     if 'cluster' not in _CLUSTER: _CLUSTER['cluster'] = _start_cluster()
     return _CLUSTER['cluster']
@@ -32,12 +32,18 @@ def _close_cluster():
 
 
 def pytest_collection_modifyitems(items):
-    _CLUSTER['files'] = {it.path for it in items if 'process_cluster' in getattr(it, 'fixturenames', ())}
+    """The tests that use the process cluster run first, one after the other (each file's in its own order), so that
+    the cluster starts once: under `--dist worksteal` the first worker takes the head of the collection and runs it
+    first (a worker that runs out steals from the tail of another's queue), so they stay on one pytest worker and do
+    not start a cluster on each; with `-n 1` or without xdist they still run as one stretch."""
+    uses = [it for it in items if 'process_cluster' in getattr(it, 'fixturenames', ())]
+    items[:] = uses + [it for it in items if 'process_cluster' not in getattr(it, 'fixturenames', ())]
+    _CLUSTER['tests'] = {it.nodeid for it in uses}
 
 
 @pytest.hookimpl(trylast=True)      # after the test's own fixtures (its Client) are torn down
 def pytest_runtest_teardown(item, nextitem):
-    if 'cluster' in _CLUSTER and (nextitem is None or nextitem.path not in _CLUSTER.get('files', ())):
+    if 'cluster' in _CLUSTER and (nextitem is None or nextitem.nodeid not in _CLUSTER.get('tests', ())):
         _close_cluster()
 
 

@@ -33,22 +33,52 @@ def test_modules_found():
             'bench_scaling', 'bench_widgets'} <= set(MODULES)
 
 
-@pytest.mark.parametrize('module', MODULES)
-def test_quick(module, tmp_path, request):
+def _run_harness(out, cache_dir):
     env = dict(os.environ, OPENBLAS_NUM_THREADS='1', OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
     # the Householder benchmark's JAX programs kept in pytest's cache directory from one run to the next (its cold
-    # compilation alone is about 30 s; `tests/test_householder_ppca.py` tests the cache with fresh directories)
-    keep = ['--set', '*.cache_dir=' + json.dumps(str(request.config.cache.mkdir('vbfa_lit_bench_jax')))] \
-        if module == 'bench_householder' else []
-    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--first-of-each', '--out',
-                           str(tmp_path), *keep, module],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    res = json.loads((tmp_path / f'{module}.json').read_text())
+    # compilation alone is about 30 s; `tests/test_householder_ppca.py` tests the cache with fresh directories); its
+    # case names are unique among the bench files, so the setting reaches no other file's cases
+    keep = [a for name in ('householder', 'standard') for a in ('--set', f'{name}.cache_dir={json.dumps(cache_dir)}')]
+    proc = subprocess.run([sys.executable, str(BENCH / 'harness.py'), '--quick', '--first-of-each', '--out', str(out),
+                           *keep, *MODULES], env=env, capture_output=True, text=True, timeout=1800)
+    return dict(returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+
+
+@pytest.fixture(scope='session')
+def quick_run(request, tmp_path_factory):
+    """One harness run over every bench file (`make bench` runs them all from one parent too): one parent process
+    instead of one a file; each file's cases still run in children of their own and write their own JSON file, which
+    `test_quick` checks file by file. Under pytest-xdist the workers share the run: the first to ask runs it, the
+    others wait for it and read its files (a directory of this session that every worker sees)."""
+    cache_dir = str(request.config.cache.mkdir('vbfa_lit_bench_jax'))
+    if 'PYTEST_XDIST_WORKER' not in os.environ:
+        out = tmp_path_factory.mktemp('bench_quick')
+        return _run_harness(out, cache_dir), out
+    import fcntl
+    root = tmp_path_factory.getbasetemp().parent          # this session's directory, shared by its workers
+    out, done = root / 'bench_quick', root / 'bench_quick.json'
+    with open(root / 'bench_quick.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists(): done.write_text(json.dumps(_run_harness(out, cache_dir)))
+    return json.loads(done.read_text()), out
+
+
+def test_quick_harness_exits_cleanly(quick_run):
+    proc, _ = quick_run
+    assert proc['returncode'] == 0, proc['stdout'][-3000:] + proc['stderr'][-3000:]
+
+
+@pytest.mark.parametrize('module', MODULES)
+def test_quick(module, quick_run):
+    proc, out = quick_run
+    log = '\n'.join(l for l in proc['stdout'].splitlines() if module in l)[-2000:] + proc['stderr'][-2000:]
+    assert (out / f'{module}.json').exists(), log
+    res = json.loads((out / f'{module}.json').read_text())
+    assert res['complete'], log
     assert res['quick'] and res['machine']['cpu_count'] >= 1 and 'vbfa_lit' in res['machine']['versions']
     assert len(res['cases']) >= 1
     for name, case in res['cases'].items():
-        assert 'error' not in case, (name, case)
+        assert 'error' not in case, (name, case, log)
         if 'skipped' in case:
             assert 'not installed' in case['skipped'] and any(a in name for a in ANCHOR_CASES), (name, case)
             continue
