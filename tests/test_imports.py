@@ -13,10 +13,13 @@ import textwrap
 
 # (what the step does, the modules it imports, the modules that must not be loaded after it)
 STEPS = [
-    ('import vbfa_lit', ('vbfa_lit',), ('sympy', 'ipywidgets', 'jax', 'dask', 'numba', 'pooch', 'fastcore')),
+    # the top-level names load their modules on first use: the package alone, its engine (what a Dask worker runs) and
+    # its data generators load neither scikit-learn nor what scikit-learn loads (pandas, scipy.stats)
+    ('import vbfa_lit', ('vbfa_lit',), ('sympy', 'ipywidgets', 'jax', 'dask', 'numba', 'pooch', 'fastcore', 'sklearn')),
     ('import vbfa_lit.linalg (NumPy and SciPy only)', ('vbfa_lit.linalg',), ('sympy', 'jax', 'numpyro', 'numba', 'dask')),
-    # pooch (and requests) load only when a file is fetched; scikit-learn is a dependency (its Bunch; it loads pandas)
-    ('import vbfa_lit.data', ('vbfa_lit.data',), ('pooch', 'requests', 'sympy', 'jax', 'numpyro')),
+    ('import vbfa_lit.engine', ('vbfa_lit.engine',), ('sklearn', 'pandas', 'scipy.stats', 'numba')),
+    # pooch (and requests) load only when a file is fetched, scikit-learn (its Bunch) when a generator returns
+    ('import vbfa_lit.data', ('vbfa_lit.data',), ('pooch', 'requests', 'sympy', 'jax', 'numpyro', 'sklearn', 'pandas')),
     ('import the RJMCMC modules', ('vbfa_lit.rjmcmc', 'vbfa_lit.rjmcmc_fast'), ('numba', 'llvmlite')),
     ('import vbfa_lit.plots', ('vbfa_lit.plots',), ('ipywidgets',)),
 ]
