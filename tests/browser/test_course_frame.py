@@ -188,6 +188,7 @@ def _marked(pages, pending):
 @pytest.fixture(scope='module')
 def rendered(site_page):
     "The HTML of each page after the browser loaded it (at its `load` event): loaded once a session (`site_page`)."
+    site_page.prefetch(site_pages())     # several pages load at once
     def get(name: str) -> str:
         rep = site_page(name)
         assert rep.status == 200, f'{name}: HTTP {rep.status}'
