@@ -281,6 +281,9 @@ _AT_LOAD_JS = '''window.addEventListener('load', () => {
 LOAD_TIMEOUT_MS = 90_000
 # pages loaded at the same time, each in a context of its own: their waits (network, MathJax, images) overlap
 PARALLEL_PAGES = 4
+# a wait for a condition in a page checks it every POLL_MS, not at every animation frame (which keeps each page
+# drawing frames, 60 a second, while it waits)
+POLL_MS = 100
 
 
 def _open_page(browser, url: str):
@@ -316,7 +319,7 @@ def _open_page(browser, url: str):
 def _read_page(rep: PageReport, ctx, page) -> PageReport:
     "Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context."
     try:
-        at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS).json_value()
+        at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS, polling=POLL_MS).json_value()
         rep.html = html = at_load['html']
         rep.next_links = at_load['next']
         rep.captions = at_load['captions']
@@ -324,7 +327,7 @@ def _read_page(rep: PageReport, ctx, page) -> PageReport:
         if rep.has_math:
             try:
                 page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise',
-                                       timeout=MATHJAX_TIMEOUT_MS)
+                                       timeout=MATHJAX_TIMEOUT_MS, polling=POLL_MS)
                 page.evaluate('() => MathJax.startup.promise')
                 rep.mathjax_ok = True
             except Exception as e:  # playwright's TimeoutError or a rejected promise
@@ -350,7 +353,7 @@ def _read_page(rep: PageReport, ctx, page) -> PageReport:
         rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(rep.url, h)) for h in hrefs))
         rep.nav_captions = page.eval_on_selector_all('nav.bd-docs-nav p.caption', 'els => els.map(e => e.innerText.trim())')
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
-        try: page.wait_for_function(_IMAGES_DONE_JS, timeout=IMAGES_TIMEOUT_MS)
+        try: page.wait_for_function(_IMAGES_DONE_JS, timeout=IMAGES_TIMEOUT_MS, polling=POLL_MS)
         except PlaywrightTimeout: pass  # an image still loading is reported below as not loaded (width 0), by its src
         rep.images = [tuple(x) for x in page.eval_on_selector_all(
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]

@@ -24,6 +24,7 @@ EXPERIMENTS = sorted((ROOT / 'nbs' / 'experiments').glob('*.ipynb'))
 VOILA = Path(sys.executable).parent / 'voila'
 START_TIMEOUT_S = 120        # Voila start-up, kernel start and the panel's first fit
 UPDATE_TIMEOUT_MS = 90_000   # one panel update (fit, figure and PNG) on a loaded machine
+POLL_MS = 100              # a wait checks its condition every 100 ms, not at every animation frame
 ERROR_MARKERS = ('Traceback', 'Kernel error', 'Error:', 'input error', 'Exception')
 
 
@@ -100,10 +101,10 @@ def wait_for_new_image(page, before, what):
     t0 = time.perf_counter()
     page.wait_for_function('''(src) => { const i = document.querySelector('img.widget-image');
                                           return i && i.src && i.src !== src; }''', arg=before[0],
-                           timeout=UPDATE_TIMEOUT_MS)
+                           timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
     page.wait_for_function('''() => [...document.querySelectorAll('.widget-html')]
                                       .some(e => /updated in|input error/.test(e.textContent))''',
-                           timeout=UPDATE_TIMEOUT_MS)
+                           timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
     after = image_state(page)
     assert after[1:] != before[1:], f'{what}: a new image URL but the same PNG bytes'
     return after, time.perf_counter() - t0
@@ -122,7 +123,7 @@ def test_experiment_in_voila(voila_pages, name, tmp_path):
         page.wait_for_load_state('load', timeout=START_TIMEOUT_S * 1000)
         page.wait_for_selector('img.widget-image', timeout=START_TIMEOUT_S * 1000)
         page.wait_for_function('''() => { const i = document.querySelector('img.widget-image');
-                                          return i && i.naturalWidth > 100; }''', timeout=UPDATE_TIMEOUT_MS)
+                                          return i && i.naturalWidth > 100; }''', timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
         assert not page_problems(page, page_errors)
         first = image_state(page)
         page.screenshot(path=str(tmp_path / f'{name}-0.png'))
