@@ -266,8 +266,28 @@ def _strip_fragment(url: str) -> str:
     return urlunsplit((s.scheme, s.netloc, s.path, s.query, ''))
 
 
-def check_page(browser, url: str) -> PageReport:
-    "Load `url` in a fresh context of `browser` and report what it did (see `PageReport`)."
+# What a page shows at its `load` event, kept by a listener that an init script adds before any script of the page
+# runs (so it is the first of the page's `load` listeners): the page's HTML (as `page.content()` serialises it), its
+# 'Next' links and its figure captions. The report is read from there however late the test gets to the page.
+_AT_LOAD_JS = '''window.addEventListener('load', () => {
+  const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+  window.__vbfaAtLoad = {
+    html: doctype + (document.documentElement ? document.documentElement.outerHTML : ''),
+    next: [...document.querySelectorAll('a.right-next')].map(e => e.getAttribute('href')),
+    captions: (''' + CAPTIONS_JS + ''')(),
+  };
+});'''
+# A page's load, MathJax and images wait on the machine (and on the other pages loading beside it)
+LOAD_TIMEOUT_MS = 90_000
+# pages loaded at the same time, each in a context of its own: their waits (network, MathJax, images) overlap
+PARALLEL_PAGES = 4
+# a wait for a condition in a page checks it every POLL_MS, not at every animation frame (which keeps each page
+# drawing frames, 60 a second, while it waits)
+POLL_MS = 100
+
+
+def _open_page(browser, url: str):
+    "Start loading `url` in a fresh context of `browser`, with every listener `check_page` reports from: (rep, ctx, page)."
     rep = PageReport(url)
     origin = urlsplit(url).netloc
     ctx = browser.new_context()
@@ -281,22 +301,33 @@ def check_page(browser, url: str) -> PageReport:
         # dozens a page, are not stopped for a round trip to Python. The pattern is a superset of what `route` aborts:
         # every http(s) URL whose host:port is not the origin's followed by '/'.
         ctx.route(re.compile(r'^[hH][tT][tT][pP][sS]?://(?!' + re.escape(origin) + r'/)'), route)
+        ctx.add_init_script(_AT_LOAD_JS)
         page = ctx.new_page()
         page.on('console', lambda m: m.type == 'error' and rep.console_errors.append(f'{m.text} ({m.location.get("url")})'))
         page.on('pageerror', lambda e: rep.page_errors.append(str(e)))
         page.on('requestfailed', lambda r: r.url not in rep.external_requests
                 and rep.failed_requests.append(f'{r.url}: {r.failure}'))
         page.on('response', lambda r: r.status >= 400 and rep.failed_requests.append(f'{r.url}: HTTP {r.status}'))
-        resp = page.goto(url, wait_until='load')
+        resp = page.goto(url, wait_until='commit', timeout=LOAD_TIMEOUT_MS)   # the rest loads while others are read
         rep.status = resp.status if resp else None
-        rep.html = html = page.content()
-        rep.next_links = page.eval_on_selector_all('a.right-next', 'els => els.map(e => e.getAttribute("href"))')
-        rep.captions = page.evaluate(CAPTIONS_JS)
+    except BaseException:
+        ctx.close()
+        raise
+    return rep, ctx, page
+
+
+def _read_page(rep: PageReport, ctx, page) -> PageReport:
+    "Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context."
+    try:
+        at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS, polling=POLL_MS).json_value()
+        rep.html = html = at_load['html']
+        rep.next_links = at_load['next']
+        rep.captions = at_load['captions']
         rep.has_math = 'class="math' in html  # Sphinx wraps every formula in class="math ..."
         if rep.has_math:
             try:
                 page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise',
-                                       timeout=MATHJAX_TIMEOUT_MS)
+                                       timeout=MATHJAX_TIMEOUT_MS, polling=POLL_MS)
                 page.evaluate('() => MathJax.startup.promise')
                 rep.mathjax_ok = True
             except Exception as e:  # playwright's TimeoutError or a rejected promise
@@ -319,16 +350,35 @@ def check_page(browser, url: str) -> PageReport:
         rep.artefacts += math_artefacts(page.evaluate(_MATH_TEX_JS))
         rep.overflow = page.evaluate(_OVERFLOW_JS)
         hrefs = page.eval_on_selector_all('nav.bd-docs-nav a[href]', 'els => els.map(e => e.getAttribute("href"))')
-        rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(url, h)) for h in hrefs))
+        rep.nav_links = list(dict.fromkeys(_strip_fragment(urljoin(rep.url, h)) for h in hrefs))
         rep.nav_captions = page.eval_on_selector_all('nav.bd-docs-nav p.caption', 'els => els.map(e => e.innerText.trim())')
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
-        try: page.wait_for_function(_IMAGES_DONE_JS, timeout=IMAGES_TIMEOUT_MS)
+        try: page.wait_for_function(_IMAGES_DONE_JS, timeout=IMAGES_TIMEOUT_MS, polling=POLL_MS)
         except PlaywrightTimeout: pass  # an image still loading is reported below as not loaded (width 0), by its src
         rep.images = [tuple(x) for x in page.eval_on_selector_all(
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]
     finally:
         ctx.close()
     return rep
+
+
+def check_pages(browser, urls, parallel: int = PARALLEL_PAGES) -> list[PageReport]:
+    """`check_page` of each of `urls`, up to `parallel` pages loading at once (each in a fresh context of `browser`):
+    while one page is read, the next ones load, typeset and fetch their images."""
+    out, opened = [], []
+    try:
+        for url in urls:
+            opened.append(_open_page(browser, url))
+            if len(opened) >= parallel: out.append(_read_page(*opened.pop(0)))
+        while opened: out.append(_read_page(*opened.pop(0)))
+    finally:
+        for _, ctx, _ in opened: ctx.close()
+    return out
+
+
+def check_page(browser, url: str) -> PageReport:
+    "Load `url` in a fresh context of `browser` and report what it did (see `PageReport`)."
+    return check_pages(browser, [url])[0]
 
 
 @pytest.fixture(scope='session')
@@ -349,19 +399,36 @@ def browser():
     with launch_chromium() as b: yield b
 
 
+class SitePages:
+    "`check_page` of the pages of the built site, each loaded once a session: site_pages('ard.html') -> PageReport."
+    def __init__(self, browser, site_url: str):
+        self.browser, self.site_url, self.reports = browser, site_url, {}
+
+    def prefetch(self, names) -> None:
+        "Load every page of `names` not loaded yet, several at once (`check_pages`)."
+        todo = [n for n in dict.fromkeys(names) if n not in self.reports]
+        for n, rep in zip(todo, check_pages(self.browser, [self.site_url + n for n in todo])): self.reports[n] = rep
+
+    def __call__(self, name: str) -> PageReport:
+        self.prefetch([name])
+        return self.reports[name]
+
+
 @pytest.fixture(scope='session')
 def site_page(browser, site_url):
-    "`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport."
-    reports = {}
-    def get(name: str) -> PageReport:
-        if name not in reports: reports[name] = check_page(browser, site_url + name)
-        return reports[name]
-    return get
+    """`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport;
+    `site_page.prefetch(names)` loads the pages a test is about to read, several at once."""
+    return SitePages(browser, site_url)
 
 
 @pytest.fixture(name='check_page', scope='session')
 def check_page_fixture():
     return check_page
+
+
+@pytest.fixture(name='check_pages', scope='session')
+def check_pages_fixture():
+    return check_pages
 
 
 @pytest.fixture(name='serve', scope='session')

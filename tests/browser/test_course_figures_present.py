@@ -66,8 +66,10 @@ def page_without_math(browser):
 
 def test_every_figure_caption_has_its_image(site_page, site_dir):
     bad, n = [], 0
-    for name in _pages():
-        if not re.search(r'Figure \d+[a-z]?\.\d+', (site_dir / name).read_text(encoding='utf-8')): continue
+    names = [name for name in _pages()
+             if re.search(r'Figure \d+[a-z]?\.\d+', (site_dir / name).read_text(encoding='utf-8'))]
+    site_page.prefetch(names)        # several pages load at once
+    for name in names:
         rep = site_page(name)        # loaded once a session; captions read at the `load` event (it waits for images)
         assert rep.status == 200, f'{name}: HTTP {rep.status}'
         captions = rep.captions

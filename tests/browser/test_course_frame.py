@@ -188,6 +188,7 @@ def _marked(pages, pending):
 @pytest.fixture(scope='module')
 def rendered(site_page):
     "The HTML of each page after the browser loaded it (at its `load` event): loaded once a session (`site_page`)."
+    site_page.prefetch(site_pages())     # several pages load at once
     def get(name: str) -> str:
         rep = site_page(name)
         assert rep.status == 200, f'{name}: HTTP {rep.status}'
@@ -268,8 +269,8 @@ def test_front_page_map_links_every_method_to_its_lesson(rendered, browser, site
         page.goto(site_url + 'index.html')
         box = page.locator(f'svg#method-map a[href="{page_of("10_rjmcmc")}"]').first
         box.scroll_into_view_if_needed()
-        with page.expect_navigation():
-            box.click()
+        with page.expect_navigation(wait_until='commit'):   # the lesson's URL is committed: it opened (its own
+            box.click()                                     # load and checks are the site crawl's)
         assert urlsplit(page.url).path.endswith(page_of('10_rjmcmc')), page.url
     finally:
         page.close()

@@ -26,7 +26,8 @@ def test_rjmcmc_slider_steps_through_the_chain(browser, site_dir, site_url):
         page.goto(site_url + name, wait_until='load')
         # once MathJax has typeset the page and its fonts are in (it fetches them as it typesets, after `load`),
         # moving the slider fetches nothing
-        page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise', timeout=60_000)
+        page.wait_for_function('() => window.MathJax && MathJax.startup && MathJax.startup.promise', timeout=60_000,
+                               polling=100)
         page.evaluate('async () => { await MathJax.startup.promise; await document.fonts.ready; }')
         page.wait_for_load_state('networkidle')
         page.on('request', lambda r: requests.append(r.url))

@@ -45,6 +45,7 @@ def has_display_math(nb: Path) -> bool:
 @pytest.fixture(scope='module')
 def crawl(site_url, site_page):
     "Every page reachable through the navigation from index.html: {path: PageReport} (`check_page`, once a session)."
+    site_page.prefetch([page_of(nb) for nb in notebooks()] + ['api.html'])   # the pages the walk will meet, at once
     reports, queue = {}, [site_url + 'index.html']
     while queue:
         url = queue.pop(0)

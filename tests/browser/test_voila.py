@@ -24,6 +24,7 @@ EXPERIMENTS = sorted((ROOT / 'nbs' / 'experiments').glob('*.ipynb'))
 VOILA = Path(sys.executable).parent / 'voila'
 START_TIMEOUT_S = 120        # Voila start-up, kernel start and the panel's first fit
 UPDATE_TIMEOUT_MS = 90_000   # one panel update (fit, figure and PNG) on a loaded machine
+POLL_MS = 100              # a wait checks its condition every 100 ms, not at every animation frame
 ERROR_MARKERS = ('Traceback', 'Kernel error', 'Error:', 'input error', 'Exception')
 
 
@@ -67,10 +68,24 @@ def voila_server(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(params=EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def voila_url(request, voila_server):
-    "The Voila page of one experiment notebook."
-    return voila_server[0] + 'voila/render/' + request.param.name
+@pytest.fixture(scope='module')
+def voila_pages(browser, voila_server):
+    """The Voila page of every experiment notebook, all asked for at once (each in a browser context of its own): Voila
+    streams a page while its kernel runs the notebook, so the four kernels start and make their first fits side by side
+    while the tests take the pages one by one. {notebook stem: (page, its page errors)}; a test closes its page's
+    context when it ends (Voila then stops the kernel), the fixture any left."""
+    opened, contexts = {}, []
+    try:
+        for nb in EXPERIMENTS:
+            ctx = browser.new_context(viewport={'width': 1280, 'height': 900})
+            contexts.append(ctx)
+            page, errors = ctx.new_page(), []
+            page.on('pageerror', lambda e, errors=errors: errors.append(str(e)))
+            page.goto(voila_server[0] + 'voila/render/' + nb.name, wait_until='commit', timeout=START_TIMEOUT_S * 1000)
+            opened[nb.stem] = page, errors
+        yield opened
+    finally:
+        for ctx in contexts: ctx.close()
 
 
 IMG_BYTES_JS = '''async (img) => { const r = await fetch(img.src); const b = new Uint8Array(await r.arrayBuffer());
@@ -86,10 +101,10 @@ def wait_for_new_image(page, before, what):
     t0 = time.perf_counter()
     page.wait_for_function('''(src) => { const i = document.querySelector('img.widget-image');
                                           return i && i.src && i.src !== src; }''', arg=before[0],
-                           timeout=UPDATE_TIMEOUT_MS)
+                           timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
     page.wait_for_function('''() => [...document.querySelectorAll('.widget-html')]
                                       .some(e => /updated in|input error/.test(e.textContent))''',
-                           timeout=UPDATE_TIMEOUT_MS)
+                           timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
     after = image_state(page)
     assert after[1:] != before[1:], f'{what}: a new image URL but the same PNG bytes'
     return after, time.perf_counter() - t0
@@ -101,19 +116,16 @@ def page_problems(page, page_errors) -> list[str]:
     return [f'page shows {m!r}' for m in bad] + [f'page error: {e}' for e in page_errors]
 
 
-def test_experiment_in_voila(browser, voila_url, request, tmp_path):
-    ctx = browser.new_context(viewport={'width': 1280, 'height': 900})
-    page = ctx.new_page()
-    page_errors = []
-    page.on('pageerror', lambda e: page_errors.append(str(e)))
+@pytest.mark.parametrize('name', [p.stem for p in EXPERIMENTS])
+def test_experiment_in_voila(voila_pages, name, tmp_path):
+    page, page_errors = voila_pages[name]       # asked for with the others; its kernel may be running already
     try:
-        page.goto(voila_url, wait_until='load', timeout=START_TIMEOUT_S * 1000)
+        page.wait_for_load_state('load', timeout=START_TIMEOUT_S * 1000)
         page.wait_for_selector('img.widget-image', timeout=START_TIMEOUT_S * 1000)
         page.wait_for_function('''() => { const i = document.querySelector('img.widget-image');
-                                          return i && i.naturalWidth > 100; }''', timeout=UPDATE_TIMEOUT_MS)
+                                          return i && i.naturalWidth > 100; }''', timeout=UPDATE_TIMEOUT_MS, polling=POLL_MS)
         assert not page_problems(page, page_errors)
         first = image_state(page)
-        name = request.node.callspec.id
         page.screenshot(path=str(tmp_path / f'{name}-0.png'))
 
         # a slider: focus the first handle (N, the number of samples) and press ArrowRight
@@ -136,7 +148,7 @@ def test_experiment_in_voila(browser, voila_url, request, tmp_path):
         problems = page_problems(page, page_errors)
         assert not problems, problems
     finally:
-        ctx.close()
+        page.context.close()
 
 
 # ---------------------------------------------------------------- the precomputed sliders of the static site
