@@ -530,8 +530,10 @@ def fit_blocks(runner, data: Observed, blocks, D: int, prior: Prior, shared: boo
     kernels = kernel_set(engine)                          # chosen once, for every sweep
     check_prior(prior)
     q = init_posterior(data, D, prior, shared, np.random.default_rng(rng), var=var, sample_bias=sample_bias)
-    return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
-                      transform_start, reuse)
+    try: return run_sweeps(data, q, prior, shared, kernels, blocks, runner, max_iter, tol, callback, transform,
+                           transform_start, reuse)
+    finally:        # the recycled covariances and scratch go with the sweeps, not with the caller's next steps
+        if (local := local_runner(runner)) is not None: local.close()   # (MovieLens-1M shape, D = 50: 0.2 GB)
 
 class SweptMask:
     "A mask as the transformations read it between sweeps: its shape, and `mask @ X` of the last sweep's <x_n> only."
