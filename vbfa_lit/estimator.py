@@ -493,6 +493,7 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
     effective_components_ : ndarray of bool, shape (D,)
         The columns ARD keeps.
     n_effective_components_ : int
+        Their number.
     elbo_ : ndarray of shape (n_iter,)
         The lower bound on log p(X) after each sweep, in nats, for the data in their own units.
     elbo_terms_ : ElboTerms
