@@ -457,11 +457,13 @@ class VBPCA(MissingDataTransformer, ClassNamePrefixFeaturesOutMixin, Transformer
         ones (a stored 0 is observed), never densified; every method but `impute` takes the same form.
     engine : {'auto', 'numpy', 'numba'}, default 'auto'
         'numba' compiles the sweeps' costly steps (the optional ``fast`` extra), 'auto' when numba is installed.
+        Both engines give the same fit to rounding.
     n_jobs : int or None, default None
         Threads for each sweep's costly steps (one BLAS thread each), capped at the cores; -1 every core, -2 all
         but one; None: every core when a sweep is long enough to gain from them, else 1. The same fit to rounding.
     sample_bias : bool, default False
         A bias b_n per sample (row) as well as mu_m per feature (lesson 08): a recommender's user and item biases.
+        y_nm = w_m^T x_n + mu_m + b_n + noise, with b_n ~ N(0, 1/gamma) and gamma ~ G(1e-5, 1e-5).
         The methods then infer each row's bias with its latent variables.
     mean_prior : {'broad', 'learned'}, default 'broad'
         The prior of the feature means. 'broad': mu_m ~ N(center_m, 1/beta). 'learned' (lesson 08): mu_m ~ N(m_0,
