@@ -17,7 +17,7 @@ import sklearn
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning, NotFittedError as _SklearnNotFitted
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names_in, validate_data
+from sklearn.utils.validation import validate_data
 from tqdm.auto import tqdm
 
 from .notation import gamma_moments
@@ -920,7 +920,8 @@ def impute(self:VBPCA, X, return_std:bool=False):
         return (out[..., 0], out[..., 1]) if return_std else out
     arr = self._check_new(X)
     filled, std = _impute_rows(arr, self.posterior_, self.center_, self.scale_, return_std)
-    dtype, names = output_dtype(X), _check_feature_names_in(self, None)        # X's column names, or x0, x1, ...
+    dtype = output_dtype(X)
+    names = getattr(self, 'feature_names_in_', [f'x{i}' for i in range(self.n_features_in_)])   # X's columns, or x0, ...
     out = self._wrap(filled.astype(dtype, copy=False), X, columns=names)
     if not return_std: return out
     return out, self._wrap(std.astype(dtype, copy=False), X, columns=names)
