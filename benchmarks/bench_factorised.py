@@ -57,15 +57,13 @@ def full_sweeps(p):
 def netflix_on_workers(p):
     """`fit_factorised_dask` on a LocalCluster of `workers` single-threaded processes; the ratings made on the workers."""
     import distributed
-    from bench_cluster import (dask_ratings, per_sweep, worker_peaks, worker_busy, SweepClock, counting_gathers,
-                               waits_per_sweep)
+    from bench_cluster import (dask_ratings, local_cluster, per_sweep, worker_peaks, worker_busy, SweepClock,
+                               counting_gathers, waits_per_sweep)
     from vbfa_lit.factorised_engine import fit_factorised_dask
     from vbfa_lit.vbpca import Prior
     from vbfa_lit.ard import ARD
     X = dask_ratings(p, p['n_blocks'])
-    with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=':0', memory_limit=0) as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(p) as cluster, distributed.Client(cluster) as client:
         SweepClock.reset()
         counting_gathers(client)
         t0 = time.perf_counter()
