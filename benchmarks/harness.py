@@ -241,10 +241,12 @@ _ZYGOTE = {}     # threads -> Zygote, during a smoke run
 
 class Zygote:
     """The smoke run's (--quick) one-thread children: a process started once with the children's environment, which
-    imports `SHARED_IMPORTS` and then forks a child for each request (``child_main`` in the fork, which exits when its
-    cases are done); it waits for that child and answers with its exit status and its own resource usage (CPU, peak
-    memory), which `run_child` records as a fresh child's. Nothing runs in it before the fork but imports: no threads,
-    no BLAS calls, no compiled kernel."""
+    imports `SHARED_IMPORTS` and then forks a child for each request (``child_main`` in the fork, which runs the
+    interpreter's exit functions and exits when its cases are done); it waits for that child and answers with its exit
+    status and its own resource usage (CPU seconds from the fork on, children included; peak memory, which counts the
+    pages it shares with the zygote), which `run_child` records as a fresh child's. The zygote's own CPU seconds count
+    when the harness waits for it at the end. Nothing runs in it before the fork but imports: no threads, no BLAS
+    calls, no compiled kernel."""
     def __init__(self, env):
         import threading
         self.lock = threading.Lock()
