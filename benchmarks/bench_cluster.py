@@ -25,6 +25,7 @@ runs the largest rest of a sweep that would still let two workers reach the aime
 a sweep waits for the workers (`client.gather`), and `round_trip` what one such wait costs when a task does nothing.
 Nothing here asserts a time.
 """
+import contextlib
 import time
 
 import numpy as np
@@ -254,15 +255,44 @@ def worker_peaks(client):
     return [v * 1024 / 2 ** 30 for v in client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss).values()]
 
 
+# what the workers of the fits import (the engine's map, the ratings generator): the smoke run's fork server imports them
+WORKER_IMPORTS = ['scipy.sparse', 'vbfa_lit.estimator', 'vbfa_lit.dask_runner', 'vbfa_lit.factorised_engine',
+                  'bench_cluster']
+
+
+@contextlib.contextmanager
+def local_cluster(p):
+    """A `distributed.LocalCluster` of `p['workers']` single-threaded processes, started the way Dask starts them
+    (spawned). The smoke run (`p['quick']`, its numbers meaning nothing) starts them from a fork server instead, as
+    Dask's own test suite does: one interpreter that has imported Dask and NumPy, forked for each worker, where
+    spawning pays that start-up for every worker (about 2 CPU s each). It is started by the process's first cluster,
+    and stopped and waited for when the process exits, so that its CPU seconds and its workers' count as this
+    process's children's (the harness's clock)."""
+    import dask
+    import distributed
+    kw = dict(n_workers=p['workers'], threads_per_worker=1, processes=True, dashboard_address=':0', memory_limit=0)
+    if not p.get('quick'):
+        with distributed.LocalCluster(**kw) as cluster: yield cluster
+        return
+    import atexit
+    from multiprocessing import forkserver
+    from distributed.utils import get_mp_context
+    with dask.config.set({'distributed.worker.multiprocessing-method': 'forkserver'}):
+        ctx = get_mp_context()                          # sets Dask's own list of modules the fork server imports
+        if forkserver._forkserver._forkserver_pid is None:      # started by the first cluster, used by the others
+            ctx.set_forkserver_preload(list(dict.fromkeys(forkserver._forkserver._preload_modules + WORKER_IMPORTS)))
+            atexit.register(forkserver._forkserver._stop)
+        with distributed.LocalCluster(**kw) as cluster:
+            yield cluster
+
+
 def on_cluster(p):
     """Fit on a LocalCluster of `workers` single-threaded processes; the data made on the workers."""
     import warnings
     import distributed
     from vbfa_lit import VBPCA
     X = dask_ratings(p, p['n_blocks'])
-    with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=':0', memory_limit=0) as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(p) as cluster, distributed.Client(cluster) as client:
         SweepClock.reset()
         counting_gathers(client)
         t0 = time.perf_counter()
@@ -293,9 +323,7 @@ def round_trip(p):
     pauses of 0, 10 and 20 ms in turn between them (a sweep's waits follow the client's own work, not each other).
     A sweep's waits at the median take its number of waits times it (`amdahl`)."""
     import distributed
-    with distributed.LocalCluster(n_workers=p['workers'], threads_per_worker=1, processes=True,
-                                  dashboard_address=':0', memory_limit=0) as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(p) as cluster, distributed.Client(cluster) as client:
         for i in range(20): client.submit(nothing, i, pure=False).result()
         times = []
         for i in range(p['n']):

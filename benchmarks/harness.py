@@ -15,7 +15,9 @@ which turns the cases' results into the rows the page shows. The harness does th
 
 - every case runs in a fresh interpreter with the BLAS threads fixed (environment variables set before NumPy is
   imported; ``Case.threads=None`` removes them all instead: the default environment), so that peak memory (the kernel's ``ru_maxrss`` of that child, from ``os.wait4``) belongs to one case;
-  the smoke run (``--quick``) runs a file's cases of one thread setting in one child instead;
+  the smoke run (``--quick``) runs a file's cases of one thread setting in one child instead, and forks its one-thread
+  children from a process that has imported the packages they share once (`Zygote`: an interpreter start-up and
+  about 2 s of imports a file spared; its numbers mean nothing anyway);
 - a case with ``rounds > 1`` is run that many times, interleaved with the other such cases of its file in an order
   that rotates every round (inside a child, `interleave` does the same for tools that share one process);
 - clocks: CPU time of the process (``time.process_time``: with one BLAS thread, what the work costs on a dedicated
@@ -201,11 +203,15 @@ def run_child(module, cases, params, threads):
     if threads is not None: env.update({v: str(threads) for v in THREAD_VARS})
     env['PYTHONHASHSEED'] = '0'
     with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as f: out = f.name
-    cmd = [sys.executable, str(Path(__file__).resolve()), '--child', f"{module}:{','.join(cases)}", '--params',
-           json.dumps(params), '--result', out]
+    spec = f"{module}:{','.join(cases)}"
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    if _ZYGOTE.get(threads) is not None:                 # the smoke run: a fork of a process that has the imports
+        status, usage = _ZYGOTE[threads].run(spec, params, out)
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), '--child', spec, '--params', json.dumps(params),
+               '--result', out]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     try:
         done = Path(out).read_text()
@@ -221,6 +227,79 @@ def run_child(module, cases, params, threads):
                  threads=threads)
     if len(cases) > 1: child['cases'] = len(cases)       # shared by the cases of one smoke-run child
     return [dict(r, child=child) for r in res]
+
+
+# the packages the bench files' children import (the smoke run's zygote imports those that are installed, once)
+SHARED_IMPORTS = ('numpy', 'scipy.linalg', 'scipy.sparse', 'scipy.special', 'scipy.stats', 'scipy.optimize', 'numba',
+                  'pandas', 'matplotlib.pyplot', 'sklearn.impute', 'sklearn.linear_model', 'sklearn.preprocessing',
+                  'dask.array', 'distributed', 'surprise', 'vbfa_lit', 'vbfa_lit.estimator', 'vbfa_lit.engine',
+                  'vbfa_lit.vbpca_fast', 'vbfa_lit.rjmcmc', 'vbfa_lit.rjmcmc_fast', 'vbfa_lit.ratings',
+                  'vbfa_lit.recommend', 'vbfa_lit.factorised_engine', 'vbfa_lit.transformations', 'vbfa_lit.convergence',
+                  'vbfa_lit.data', 'vbfa_lit.stiefel', 'vbfa_lit.widgets')
+_ZYGOTE = {}     # threads -> Zygote, during a smoke run
+
+
+class Zygote:
+    """The smoke run's (--quick) one-thread children: a process started once with the children's environment, which
+    imports `SHARED_IMPORTS` and then forks a child for each request (``child_main`` in the fork, which runs the
+    interpreter's exit functions and exits when its cases are done); it waits for that child and answers with its exit
+    status and its own resource usage (CPU seconds from the fork on, children included; peak memory, which counts the
+    pages it shares with the zygote), which `run_child` records as a fresh child's. The zygote's own CPU seconds count
+    when the harness waits for it at the end. Nothing runs in it before the fork but imports: no threads, no BLAS
+    calls, no compiled kernel."""
+    def __init__(self, env):
+        import threading
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), '--zygote'], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, spec, params, result):
+        with self.lock:
+            self.proc.stdin.write(json.dumps(dict(spec=spec, params=params, result=result)) + '\n')
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        if not answer: raise RuntimeError(f'the zygote exited with {self.proc.wait()}')
+        a = json.loads(answer)
+        import resource
+        usage = resource.struct_rusage((a['utime'], a['stime'], a['maxrss']) + (0,) * 13)
+        return a['status'], usage
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def zygote_main():
+    "Inside the zygote: import, then fork a child per request line on stdin, answer a line on stdout when it ends."
+    sys.path.insert(0, str(HERE))
+    for name in SHARED_IMPORTS:
+        try: importlib.import_module(name)
+        except ImportError: pass
+    out = sys.stdout
+    for line in sys.stdin:
+        req = json.loads(line)
+        out.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:                                        # the child: stdin and stdout to /dev/null, as run_child's
+            code = 1
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                os.dup2(null, 0); os.dup2(null, 1)
+                sys.stdin = open(os.devnull); sys.stdout = open(os.devnull, 'w')
+                child_main(req['spec'], req['params'], req['result'])
+                code = 0
+            except BaseException:
+                import traceback
+                traceback.print_exc()
+            finally:
+                import atexit
+                atexit._run_exitfuncs()                     # what the interpreter's exit runs (waits for helpers)
+                sys.stderr.flush()
+                os._exit(code)
+        _, status, usage = os.wait4(pid, 0)
+        out.write(json.dumps(dict(status=status, utime=usage.ru_utime, stime=usage.ru_stime,
+                                  maxrss=usage.ru_maxrss)) + '\n')
+        out.flush()
 
 
 def child_main(spec, params, result):
@@ -357,8 +436,10 @@ def main(argv=None):
     ap.add_argument('--child', help=argparse.SUPPRESS)
     ap.add_argument('--params', help=argparse.SUPPRESS)
     ap.add_argument('--result', help=argparse.SUPPRESS)
+    ap.add_argument('--zygote', action='store_true', help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child: return child_main(a.child, json.loads(a.params), a.result)
+    if a.zygote: return zygote_main()
     overrides = {}
     for s in a.set:
         key, value = s.split('=', 1)
@@ -368,10 +449,17 @@ def main(argv=None):
     out_dir = Path(a.out) if a.out else HERE / 'results' / ('quick' if a.quick else '')
     t0 = time.perf_counter()
     failed = []
-    for m in modules:
-        print(f'{m}:', flush=True)
-        res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only, a.first_of_each)
-        failed += [f'{m}:{k}' for k, v in res['cases'].items() if 'error' in v]
+    if a.quick:                                          # the one-thread children forked from one zygote
+        env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+        _ZYGOTE[1] = Zygote(dict(env, PYTHONHASHSEED='0', **{v: '1' for v in THREAD_VARS}))
+    try:
+        for m in modules:
+            print(f'{m}:', flush=True)
+            res = run_module(m, a.quick, overrides, a.jobs, out_dir, a.only, a.first_of_each)
+            failed += [f'{m}:{k}' for k, v in res['cases'].items() if 'error' in v]
+    finally:
+        for z in _ZYGOTE.values(): z.close()
+        _ZYGOTE.clear()
     print(f'wrote {len(modules)} file(s) to {out_dir} in {(time.perf_counter() - t0) / 60:.1f} min'
           + (f'; FAILED: {failed}' if failed else ''))
     return 1 if failed else 0
