@@ -6,8 +6,10 @@ skipped; our own cases must always run."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / 'benchmarks'
 MODULES = sorted(p.stem for p in BENCH.glob('bench_*.py'))
-ANCHOR_CASES = ('bayespy', 'vbpca', 'householder', 'standard', 'surprise')  # cases that may be skipped when an anchor is missing
+# cases that may be skipped when an anchor is missing
+ANCHOR_CASES = ('bayespy', 'vbpca', 'householder', 'standard', 'surprise')
 
 
 def numbers(x):
@@ -44,23 +47,41 @@ def _run_harness(out, cache_dir):
     return dict(returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
 
 
-@pytest.fixture(scope='session')
-def quick_run(request, tmp_path_factory):
-    """One harness run over every bench file (`make bench` runs them all from one parent too): one parent process
-    instead of one a file; each file's cases still run in children of their own and write their own JSON file, which
-    `test_quick` checks file by file. Under pytest-xdist the workers share the run: the first to ask runs it, the
-    others wait for it and read its files (a directory of this session that every worker sees)."""
-    cache_dir = str(request.config.cache.mkdir('vbfa_lit_bench_jax'))
-    if 'PYTEST_XDIST_WORKER' not in os.environ:
-        out = tmp_path_factory.mktemp('bench_quick')
-        return _run_harness(out, cache_dir), out
+def _run_dir(config):
+    "This session's directory of the run, the same in every xdist worker (their shared test-run id)."
+    run_id = getattr(config, 'workerinput', {}).get('testrunuid') or f'pid{os.getpid()}'
+    return config.cache.mkdir('vbfa_lit_bench_quick') / run_id
+
+
+def start_quick_run(config):
+    """Start this session's one harness run over every bench file in the background (`tests/conftest.py` calls this when
+    the collection holds these tests, and runs them last), so that it runs beside the other tests instead of holding a
+    worker; `make bench` runs them all from one parent too. Under pytest-xdist the first worker to get here starts it
+    and the others find it started; the run's result lands in `done.json`, which `quick_run` waits for. Earlier runs'
+    directories are removed."""
     import fcntl
-    root = tmp_path_factory.getbasetemp().parent          # this session's directory, shared by its workers
-    out, done = root / 'bench_quick', root / 'bench_quick.json'
-    with open(root / 'bench_quick.lock', 'w') as lock:
+    runs, here = config.cache.mkdir('vbfa_lit_bench_quick'), _run_dir(config)
+    with open(runs / 'lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists(): done.write_text(json.dumps(_run_harness(out, cache_dir)))
-    return json.loads(done.read_text()), out
+        if here.exists(): return
+        for old in runs.iterdir():
+            if old.is_dir(): shutil.rmtree(old, ignore_errors=True)
+        here.mkdir()
+        cache_dir = str(config.cache.mkdir('vbfa_lit_bench_jax'))
+        subprocess.Popen([sys.executable, __file__, str(here), cache_dir], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=open(here / 'runner.err', 'w'))
+
+
+@pytest.fixture(scope='session')
+def quick_run(request):
+    "The harness run `start_quick_run` started (started here if it was not): its exit code and output, and its files."
+    here = _run_dir(request.config)
+    if not here.exists(): start_quick_run(request.config)
+    deadline = time.monotonic() + 1900
+    while not (here / 'done.json').exists():
+        assert time.monotonic() < deadline, 'the harness run did not finish: ' + (here / 'runner.err').read_text()
+        time.sleep(0.5)
+    return json.loads((here / 'done.json').read_text()), here / 'out'
 
 
 def test_quick_harness_exits_cleanly(quick_run):
@@ -114,3 +135,11 @@ def test_the_machine_record_names_the_largest_cache(tmp_path):
     assert harness.last_cache(tmp_path) == dict(level=3, bytes=32 << 20, shared='0-1')
     assert harness.last_cache(tmp_path / 'none') is None
     assert set(harness.machine()) >= {'cpu', 'cpu_count', 'last_cache'}
+
+
+if __name__ == '__main__':      # start_quick_run's background process: python test_bench.py <run directory> <JAX cache>
+    run = Path(sys.argv[1])
+    try: result = _run_harness(run / 'out', sys.argv[2])
+    except Exception as e: result = dict(returncode=-1, stdout='', stderr=f'the harness run failed: {e!r}')
+    (run / 'done.part').write_text(json.dumps(result))
+    (run / 'done.part').rename(run / 'done.json')      # complete or absent, never half-written
