@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.utils import Bunch
 
 import vbfa_lit.data as data
 from vbfa_lit.data import (ChecksumError, DownloadError, check_random_state, fetch_file, get_data_home,
@@ -37,6 +36,7 @@ GENERATORS = {
 
 @pytest.mark.parametrize('name', GENERATORS)
 def test_generators_are_reproducible_and_seeded(name):
+    from sklearn.utils import Bunch       # here, not at the top: the spawned processes below import this module
     make = GENERATORS[name]
     a, b, c = make(3), make(3), make(4)
     assert isinstance(a, Bunch) and a.X.ndim == 2

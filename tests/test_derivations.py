@@ -36,23 +36,40 @@ def symbolic_model(D, noise, prior):
     return symbolic_vbfa(M, N, D, observed=OBSERVED, noise=noise, prior=prior)
 
 
-_READOFFS = {}
+_MEAN_FIELDS, _READOFFS = {}, {}
+
+
+def _key(f):
+    "A factor's identity: its kind, name and size fix its symbols and moment symbols (`GaussianFactor`, `GammaFactor`)."
+    return type(f).__name__, f.tex, len(f.vars)
 
 
 def factor_mean_field(model, factor):
-    """`mean_field(model, factor)` taken over the terms of the log joint that hold the factor's variables only: the
-    other terms average to constants of its optimum, which `mean_field` drops, so the result is the same expression
-    (`test_factor_mean_field_is_mean_field` compares the two) for a fraction of the SymPy work."""
+    """`mean_field(model, factor)` taken over the terms of the log joint that hold the factor's variables only, averaged
+    over the factors those terms hold: the other terms average to constants of its optimum, which `mean_field` drops,
+    and a factor absent from the terms leaves their expectation as it is, so the result is the same expression
+    (`test_factor_mean_field_is_mean_field` compares the two) for a fraction of the SymPy work. Derived once per
+    module for the same terms and factors: x_n, mu_m and tau hold the same terms with the broad and the ARD prior."""
     own = set(factor.vars)
-    terms = [t for t in sp.Add.make_args(model.log_joint) if t.free_symbols & own]
-    return mean_field(SimpleNamespace(factors=model.factors, log_joint=sp.Add(*terms)), factor)
+    terms = sp.Add(*[t for t in sp.Add.make_args(model.log_joint) if t.free_symbols & own])
+    held = [f for f in model.factors if f is factor or terms.free_symbols & set(f.vars)]
+    key = (terms, _key(factor), frozenset(map(_key, held)))
+    if key not in _MEAN_FIELDS:
+        _MEAN_FIELDS[key] = mean_field(SimpleNamespace(factors=held, log_joint=terms), factor)
+    return _MEAN_FIELDS[key]
 
 
 def symbolic_gaussian(model, factor):
-    "The Gaussian read-off of a factor's mean-field optimum, derived once per model and factor (the costly SymPy part)."
-    key = (id(model), id(factor))              # models are kept alive by symbolic_model's cache: ids stay theirs
-    if key not in _READOFFS: _READOFFS[key] = gaussian_readoff(factor_mean_field(model, factor), factor)
+    "The Gaussian read-off of a factor's mean-field optimum, derived once per expression and factor (the costly part)."
+    mf = factor_mean_field(model, factor)
+    key = (mf, _key(factor))
+    if key not in _READOFFS: _READOFFS[key] = gaussian_readoff(mf, factor)
     return _READOFFS[key]
+
+
+def at(expr, vals):
+    "`evaluate` given the values of the expression's own symbols (lambdify's work grows with the symbols it is given)."
+    return evaluate(expr, {k: vals[k] for k in sp.sympify(expr).free_symbols})
 
 
 CASES = [(D, noise, prior) for D in (1, 2, 3) for noise in ('per_feature', 'shared') for prior in ('broad', 'ard')]
@@ -60,7 +77,7 @@ CASES = [(D, noise, prior) for D in (1, 2, 3) for noise in ('per_feature', 'shar
 
 def gaussian_from_derivation(model, factor, vals):
     r = symbolic_gaussian(model, factor)
-    P, h = evaluate(r.precision, vals), evaluate(r.linear, vals).ravel()
+    P, h = at(r.precision, vals), at(r.linear, vals).ravel()
     return np.linalg.solve(P, h), P
 
 
@@ -125,11 +142,11 @@ def test_gamma_updates_match_their_derivations(D, noise, prior):
     err = sq_error(data, q.W, q.Sw, q.X, q.Sx, sum_xx(data, q.X, q.Sx), q.mu, q.vmu)
     a, b = update_tau(err, data.n_row, pr.a_tau, pr.b_tau, noise == 'shared')
     taus = list(dict.fromkeys(model.tau.values()))
-    derived = np.array([[float(evaluate(e, vals)) for e in gamma_readoff(factor_mean_field(model, f), f)] for f in taus])
+    derived = np.array([[float(at(e, vals)) for e in gamma_readoff(factor_mean_field(model, f), f)] for f in taus])
     np.testing.assert_allclose(np.column_stack([a, b]), derived, rtol=1e-9)
     if prior == 'ard':
         a, b = update_alpha(q.W, q.Sw, pr.w.a_alpha, pr.w.b_alpha)
-        derived = np.array([[float(evaluate(e, vals)) for e in gamma_readoff(factor_mean_field(model, f), f)]
+        derived = np.array([[float(at(e, vals)) for e in gamma_readoff(factor_mean_field(model, f), f)]
                             for f in model.alpha.values()])
         np.testing.assert_allclose(np.column_stack([a, b]), derived, rtol=1e-9)
 

@@ -41,15 +41,22 @@ def test_complete_data_estimate_matches_tracemalloc():
 
 
 def test_default_fit_of_large_complete_data_is_not_refused(monkeypatch):
-    "The memory check alone (the fit itself is stopped by the callback after its first sweep)."
+    """The memory check alone (the fit itself is stopped by the callback after its first sweep). The finding's
+    250,000 x 60 with 4 GB available, scaled down 25 times in both (10,000 x 60, 0.16 GB): the estimate with a
+    covariance a row (1.2 GB) still refuses it, as the finding's 30.6 GB refused 4 GB; the shared one (0.05 GB)
+    does not."""
     import vbfa_lit.estimator as est_module
-    monkeypatch.setattr(est_module, 'available_memory', lambda: int(4e9))
-    X = np.random.default_rng(0).normal(size=(250_000, 60))
+    monkeypatch.setattr(est_module, 'available_memory', lambda: int(4e9 / 25))
+    X = np.random.default_rng(0).normal(size=(250_000 // 25, 60))
     est = VBPCA(random_state=0, callback=lambda sweep, elbo: True)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         est.fit(X)
     assert est.n_iter_ == 1
+    per_row = lambda N, M, D, n_obs=None, dense=True, complete=False: fit_cost(N, M, D, n_obs, dense)   # the finding's
+    monkeypatch.setattr(est_module, 'fit_cost', per_row)
+    with pytest.raises(ValueError, match='needs about 1.2'):                          # this size still shows it
+        VBPCA(random_state=0).fit(X)
 
 
 @pytest.mark.parametrize('n_jobs, expected', [(1, 1), (-1, 'cores'), (64, 'cores'), (10 ** 6, 'cores')])

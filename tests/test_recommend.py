@@ -27,6 +27,14 @@ def small(**kw):
     return VBPCARecommender(n_components=5, random_state=0, tol=1e-5, **kw)
 
 
+@pytest.fixture(scope='module')
+def oriented(ratings):
+    "The ratings fitted with each orientation asked for explicitly (two tests read the same two fits)."
+    r = ratings
+    return {o: small(orientation=o).fit(np.c_[r.users, r.items], r.ratings)
+            for o in ('users-by-items', 'items-by-users')}
+
+
 def test_arrays_three_columns_and_dataframes_give_the_same_fit(ratings, fitted):
     r = ratings
     pairs = np.c_[r.users[:50], r.items[:50]]
@@ -59,20 +67,19 @@ def test_string_ids(ratings, fitted):
     assert rec.predict([['nobody', 'film 0']]).shape == (1,)
 
 
-def test_orientation_puts_the_more_numerous_side_on_the_rows(ratings, fitted):
+def test_orientation_puts_the_more_numerous_side_on_the_rows(ratings, fitted, oriented):
     assert fitted.orientation_ == 'users-by-items' and fitted.matrix_.shape[0] == 120     # 120 users, 70 items
     r = ratings
     swapped = small().fit(np.c_[r.items, r.users], r.ratings)                              # 70 users, 120 items
     assert swapped.orientation_ == 'items-by-users' and swapped.matrix_.shape[0] == 120
-    for orientation in ('users-by-items', 'items-by-users'):
-        rec = small(orientation=orientation).fit(np.c_[r.users, r.items], r.ratings)
+    for orientation, rec in oriented.items():
         assert rec.orientation_ == orientation
 
 
 @pytest.mark.parametrize('orientation', ['users-by-items', 'items-by-users'])
-def test_seen_pairs_are_vbpca_predictions(ratings, orientation):
+def test_seen_pairs_are_vbpca_predictions(ratings, oriented, orientation):
     r = ratings
-    rec = small(orientation=orientation).fit(np.c_[r.users, r.items], r.ratings)
+    rec = oriented[orientation]
     k = np.arange(0, len(r.ratings), 37)
     rows, cols = (r.users[k], r.items[k]) if orientation == 'users-by-items' else (r.items[k], r.users[k])
     mean, std = rec.predict(np.c_[r.users[k], r.items[k]], return_std=True)

@@ -44,9 +44,11 @@ def test_no_components_matches_quadrature(seed):
 
 
 def test_one_component_in_two_dimensions_matches_quadrature():
+    """The grid need only be fine against the estimator's error (3 err, about 0.5 nat here): 81 x 81 x 41 points are
+    within 1e-3 of 121 x 121 x 61 (3e-4 from it and from the default 161 x 161 x 81), for a twentieth of the work."""
     X = one_component(3)
-    known = _log_evidence_2d(X.T, Prior())
-    assert abs(known - _log_evidence_2d(X.T, Prior(), 241, 121)) < 1e-3          # the grid has converged
+    known = _log_evidence_2d(X.T, Prior(), 81, 41)
+    assert abs(known - _log_evidence_2d(X.T, Prior(), 121, 61)) < 1e-3            # the grid has converged
     ti = reference_log_evidence(X, 1, random_state=5, **FAST)
     assert abs(ti.log_evidence - known) < 3 * err(ti), (ti, known)
 
