@@ -53,13 +53,13 @@ experiments: install
 ## Authoring: clean the notebooks, regenerate vbfa_lit/ from them (README.md is written by hand).
 sync: install
 	$(BIN)/nbdev-clean
-	$(BIN)/nbdev-export
+	$(BIN)/python tools/export.py
 
-## make site: export the library, then Sphinx: myst-nb executes each notebook through its cache (_build/.jupyter_cache)
+## make site: export the library (tools/export.py: nbdev-export, unchanged modules keep their times), then Sphinx: myst-nb executes each notebook through its cache (_build/.jupyter_cache)
 ## and renders the pages into _build/html, which _site links to (myst-nb keeps its image files beside its output).
 SPHINX := $(BIN)/python -m sphinx -b html -W --keep-going -j $(NB_WORKERS) -c docs -d _build/doctrees _build/src _build/html
 site: install
-	$(BIN)/nbdev-export
+	$(BIN)/python tools/export.py
 	@$(MAKE) --no-print-directory site-build
 
 ## make test: everything, fastest checks first; any failure stops with a non-zero exit.
