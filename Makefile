@@ -55,8 +55,9 @@ sync: install
 	$(BIN)/nbdev-clean
 	$(BIN)/python tools/export.py
 
-## make site: export the library (tools/export.py: nbdev-export, unchanged modules keep their times), then Sphinx: myst-nb executes each notebook through its cache (_build/.jupyter_cache)
-## and renders the pages into _build/html, which _site links to (myst-nb keeps its image files beside its output).
+## make site: export the library (tools/export.py: nbdev-export, unchanged modules keep their times), then Sphinx:
+## myst-nb executes each notebook through its cache (_build/.jupyter_cache) and renders the pages into _build/html,
+## which _site links to (myst-nb keeps its image files beside its output).
 SPHINX := $(BIN)/python -m sphinx -b html -W --keep-going -j $(NB_WORKERS) -c docs -d _build/doctrees _build/src _build/html
 site: install
 	$(BIN)/python tools/export.py
