@@ -126,6 +126,13 @@ def cell_with(stem, text):
     return hits[0]
 
 
+def cell_id(stem, text):
+    "The id of the one code cell of nbs/<stem>.ipynb that contains `text` (fails if none or several do)."
+    hits = [c['id'] for c in notebook_cells(stem) if c['cell_type'] == 'code' and text in ''.join(c['source'])]
+    assert len(hits) == 1, (stem, text, len(hits))
+    return hits[0]
+
+
 def caption(stem, number):
     "The markdown cell that opens with the caption '*Figure <number>:'."
     return next(s for k, s in cells(stem) if k == 'markdown' and s.startswith(f'*Figure {number}:'))
