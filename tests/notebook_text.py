@@ -14,9 +14,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
-from proc2sphinx import APPENDIX, LESSONS, LIB_KEY, convert_notebook  # noqa: E402  (the site's reading order, its conversion)
+# the site's reading order (which pages are lessons) and its conversion of a notebook for myst-nb
+from proc2sphinx import APPENDIX, LESSONS, LIB_KEY, convert_notebook  # noqa: E402
 
-CACHE = ROOT / '_build' / '.jupyter_cache'   # where the site build (myst-nb, nb_execution_mode='cache') keeps what it ran
+CACHE = ROOT / '_build' / '.jupyter_cache'   # where the site build (myst-nb's 'cache' mode) keeps what it ran
 
 
 def page_order(stems) -> tuple[list[str], list[str]]:

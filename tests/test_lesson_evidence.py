@@ -16,7 +16,8 @@ import numpy as np
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
-from notebook_text import MIN_PT, NBS, cell_id, cell_with, cells, flat, prose, run, section, smallest_shown_pt  # noqa: E402
+from notebook_text import (MIN_PT, NBS, cell_id, cell_with, cells, flat, prose, run, section,  # noqa: E402
+                           smallest_shown_pt)
 
 STEM = '11_evidence'
 
