@@ -185,11 +185,24 @@ def site_notebook(stem):
 
 def cached_run(nb, cache=CACHE):
     """The notebook `nb` with the outputs the site build cached for it, or None when the cache holds no run of this
-    code: jupyter-cache matches on every code cell's source and metadata (the library's hash is in the first one)."""
+    code: jupyter-cache matches on every code cell's source and metadata (the library's hash is in the first one).
+    Read only: the database is opened read-only and no record is touched (jupyter-cache's `get_cache_bundle` would
+    write the access time)."""
     if not (Path(cache) / 'global.db').exists(): return None
+    import nbformat
+    from sqlalchemy import create_engine
     from jupyter_cache import get_cache
-    try: return get_cache(str(cache)).merge_match_into_notebook(nb)[1]
+    jc = get_cache(str(cache))
+    jc._db = create_engine(f"sqlite:///file:{Path(cache).resolve() / 'global.db'}?mode=ro&uri=true")
+    try: record = jc.match_cache_notebook(nb)
     except KeyError: return None
+    ran = nbformat.read(str(jc._get_notebook_path_cache(record.hashkey)), as_version=4)
+    outputs = iter([c.outputs for c in ran.cells if c.cell_type == 'code'])
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for c in nb.cells:
+        if c.cell_type == 'code': c.outputs = next(outputs)
+    assert next(outputs, None) is None, 'the cached run has more code cells than the notebook'
+    return nb
 
 
 def kernel_run(nb):
