@@ -1,7 +1,9 @@
 """Reading the course's notebooks as text, for the course tests (the one reader every test file imports): their cells
 and prose, whitespace folded, which cells the page hides or folds, the code a reader sees unfolded, sections, captions
-and solutions, a cell's code run for what it prints, and the smallest font of a figure as the page column shows it."""
+and solutions, what each cell printed when the site built the page (or a cell's code run again, where a test changes
+it), and the smallest font of a figure as the page column shows it."""
 import contextlib
+import functools
 import io
 import json
 import re
@@ -12,7 +14,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / 'nbs'
 sys.path.insert(0, str(ROOT / 'docs'))
-from proc2sphinx import APPENDIX, LESSONS  # noqa: E402  (the site's reading order: which pages are lessons)
+# the site's reading order (which pages are lessons) and its conversion of a notebook for myst-nb
+from proc2sphinx import APPENDIX, LESSONS, LIB_KEY, convert_notebook  # noqa: E402
+
+CACHE = ROOT / '_build' / '.jupyter_cache'   # where the site build (myst-nb's 'cache' mode) keeps what it ran
 
 
 def page_order(stems) -> tuple[list[str], list[str]]:
@@ -122,6 +127,13 @@ def cell_with(stem, text):
     return hits[0]
 
 
+def cell_id(stem, text):
+    "The id of the one code cell of nbs/<stem>.ipynb that contains `text` (fails if none or several do)."
+    hits = [c['id'] for c in notebook_cells(stem) if c['cell_type'] == 'code' and text in ''.join(c['source'])]
+    assert len(hits) == 1, (stem, text, len(hits))
+    return hits[0]
+
+
 def caption(stem, number):
     "The markdown cell that opens with the caption '*Figure <number>:'."
     return next(s for k, s in cells(stem) if k == 'markdown' and s.startswith(f'*Figure {number}:'))
@@ -162,3 +174,59 @@ def smallest_shown_pt(fig):
     scale = min(1.0, COLUMN_IN / fig.get_size_inches()[0])
     sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
     return min(sizes) * scale
+
+
+def site_notebook(stem):
+    "nbs/<stem>.ipynb converted exactly as the site converts it before myst-nb executes it (cell ids kept)."
+    import nbformat
+    nb = convert_notebook(json.loads((NBS / f'{_stem(stem)}.ipynb').read_text(encoding='utf-8')), _stem(stem), LIB_KEY)
+    return nbformat.reads(json.dumps(nb, ensure_ascii=False), as_version=4)
+
+
+def cached_run(nb, cache=CACHE):
+    """The notebook `nb` with the outputs the site build cached for it, or None when the cache holds no run of this
+    code: jupyter-cache matches on every code cell's source and metadata (the library's hash is in the first one).
+    Read only: the database is opened read-only and no record is touched (jupyter-cache's `get_cache_bundle` would
+    write the access time)."""
+    if not (Path(cache) / 'global.db').exists(): return None
+    import nbformat
+    from sqlalchemy import create_engine
+    from jupyter_cache import get_cache
+    jc = get_cache(str(cache))
+    jc._db = create_engine(f"sqlite:///file:{Path(cache).resolve() / 'global.db'}?mode=ro&uri=true")
+    try: record = jc.match_cache_notebook(nb)
+    except KeyError: return None
+    ran = nbformat.read(str(jc._get_notebook_path_cache(record.hashkey)), as_version=4)
+    outputs = iter([c.outputs for c in ran.cells if c.cell_type == 'code'])
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for c in nb.cells:
+        if c.cell_type == 'code': c.outputs = next(outputs)
+    assert next(outputs, None) is None, 'the cached run has more code cells than the notebook'
+    return nb
+
+
+def kernel_run(nb):
+    "The notebook `nb` executed in a fresh kernel in nbs/, as myst-nb runs it (errors raise)."
+    from nbclient import NotebookClient
+    NotebookClient(nb, timeout=600, kernel_name='python3', resources={'metadata': {'path': str(NBS)}}).execute()
+    return nb
+
+
+@functools.lru_cache(maxsize=None)
+def executed(stem, cache=CACHE):
+    """{cell id: outputs} of the CURRENT nbs/<stem>.ipynb: the site build's run of it when its code and the library are
+    unchanged since (a stale run never matches), else a run in a kernel now (slower; one notebook at a time)."""
+    nb = site_notebook(stem)
+    nb = cached_run(nb, cache) or kernel_run(nb)
+    return {c['id']: c.get('outputs', []) for c in nb.cells if c['cell_type'] == 'code'}
+
+
+def output_of(stem, cid):
+    "What cell `cid` of nbs/<stem>.ipynb printed (its stdout) when the page's notebook ran."
+    return ''.join(o['text'] for o in executed(stem)[cid] if o['output_type'] == 'stream' and o['name'] == 'stdout')
+
+
+def shown_text(stem, cid):
+    "The plain text of what cell `cid` displayed (its `display()` calls and its value), in order."
+    return ''.join(o['data'].get('text/plain', '') for o in executed(stem)[cid]
+                   if o['output_type'] in ('display_data', 'execute_result'))

@@ -1,6 +1,7 @@
 """The worked solutions of the lessons' exercises (00, 01, 02, 03, 04, 04a, 04b, 04d, 05, 06, 06a, 07, 08; lessons 12's and 13's run from their pages) and of the
 widgets page (32) compute what their text says (01c's and 11's run from their pages in test_lesson_from_pca.py and
 test_lesson_beyond_one_machine.py)."""
+import re
 import warnings
 
 import numpy as np
@@ -11,7 +12,8 @@ from vbfa_lit.data import make_bishop_example
 from vbfa_lit.vbpca import FixedAlpha, Prior
 from vbfa_lit.engine import fit_vbfa, init_posterior, observed, sweep
 
-from notebook_text import prose, run
+from notebook_text import cell_by_id, output_of, prose, run
+from notebook_text import code as code_of
 
 BISHOP = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))
 
@@ -22,34 +24,42 @@ def _fit(T, prior=BISHOP):
         return fit_vbfa(observed(T.T), D=9, prior=prior, shared=True, rng=0, max_iter=3000, tol=1e-8)
 
 
-@pytest.fixture(scope='module')
-def bishop_fit():
-    T = make_bishop_example(random_state=1999).X
-    return T, _fit(T)
-
-
-def test_03_exercise_1_a_switched_off_column_stays_off(bishop_fit):
-    T, fit = bishop_fit
-    keep = effective_components(fit.q)
-    q1, _ = sweep(observed(T.T), fit.q, BISHOP, True)
-    off = ~keep
-    assert off.sum() == 5
-    assert np.abs(fit.q.W[:, off]).max() < 1e-8 * np.abs(fit.q.W[:, keep]).max()
-    before, after = fit.q.b_alpha / fit.q.a_alpha, q1.b_alpha / q1.a_alpha
-    np.testing.assert_allclose(after[off], before[off], rtol=1e-3)
+def test_03_exercise_1_a_switched_off_column_stays_off():
+    # lesson 04's fit of Bishop's example and the solution's one more sweep, as the page's notebook printed them
+    fit_cell, sweep_cell = cell_by_id('04_ard', '3b848889'), cell_by_id('04_ard', 'ex04ex1c')
+    assert 'T = make_bishop_example(random_state=1999).X' in fit_cell
+    assert 'fit = fit_vbfa(observed(T.T), D=M - 1, prior=bishop, shared=True, rng=0, max_iter=3000, tol=1e-8,' \
+        in fit_cell
+    assert 'q1, _ = sweep(observed(T.T), fit.q, bishop, True)' in sweep_cell and 'off = ~keep' in sweep_cell
+    assert 'np.abs(q1.b_alpha / q1.a_alpha - fit.q.b_alpha / fit.q.a_alpha)[off].max()' in sweep_cell
+    table = [l.split() for l in output_of('04_ard', 'cb144958').splitlines()[1:]
+             if l.split()[:1] in (['kept'], ['off'])]
+    off = np.array([r[0] == 'off' for r in table])                 # 1/<alpha_d>, ||w_d||^2/M of each column, sorted
+    before, size = np.array([r[1] for r in table], float), np.array([r[2] for r in table], float)
+    assert off.sum() == 5 and len(off) == 9
+    w_off, change = (float(v) for v in output_of('04_ard', 'ex04ex1c').split())
+    # max |w_md| over a kept column is at least sqrt(||w_d||^2 / M): the switched-off loadings are below 1e-8 of it
+    assert w_off < 1e-8 * np.sqrt(size[~off].max())
+    assert change <= 1e-3 * before[off].min()                      # one more sweep: 1/<alpha_d> stays (rtol 1e-3)
 
 
 def test_03_exercise_2_fewer_columns_at_N_20_four_at_N_50():
-    kept20 = [int(effective_components(_fit(make_bishop_example(20, random_state=s).X).q).sum())
-              for s in range(1999, 2004)]
+    # N = 20: what the solution's cell printed when lesson 04's notebook ran (the site build's run, else a run now)
+    code = cell_by_id('04_ard', 'ex04ex2c')
+    assert 'make_bishop_example(20, random_state=s)' in code and 'for s in range(1999, 2004)' in code
+    assert 'D=9, prior=bishop, shared=True, rng=0, max_iter=3000, tol=1e-8' in code
+    assert 'bishop = Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=ARD(1e-3, 1e-3))' in cell_by_id('04_ard', '3b848889')
+    rows = [l.split() for l in output_of('04_ard', 'ex04ex2c').splitlines()]
+    assert [int(s) for s, _ in rows] == list(range(1999, 2004))
+    kept20 = [int(k) for _, k in rows]
     kept50 = [int(effective_components(_fit(make_bishop_example(50, random_state=s).X).q).sum())
               for s in range(1999, 2004)]
     assert kept20 == [3, 3, 2, 3, 3]
     assert kept50 == [4] * 5
 
 
-def test_03_exercise_3_a_fixed_alpha_keeps_every_column(bishop_fit):
-    T, _ = bishop_fit
+def test_03_exercise_3_a_fixed_alpha_keeps_every_column():
+    T = make_bishop_example(random_state=1999).X
     fb = _fit(T, Prior(beta=1e-3, a_tau=1e-3, b_tau=1e-3, w=FixedAlpha(1e-3)))
     sizes = np.sort(np.sum(fb.q.W**2, 0))[::-1]
     assert effective_components(fb.q).sum() == 9
@@ -458,24 +468,24 @@ def test_05_exercise_1_tighter_targets_change_no_conclusion():
 
 
 def test_05_exercise_2_a_noisy_start_hurts_the_transformed_run():
-    from vbfa_lit.ard import effective_components
-    from vbfa_lit.convergence import paper_dataset
-    from vbfa_lit.transformations import transform_posterior
-    Y_tr, _, _ = paper_dataset('1')
-    data, prior = observed(Y_tr), Prior(w=ARD())
-
-    def fit_from(tau_scale, transform, D=10, sweeps=300):
-        q = init_posterior(data, D, prior, False, np.random.default_rng(0), tau_scale=tau_scale)
-        bounds = []
-        for it in range(sweeps):
-            if transform and it >= 1: q, _ = transform_posterior(data, q, prior, 'both')
-            q, terms = sweep(data, q, prior, False); bounds.append(terms.total)
-        return int(effective_components(q).sum()), np.array(bounds)
-
-    res = {(ts, tr): fit_from(ts, tr) for ts in (1e3, 1.0) for tr in (True, False)}
-    best = max(b.max() for _, b in res.values())
-    short = {k: best - b[-1] for k, (_, b) in res.items()}
+    # the solution's cell of lesson 09 as it printed when the page's notebook ran (the site build's run, else now)
+    code = cell_by_id('09_convergence', '8908ad72')
+    for line in ("Y_tr, Y_full, test = paper_dataset('1')", 'data, prior = observed(Y_tr), Prior(w=ARD())',
+                 'def fit_from(tau_scale, transform, D=10, sweeps=300):',
+                 'q = init_posterior(data, D, prior, False, np.random.default_rng(0), tau_scale=tau_scale)',
+                 "if transform and it >= 1: q, _ = transform_posterior(data, q, prior, 'both')",
+                 'q, terms = sweep(data, q, prior, False); bounds.append(terms.total)',
+                 'res = {(ts, tr): fit_from(ts, tr) for ts in (1e3, 1.0) for tr in (True, False)}',
+                 'best = max(b.max() for _, b in res.values())'):
+        assert line in code, line
+    res, short = {}, {}                    # (tau_scale, transformed): components kept; nats short of the best bound
+    for m in re.finditer(r'tau_scale = (\S+) +(with|without) +the transformations: (\d+) components kept, '
+                         r'(\S+) nats short', output_of('09_convergence', '8908ad72')):
+        key = (float(m[1]), m[2] == 'with')
+        res[key], short[key] = (int(m[3]),), float(m[4])
+    assert sorted(res) == [(1.0, False), (1.0, True), (1e3, False), (1e3, True)]
     assert res[1e3, True][0] == 10 and res[1.0, True][0] < 10        # a component lost with the noisy start
+    # printed to 0.1 nat: the other three runs end more than 1 nat short, so the best bound is this run's own
     assert short[1e3, True] < 1e-6 and short[1.0, True] > 100
     assert 1 < short[1e3, False] < 20 and 1 < short[1.0, False] < 20
 
@@ -527,9 +537,17 @@ def test_04a_exercise_2_per_feature_noise_finds_the_scaled_column():
 
 
 def test_04a_exercise_3_ard_loses_the_weakest_component_above_60_percent_missing():
-    from vbfa_lit.estimator import VBPCA
-    kept = {frac: [VBPCA(random_state=0).fit(_ppca_problem(frac, s).X).n_effective_components_ for s in range(3)]
-            for frac in (0.2, 0.4, 0.6, 0.7, 0.8, 0.9)}
+    # the solution's cell of lesson 06 as it printed when the page's notebook ran, on the problem of _ppca_problem
+    code = cell_by_id('06_estimator', 'ex06ex3c')
+    assert "make_ppca(N, M, np.array([3.0, 2.0, 1.0]) * np.sqrt(M) / 2, noise_std=sigma," in code
+    assert "mean='normal', missing=frac," in code and 'random_state=np.random.default_rng(s)).X' in code
+    assert 'VBPCA(random_state=0).fit(' in code and 'for s in range(3)]' in code
+    assert 'truth: 3 components, noise sd 0.3;' in output_of('06_estimator', '4bcec235')              # sigma = 0.3
+    assert re.findall(r'(?m)^N, M\b.*', code_of('06_estimator')) == ['N, M, sigma = 100, 10, 0.3']   # as _ppca_problem
+    kept = {float(m[1]) / 100: [int(k) for k in m[2].split(', ')]
+            for m in re.finditer(r'(\d+)% missing: components kept for seeds 0, 1, 2: \[([^\]]*)\]',
+                                 output_of('06_estimator', 'ex06ex3c'))}
+    assert sorted(kept) == [0.2, 0.4, 0.6, 0.7, 0.8, 0.9]
     assert kept[0.2] == kept[0.4] == kept[0.6] == [3, 3, 3]
     assert kept[0.7] == [2, 2, 2] and set(kept[0.8]) <= {1, 2} and kept[0.9] == [1, 1, 1]
 

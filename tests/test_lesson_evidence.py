@@ -16,7 +16,8 @@ import numpy as np
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
-from notebook_text import MIN_PT, NBS, cell_with, cells, flat, prose, run, section, smallest_shown_pt  # noqa: E402
+from notebook_text import (MIN_PT, NBS, cell_id, cell_with, cells, flat, prose, run, section,  # noqa: E402
+                           smallest_shown_pt)
 
 STEM = '11_evidence'
 
@@ -165,49 +166,37 @@ def test_the_vb_bound_is_below_the_reference_and_its_gap_grows_with_k():
         assert gap[4] > gap[1] + 5, (name, gap)
 
 
-def small_case():
-    "The lesson's small case, with the lesson's seeds."
-    from vbfa_lit.engine import fit_vbfa, observed
-    from vbfa_lit.reference_evidence import reference_log_evidence
-    from vbfa_lit.vbpca import FixedAlpha, Prior
-    rng = np.random.default_rng(11)
-    axes = np.linalg.qr(rng.normal(size=(5, 5)))[0][:, :2]
-    X = rng.normal(size=(40, 2)) * np.sqrt([6.0, 2.0]) @ axes.T + rng.normal(size=(40, 5)) + rng.normal(size=5) * 3
-    prior = Prior(w=FixedAlpha(1.0))
-    short = dict(n_temperatures=30, n_chains=8, n_sweeps=300, n_burn=100)
-    out = []
-    for k in range(4):
-        ti = reference_log_evidence(X, k, prior, random_state=k, **short)
-        ais = reference_log_evidence(X, k, prior, method='ais', n_steps=5000, n_runs=32, random_state=10 + k)
-        with np.errstate(divide='ignore'):
-            bound = max(float(fit_vbfa(observed(X.T), k, prior, shared=True, rng=s).elbo[-1]) for s in range(3))
-        out.append((ti, ais, bound))
-    return out
-
-
 def test_small_case_agrees_is_bounded_and_reproduces_its_seed():
-    from scipy import special
-    out = small_case()
-    ti = np.array([t.log_evidence for t, _, _ in out])
-    ti_err = np.array([np.hypot(t.se, t.discretisation_error) for t, _, _ in out])
-    ais = np.array([a.log_evidence for _, a, _ in out])
-    bound = np.array([b for *_, b in out])
-    assert np.all(np.abs(ti - ais) < 3 * np.hypot(ti_err, [a.se for _, a, _ in out]))
+    "The lesson's small case as its table printed it when the page's notebook ran (the site build's run, else now)."
+    from notebook_text import output_of
+    table = output_of(STEM, cell_id(STEM, "print(' k   TI (err)"))
+    rows = np.array([l.replace('(', ' ').replace(')', ' ').replace(',', ' ').split()
+                     for l in table.splitlines() if re.match(r'\s*\d\s', l)], float)
+    assert rows[:, 0].tolist() == [0, 1, 2, 3], table
+    ti, ti_err, ais, ais_se, bound = rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4], rows[:, 7]
+    assert np.all(np.abs(ti - ais) < 3 * np.hypot(ti_err, ais_se)) and np.all(rows[:, 6] < 3)
     gap = ti - bound
+    assert np.allclose(gap, rows[:, 8], atol=0.011)                  # the printed gap is TI minus the bound
     assert np.all(gap > -3 * ti_err) and np.all(np.diff(gap) > 0)
+    from scipy import special
     floor = np.array([k * np.log(2) + special.gammaln(k + 1) for k in range(4)])
     assert np.all(gap[1:] > floor[1:])                      # exercise 4: each gap above its symmetric-modes floor
     assert softmax(ti).argmax() == 2 and softmax(bound)[3] < softmax(ti)[3]
     # exercise 4's worked solution, run with the small case's names, prints the floors its text quotes
-    from notebook_text import run, solution_blocks
+    from notebook_text import solution_blocks
     text, blocks = solution_blocks(STEM, 4)
     assert not blocks                                        # the solution's code runs in the folded cell after it
-    printed = run(cell_with(STEM, "exercise 4's solution"), dict(np=np, special=special, log_ti=ti, bound=bound))
+    printed = output_of(STEM, cell_id(STEM, "exercise 4's solution"))
     floors, gaps = [np.array(l.split('[')[1].strip(' ]').split(), float) for l in printed.splitlines()]
     assert np.allclose(floors, [0, 0.69, 2.08, 3.87]) and np.all(gaps[1:] > floors[1:])
+    assert np.allclose(gaps, gap, atol=0.06)                 # the gaps of the small case's table above
     assert '0, 0.69, 2.08 and 3.87 nats' in text and 'The gaps of the small case are larger from $k = 1$ on' in text
     # a fixed seed's result (one BLAS thread): the lesson's printout
     assert ti[2] == pytest.approx(-390.252, abs=5e-3) and ais[2] == pytest.approx(-389.963, abs=5e-3)
+    # the table is the one the page computes: the lesson's seeds and settings
+    run_cell = cell_with(STEM, 'small[k] = ti, ais, vb_bound(X_small, k, prior)')
+    assert 'short = dict(n_temperatures=30, n_chains=8, n_sweeps=300, n_burn=100)' in run_cell
+    assert "method='ais', n_steps=5000, n_runs=32, random_state=10 + k" in run_cell
 
 
 def test_figures_4_and_5_are_legible_at_the_column_width():

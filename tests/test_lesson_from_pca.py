@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from notebook_text import caption, cell_with, cells, flat, listing, prose, run, solution_blocks
+from notebook_text import notebook_cells as cells_as_stored
 
 STEM = '01_from_pca'
 
@@ -110,3 +111,37 @@ def test_exercise_names_are_defined_in_open_cells():
     shown = '\n'.join(shown_cells(STEM))
     for name in ('Y6', 'fit', 'best'):                    # the names the solutions use
         assert re.search(rf'^{name} = ', shown, re.M), name
+
+
+def test_the_reader_of_the_site_builds_outputs_matches_only_the_code_it_ran(tmp_path):
+    "`executed` reads the site build's run only for the same code and library: any change misses the cache."
+    from notebook_text import CACHE, cached_run, site_notebook
+    nb = site_notebook(STEM)
+    stored = [c['id'] for c in cells_as_stored(STEM) if c['cell_type'] == 'code' and 'default_exp' not in
+              ''.join(c['source'])]
+    assert [c['id'] for c in nb.cells if c['cell_type'] == 'code'] == stored      # the conversion keeps cell ids
+    code = [c for c in nb.cells if c['cell_type'] == 'code']
+    changed = site_notebook(STEM)
+    target = next(c for c in changed.cells if c['cell_type'] == 'code' and 'print(' in c['source'])
+    target['source'] = target['source'].replace('print(', 'print(1, ', 1)           # a cell's code changed
+    other_library = site_notebook(STEM)
+    first = next(c for c in other_library.cells if c['cell_type'] == 'code')
+    first['metadata']['vbfa_lit_key'] = '0' * 64                                    # the library changed
+    assert first['metadata'] != code[0]['metadata']
+    if (CACHE / 'global.db').exists():                                              # a site is built: it matches
+        assert cached_run(site_notebook(STEM)) is not None
+    assert cached_run(changed) is None and cached_run(other_library) is None
+    assert cached_run(site_notebook(STEM), tmp_path) is None                        # no cache there
+
+
+def test_without_a_site_build_the_reader_runs_the_notebook_in_a_kernel(tmp_path):
+    "The fallback: no cache in `tmp_path`, so the page's notebook runs now and prints what the build's run printed."
+    from notebook_text import CACHE, cached_run, executed, site_notebook
+    stem, cid = '23_validation', '4df547f9'
+    fresh = executed(stem, cache=tmp_path)
+    said = ''.join(o['text'] for o in fresh[cid] if o['output_type'] == 'stream')
+    assert said.startswith('one stream per RandomState seed'), said
+    if (CACHE / 'global.db').exists():
+        built = cached_run(site_notebook(stem))
+        assert [o.get('text') for o in next(c for c in built.cells if c.get('id') == cid).outputs] \
+            == [o.get('text') for o in fresh[cid]]

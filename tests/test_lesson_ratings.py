@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from notebook_text import ROOT, cell_by_id, cell_with, cells, flat, is_folded, prose, run
+from notebook_text import ROOT, cell_by_id, cell_with, cells, flat, is_folded, output_of, prose, run
 
 STEM = '08_ratings'
 RATINGS_JSON = ROOT / 'benchmarks' / 'results' / 'bench_ratings.json'
@@ -41,8 +41,8 @@ def test_early_stop_is_given_in_numbers_and_the_times_are_left_to_the_benchmarks
     import matplotlib.pyplot as plt
     rows = {r['case']: r for r in json.loads(RATINGS_JSON.read_text())['summary']['rows']}
     full, early = rows['vbpca_D20_sample_bias'], rows['vbpca_D20_sample_bias_tol1e-3']
-    printed = run(cell_by_id(STEM, 'rt000043'), _bench_namespace())
-    plt.close('all')
+    printed = run(cell_by_id(STEM, 'rt000043'), _bench_namespace())   # run now: it reads a results file, which the
+    plt.close('all')                                                   # site build's cache key does not cover
     for r in rows.values():
         assert f"{r['rmse']:.4f}" in printed
     last = printed.strip().splitlines()[-1]
@@ -147,21 +147,8 @@ def test_ratings_as_they_come_shows_the_front_door_and_the_shrinkage():
 
 def test_the_numbers_of_ratings_as_they_come_are_the_ones_printed():
     "The prose's numbers (predictions, shrinkage, the cold start with its error bars) are printed by the cells."
-    import warnings
-
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from vbfa_lit.estimator import VBPCA
-    from vbfa_lit.plots import colour
-    from vbfa_lit.ratings import make_ratings
-    from vbfa_lit.recommend import VBPCARecommender
-    ns = dict(np=np, pd=pd, plt=plt, warnings=warnings, VBPCA=VBPCA, VBPCARecommender=VBPCARecommender,
-              colour=colour, make_ratings=make_ratings, rmse_and_se=_rmse_and_se())
-    out = {cid: run(cell_by_id(STEM, cid), ns) for cid in ('rtrac002', 'rtrac003', 'rtrac004', 'rtrac006', 'rtrac009')}
-    plt.close('all')
+    # as the page's notebook printed them (the site build's run of this very code, else a run now)
+    out = {cid: output_of(STEM, cid) for cid in ('rtrac002', 'rtrac003', 'rtrac004', 'rtrac006', 'rtrac009')}
     cited = r'Eqs?\. \(8\.\d+\)(-\(8\.\d+\))?|Figures? 8\.\d+'                # equation and figure numbers
     numbers = lambda text: set(re.findall(r'\d+\.\d+', re.sub(cited, '', text)))
     for prose_id, cid in (('rtrac005', 'rtrac004'), ('rtrac007', 'rtrac006'), ('rtrac010', 'rtrac009')):
@@ -172,41 +159,43 @@ def test_the_numbers_of_ratings_as_they_come_are_the_ones_printed():
     for s in ('(4 s.e.)', '(3 s.e.)'):
         assert s in out['rtrac009']
     # the shrinkage the figure shows: items never rated sit at the learned level, rarely rated ones near it
-    assert f"{ns['level']:.2f}" in out['rtrac004'].splitlines()[-1]
-    assert ns['pull'] < 0.5
+    level = re.search(r'^learned level (\d\.\d\d) ', out['rtrac006']).group(1)        # printed as f"{level:.2f}"
+    assert level in out['rtrac004'].splitlines()[-1]
+    assert float(re.search(r'an item rated once keeps a median (\S+) of its distance', out['rtrac006']).group(1)) < 0.5
+    fig = cell_by_id(STEM, 'rtrac006')                                  # the printed names are the figure's values
+    assert "print(f'learned level {level:.2f}" in fig and 'median {pull:.2f} of its distance' in fig
 
 
 # ---------------------------------------------------------------- the main example: a bias structure that shows
 
 def test_the_main_example_shows_the_bias_and_its_numbers_are_the_ones_printed():
     "On the lesson's generated ratings the bias per user is worth several standard errors and ARD keeps the taste's rank."
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    ns = {}
     ids = ('rt000003', 'rt000004', 'rt000005', 'rt000007', 'rt000007p1', 'rt000008', 'rt000008p1', 'rt000009',
            'rt000039', 'rt000061', 'rt000040', 'rt000051')
-    out = {cid: run(cell_by_id(STEM, cid), ns) for cid in ids}
-    plt.close('all')
+    out = {cid: output_of(STEM, cid) for cid in ids}     # as the page's notebook printed them (the build's run or now)
     numbers = lambda text: set(re.findall(r'\d+\.\d+', re.sub(r'Eqs?\. \(8\.\d+\)|Figures? 8\.\d+', '', text)))
     for prose_id, cids in (('rt000010', ('rt000009',)), ('rt000060', ('rt000039', 'rt000061')),
                            ('rt000041', ('rt000040',)), ('rt000053', ('rt000051',))):
         printed = ''.join(out[c] for c in cids) + cell_by_id(STEM, 'rt000008')   # or the open call's parameters
         missing = numbers(cell_by_id(STEM, prose_id)) - numbers(printed)
         assert not missing, (prose_id, missing, printed)
-    kept = {b: f.n_effective_components_ for b, f in ns['fits'].items()}
+    kept = {m[1] == 'True': int(m[2]) for m in re.finditer(r'sample_bias=(True|False) *: held-out RMSE \S+, (\d+) '
+                                                              r'components? kept', out['rt000039'])}
     assert kept[True] == 3 and kept[False] > kept[True]            # the taste's rank, and one more without the bias
-    diff = ns['diff']
-    assert diff.mean() > 4 * diff.std() / np.sqrt(len(diff))       # the bias's gain is well beyond the noise
-    assert np.corrcoef(ns['learned'], ns['small'].user_bias)[0, 1] > 0.95
+    # the bias's gain is well beyond the noise: the paired difference's mean over its standard error, as printed
+    assert 'se = diff.std() / np.sqrt(len(diff))' in cell_by_id(STEM, 'rt000061')
+    assert float(re.search(r', (\S+) standard errors', out['rt000061']).group(1)) > 4
+    assert 'corr = np.corrcoef(learned, small.user_bias)[0, 1]' in cell_by_id(STEM, 'rt000040')
+    corr = re.search(r'correlation of the learned and planted user biases (\S+);', out['rt000040']).group(1)
+    assert float(corr) > 0.95
 
 
 @needs_ratings
 @pytest.mark.skipif(not RATINGS_JSON.with_name('bench_movielens.json').exists(), reason='no real-ratings run')
 def test_the_orientation_paragraph_quotes_the_real_ratings_run():
     import matplotlib.pyplot as plt
-    ns = _bench_namespace()
-    run(cell_by_id(STEM, 'rt000043'), ns)
+    ns = _bench_namespace()               # run now, not read from the site build: the run is in a results file that
+    run(cell_by_id(STEM, 'rt000043'), ns)  # the cache's key (the code and the library) does not cover
     printed = run(cell_by_id(STEM, 'rt08real'), ns)
     plt.close('all')
     said = cell_by_id(STEM, 'rt08orient')
