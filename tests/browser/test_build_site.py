@@ -238,7 +238,8 @@ def test_browser_check_reports_broken_tex(tmp_path, browser, check_page, serve):
     (src / 'index.md').write_text('# Good\n\n$$\\frac{1}{2}$$\n\n```{toctree}\n:hidden:\nbroken\n```\n')
     (src / 'broken.md').write_text('# Broken\n\nFine: $$a+b$$\n\nUnclosed brace:\n\n$$\\frac{1}{$$\n\n'
                                    'Extra brace: $$x}$$\n\nUnknown macro: $$\\notamacro{x}$$\n')
-    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    built = sphinx_build('-b', 'html', '-W', '-q', src, out)
+    assert built.returncode == 0, built.stderr
     with serve(out) as url:
         good, broken = check_page(browser, url + 'index.html'), check_page(browser, url + 'broken.html')
     assert good.problems() == [] and good.mathjax_ok and good.mjx_containers == 1
@@ -278,7 +279,8 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
         # nbdev's show_doc block of an exported function, as the lessons printed it before the API page held it
         '<div class="cell_output"><div class="highlight-python"><pre>def gamma_kl(\n    a, # shape\n    b, # rate\n'
         ') -> float: # nats\n</pre></div><p><em>KL divergence.</em></p></div>\n')
-    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    built = sphinx_build('-b', 'html', '-W', '-q', src, out)
+    assert built.returncode == 0, built.stderr
     with serve(out) as url:
         good, wide = check_page(browser, url + 'index.html'), check_page(browser, url + 'wide.html')
     assert good.problems() == [], good.problems()
