@@ -4,8 +4,12 @@ import subprocess, sys, textwrap
 
 from notebook_text import ROOT
 
+# The race needs jupyter-cache and nbformat, not jsonschema's check of the "iri" format: its optional module
+# rfc3987_syntax builds a grammar when imported (about 2 CPU-s, half of this test), so the script does without it
+# (jsonschema skips that one format check when the module cannot be imported).
 RACE = textwrap.dedent('''
-    import multiprocessing as mp, sys, nbformat as nbf
+    import sys; sys.modules['rfc3987_syntax'] = None
+    import multiprocessing as mp, nbformat as nbf
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
     sys.path.insert(0, sys.argv[2]); import proc2sphinx; proc2sphinx.serialise_cache_writes()

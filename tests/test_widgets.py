@@ -143,8 +143,22 @@ def test_each_experiment_app_builds_its_panel(notebook):
     assert 'application/vnd.jupyter.widget-view+json' in p._repr_mimebundle_()
 
 
-def test_bad_input_is_reported_not_raised():
-    p = ARDPruningPanel(N=40)
+@pytest.fixture(scope='module')
+def ard_small_panel():
+    """Panel 2 at N = 40 (with short_pq_chains' chains), built once for the tests that type into its `stds` box: each
+    starts from whatever valid spectrum the one before left and ends on a valid one ('3, 1, 1, 1')."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ARDPruningPanel, 'rj_sweeps', 300)
+        mp.setattr(ARDPruningPanel, 'rj_burn_in', 100)
+        mp.setattr(ARDPruningPanel, 'rj_chains', 2)
+        p = ARDPruningPanel(N=40)
+    yield p
+    # the panel's updates after its build ran under short_pq_chains' patch too (autouse: every test of this module)
+
+
+def test_bad_input_is_reported_not_raised(ard_small_panel):
+    p = ard_small_panel
+    assert p.error is None
     png, data = p.image.value, p.data
     p.controls['stds'].value = '5, four, 3'
     assert 'stds' in p.error and 'input error' in p.status.value
@@ -391,9 +405,10 @@ def test_static_slider_over_the_data_set_and_the_step():
 
 
 @pytest.mark.parametrize('text', ['1e200, 1, 1', '1e-200, 1e-200, 1e-200'])
-def test_any_failure_of_an_update_is_shown_and_the_panel_stays_usable(text):
+def test_any_failure_of_an_update_is_shown_and_the_panel_stays_usable(text, ard_small_panel):
     # issue 20, item 5: a FloatingPointError or ZeroDivisionError from an update left the panel at "computing..."
-    p = ARDPruningPanel(N=40)
+    p = ard_small_panel
+    assert p.error is None and p.controls['stds'].value != text
     png = p.image.value
     p.controls['stds'].value = text
     assert 'computing' not in p.status.value

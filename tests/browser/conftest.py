@@ -88,6 +88,7 @@ class PageReport:
     html: str = field(default='', repr=False)          # page.content()
     next_links: list[str] = field(default_factory=list)  # the href of every 'Next' link (a.right-next)
     captions: list[dict] = field(default_factory=list)   # every figure caption, as `CAPTIONS_JS` reports it
+    page: object = field(default=None, repr=False, compare=False)  # the open page, for `SLIDER_PAGES` (else None)
 
     def problems(self) -> list[str]:
         "Everything wrong with the page; empty when it loaded cleanly and its math typeset."
@@ -316,8 +317,10 @@ def _open_page(browser, url: str):
     return rep, ctx, page
 
 
-def _read_page(rep: PageReport, ctx, page) -> PageReport:
-    "Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context."
+def _read_page(rep: PageReport, ctx, page, keep: bool = False) -> PageReport:
+    """Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context
+    (`keep`: leave it open, as `rep.page`, for a test that goes on to use the page)."""
+    closed = False
     try:
         at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS, polling=POLL_MS).json_value()
         rep.html = html = at_load['html']
@@ -357,20 +360,29 @@ def _read_page(rep: PageReport, ctx, page) -> PageReport:
         except PlaywrightTimeout: pass  # an image still loading is reported below as not loaded (width 0), by its src
         rep.images = [tuple(x) for x in page.eval_on_selector_all(
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]
+        if keep: rep.page = page
+    except BaseException:
+        ctx.close(); closed = True
+        raise
     finally:
-        ctx.close()
+        if not keep and not closed: ctx.close()
     return rep
 
 
-def check_pages(browser, urls, parallel: int = PARALLEL_PAGES) -> list[PageReport]:
+def check_pages(browser, urls, parallel: int = PARALLEL_PAGES, keep=frozenset()) -> list[PageReport]:
     """`check_page` of each of `urls`, up to `parallel` pages loading at once (each in a fresh context of `browser`):
-    while one page is read, the next ones load, typeset and fetch their images."""
+    while one page is read, the next ones load, typeset and fetch their images. The pages of the URLs in `keep` stay
+    open (`PageReport.page`); the caller closes them (`page.context.close()`)."""
     out, opened = [], []
     try:
         for url in urls:
             opened.append(_open_page(browser, url))
-            if len(opened) >= parallel: out.append(_read_page(*opened.pop(0)))
-        while opened: out.append(_read_page(*opened.pop(0)))
+            if len(opened) >= parallel:
+                rep, ctx, page = opened.pop(0)
+                out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
+        while opened:
+            rep, ctx, page = opened.pop(0)
+            out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
     finally:
         for _, ctx, _ in opened: ctx.close()
     return out
@@ -399,6 +411,12 @@ def browser():
     with launch_chromium() as b: yield b
 
 
+# The pages whose precomputed sliders a test moves after the page check (test_lesson_sliders.py, test_rjmcmc_slider.py,
+# test_voila.py): the session keeps each open once it is checked (loaded, typeset, its images in), and the slider test
+# takes it from there (`SitePages.live`) instead of loading and typesetting the page a second time.
+SLIDER_PAGES = ('ard.html', 'transformations.html', 'rjmcmc.html', 'widgets.html')
+
+
 class SitePages:
     "`check_page` of the pages of the built site, each loaded once a session: site_pages('ard.html') -> PageReport."
     def __init__(self, browser, site_url: str):
@@ -407,18 +425,36 @@ class SitePages:
     def prefetch(self, names) -> None:
         "Load every page of `names` not loaded yet, several at once (`check_pages`)."
         todo = [n for n in dict.fromkeys(names) if n not in self.reports]
-        for n, rep in zip(todo, check_pages(self.browser, [self.site_url + n for n in todo])): self.reports[n] = rep
+        reps = check_pages(self.browser, [self.site_url + n for n in todo],
+                           keep={self.site_url + n for n in SLIDER_PAGES})
+        for n, rep in zip(todo, reps): self.reports[n] = rep
 
     def __call__(self, name: str) -> PageReport:
         self.prefetch([name])
         return self.reports[name]
+
+    def live(self, name: str):
+        """The open page of `name` (one of `SLIDER_PAGES`), as the page check left it: loaded, its math typeset, its
+        images in; and its report. Each is handed out once (the test that takes it moves its slider and closes it)."""
+        assert name in SLIDER_PAGES, name
+        rep = self(name)
+        page = rep.page
+        assert page is not None, f'{name}: its page was handed out already'
+        rep.page = None
+        return page, rep
+
+    def close(self) -> None:
+        for rep in self.reports.values():
+            if rep.page is not None: rep.page.context.close()
 
 
 @pytest.fixture(scope='session')
 def site_page(browser, site_url):
     """`check_page` of a page of the built site, loaded once per session: site_page('ard.html') -> PageReport;
     `site_page.prefetch(names)` loads the pages a test is about to read, several at once."""
-    return SitePages(browser, site_url)
+    pages = SitePages(browser, site_url)
+    yield pages
+    pages.close()
 
 
 @pytest.fixture(name='check_page', scope='session')

@@ -7,10 +7,12 @@ overflowing content and prove that the page check used on the real site (`check_
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -70,6 +72,21 @@ def test_html_outputs_link_the_pages():
         '<svg><a xlink:href="ard.html"><path/></a><a href="ard.html#why-ard">x</a><a href="a.ipynb">y</a></svg>')
 
 
+def sphinx_build(*args) -> subprocess.CompletedProcess:
+    """`python -m sphinx *args`, run in this process (as `sphinx-build` runs it: `build_main`), its output captured.
+
+    A Sphinx process of its own spent about 3 CPU-s importing (nbformat's jsonschema alone about 2) before it read a
+    page; this test module has imported the same modules already (proc2sphinx), so each small build costs well under
+    a second. Sphinx sets up its logging, registries and docutils roles per build and restores them after."""
+    import warnings
+    from sphinx.cmd.build import build_main
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter('ignore')       # the extensions' DeprecationWarnings, which a build process kept to itself
+        rc = build_main([str(a) for a in args])
+    return subprocess.CompletedProcess(['sphinx', *args], rc, out.getvalue(), err.getvalue())
+
+
 def _site(tmp_path, prose, outputs=()):
     """A Sphinx project as docs/conf.py sets it up (myst-nb, proc2sphinx, -W --keep-going): `lesson.ipynb` (markdown
     `prose`, a code cell with saved `outputs`), `vbpca.md` (lesson 03's page), an API page declaring `VBPCA.fit`."""
@@ -86,8 +103,7 @@ def _site(tmp_path, prose, outputs=()):
                                                            'language_info': {'name': 'python'}},
           'cells': [cell('markdown', f'# Lesson\n\n{prose}', id='m'), code('1', 1, outputs=list(outputs))]}
     (src / 'lesson.ipynb').write_text(json.dumps(nb))
-    run = subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '--keep-going', '-q', '-E', str(src),
-                          str(tmp_path / 'html')], capture_output=True, text=True)
+    run = sphinx_build('-b', 'html', '-W', '--keep-going', '-q', '-E', src, tmp_path / 'html')
     return run, (tmp_path / 'html' / 'lesson.html').read_text()
 
 
@@ -192,8 +208,8 @@ def _project(tmp_path, cells):
     nb = {'nbformat': 4, 'nbformat_minor': 5, 'cells': cells, 'metadata': {
         'kernelspec': {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}}}
     (src / 'lesson.ipynb').write_text(json.dumps(nb))
-    return subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '--keep-going', '-j', '2', '-v', str(src), str(tmp_path / 'html')],
-                          capture_output=True, text=True)
+    # one notebook: Sphinx reads it in one process whatever -j says (it forks readers for more than 5 documents)
+    return sphinx_build('-b', 'html', '-W', '--keep-going', '-j', '1', '-v', src, tmp_path / 'html')
 
 
 def test_myst_nb_cache_runs_a_notebook_once_and_names_a_failing_cell(tmp_path):
@@ -222,7 +238,8 @@ def test_browser_check_reports_broken_tex(tmp_path, browser, check_page, serve):
     (src / 'index.md').write_text('# Good\n\n$$\\frac{1}{2}$$\n\n```{toctree}\n:hidden:\nbroken\n```\n')
     (src / 'broken.md').write_text('# Broken\n\nFine: $$a+b$$\n\nUnclosed brace:\n\n$$\\frac{1}{$$\n\n'
                                    'Extra brace: $$x}$$\n\nUnknown macro: $$\\notamacro{x}$$\n')
-    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    built = sphinx_build('-b', 'html', '-W', '-q', src, out)
+    assert built.returncode == 0, built.stderr
     with serve(out) as url:
         good, broken = check_page(browser, url + 'index.html'), check_page(browser, url + 'broken.html')
     assert good.problems() == [] and good.mathjax_ok and good.mjx_containers == 1
@@ -262,7 +279,8 @@ def test_browser_check_reports_what_does_not_fit(tmp_path, browser, check_page, 
         # nbdev's show_doc block of an exported function, as the lessons printed it before the API page held it
         '<div class="cell_output"><div class="highlight-python"><pre>def gamma_kl(\n    a, # shape\n    b, # rate\n'
         ') -> float: # nats\n</pre></div><p><em>KL divergence.</em></p></div>\n')
-    subprocess.run([sys.executable, '-m', 'sphinx', '-b', 'html', '-W', '-q', str(src), str(out)], check=True)
+    built = sphinx_build('-b', 'html', '-W', '-q', src, out)
+    assert built.returncode == 0, built.stderr
     with serve(out) as url:
         good, wide = check_page(browser, url + 'index.html'), check_page(browser, url + 'wide.html')
     assert good.problems() == [], good.problems()

@@ -12,14 +12,11 @@ LESSON_SLIDERS = {'ard.html': 'projected variance / noise threshold', 'transform
 
 
 @pytest.mark.parametrize('page_name', sorted(LESSON_SLIDERS))
-def test_lesson_slider_changes_the_figure(browser, site_dir, site_url, page_name):
+def test_lesson_slider_changes_the_figure(site_page, site_dir, page_name):
     assert (site_dir / page_name).is_file(), f'{site_dir / page_name} not found: the lesson has no page'
-    ctx = browser.new_context(viewport={'width': 1280, 'height': 900})
-    page = ctx.new_page()
-    errors, requests = [], []
-    page.on('pageerror', lambda e: errors.append(str(e)))
+    page, rep = site_page.live(page_name)     # the page as the session's page check loaded it (1280 px wide)
+    errors, requests = rep.page_errors, []    # its page errors, since it started loading
     try:
-        page.goto(site_url + page_name, wait_until='load')
         # after load, moving the slider fetches nothing (MathJax may still load a font of its own, lazily, as the
         # page scrolls to the slider: that is the page's typesetting, not the slider)
         page.on('request', lambda r: '/_static/mathjax/' in r.url or requests.append(r.url))
@@ -50,4 +47,4 @@ def test_lesson_slider_changes_the_figure(browser, site_dir, site_url, page_name
         assert not errors, errors
         assert not requests, f'moving the slider made requests: {requests}'
     finally:
-        ctx.close()
+        page.context.close()

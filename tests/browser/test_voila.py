@@ -153,18 +153,15 @@ def test_experiment_in_voila(voila_pages, name, tmp_path):
 
 # ---------------------------------------------------------------- the precomputed sliders of the static site
 
-def test_static_site_sliders(browser, site_dir, site_url):
+def test_static_site_sliders(site_page, site_dir):
     "On `_site/widgets.html` each precomputed slider swaps its image when moved, with no request to any server."
     page_html = site_dir / 'widgets.html'
     assert page_html.is_file(), f'{page_html} not found: the widgets lesson has no page'
-    ctx = browser.new_context()
-    page = ctx.new_page()
-    errors, requests = [], []
-    page.on('pageerror', lambda e: errors.append(str(e)))
-    page.on('console', lambda m: m.type == 'error' and 'favicon' not in (m.location.get('url') or '')
-            and errors.append(f"{m.text} ({m.location.get('url')})"))
+    page, rep = site_page.live('widgets.html')   # the page as the session's page check loaded it
+    requests = []
+    # its page errors and console errors since it started loading (the page check's listeners go on listening)
+    errors = lambda: rep.page_errors + [e for e in rep.console_errors if 'favicon' not in e]
     try:
-        page.goto(site_url + 'widgets.html', wait_until='load')
         page.on('request', lambda r: requests.append(r.url))        # after load: moving a slider fetches nothing
         sliders = page.locator('.vbfa-static-slider')
         assert sliders.count() >= 2, 'expected one precomputed slider per panel'
@@ -180,7 +177,7 @@ def test_static_site_sliders(browser, site_dir, site_url):
             assert visible().get_attribute('src') != src0, f'slider {i}: the image did not change'
             assert s.locator('output').inner_text() != out0, f'slider {i}: the readout did not change'
             assert visible().evaluate('i => i.naturalWidth') > 100
-        assert not errors, errors
+        assert not errors(), errors()
         assert not requests, f'moving a slider made requests: {requests}'
     finally:
-        ctx.close()
+        page.context.close()
