@@ -68,8 +68,9 @@ def start_quick_run(config):
             if old.is_dir(): shutil.rmtree(old, ignore_errors=True)
         here.mkdir()
         cache_dir = str(config.cache.mkdir('vbfa_lit_bench_jax'))
-        subprocess.Popen([sys.executable, __file__, str(here), cache_dir], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=open(here / 'runner.err', 'w'))
+        with open(here / 'runner.err', 'w') as err:        # the child keeps its own copy of the file
+            subprocess.Popen([sys.executable, __file__, str(here), cache_dir], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
 
 
 @pytest.fixture(scope='session')

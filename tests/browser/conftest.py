@@ -319,8 +319,7 @@ def _open_page(browser, url: str):
 
 def _read_page(rep: PageReport, ctx, page, keep: bool = False) -> PageReport:
     """Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context
-    (`keep`: leave it open, as `rep.page`, for a test that goes on to use the page)."""
-    closed = False
+    (`keep`: leave it open, as `rep.page`, for a test that goes on to use the page; closed anyway on an error)."""
     try:
         at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS, polling=POLL_MS).json_value()
         rep.html = html = at_load['html']
@@ -362,10 +361,10 @@ def _read_page(rep: PageReport, ctx, page, keep: bool = False) -> PageReport:
             'article img', 'els => els.map(e => [e.currentSrc || e.src, e.complete ? e.naturalWidth : 0])')]
         if keep: rep.page = page
     except BaseException:
-        ctx.close(); closed = True
+        keep = False
         raise
     finally:
-        if not keep and not closed: ctx.close()
+        if not keep: ctx.close()
     return rep
 
 
@@ -374,15 +373,14 @@ def check_pages(browser, urls, parallel: int = PARALLEL_PAGES, keep=frozenset())
     while one page is read, the next ones load, typeset and fetch their images. The pages of the URLs in `keep` stay
     open (`PageReport.page`); the caller closes them (`page.context.close()`)."""
     out, opened = [], []
+    def read_first():
+        rep, ctx, page = opened.pop(0)
+        out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
     try:
         for url in urls:
             opened.append(_open_page(browser, url))
-            if len(opened) >= parallel:
-                rep, ctx, page = opened.pop(0)
-                out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
-        while opened:
-            rep, ctx, page = opened.pop(0)
-            out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
+            if len(opened) >= parallel: read_first()
+        while opened: read_first()
     finally:
         for _, ctx, _ in opened: ctx.close()
     return out
