@@ -528,12 +528,17 @@ def test_a_dominating_prior_is_not_blamed_on_duplicated_columns():
     assert 'set by its prior' in text and 'lower b_tau' in text and 'duplicated' not in text, text
 
 
-def test_holdout_on_one_column_gives_the_real_reason():
+def test_holdout_on_one_column_gives_the_real_reason_before_any_fit(monkeypatch):
+    "No entry of one column can be held out, whatever is drawn: the error comes before the first fit, not after it."
+    def no_fit(self, X, y=None): raise AssertionError('VBPCA.fit was called')
+    monkeypatch.setattr(VBPCA, 'fit', no_fit)
     X = np.random.default_rng(5).normal(size=(500, 1))
     with pytest.raises(ValueError, match=r'^holdout: .*single column') as info:
-        # max_iter=20: the holdout is judged after the first fit, whatever its length (671 sweeps by default)
-        quiet_fit(VBPCAImputer(calibrate='holdout', random_state=0, max_iter=20), X)
+        VBPCAImputer(calibrate='holdout', random_state=0).fit(X)
     assert 'raise holdout' not in str(info.value)
+    few = np.random.default_rng(5).normal(size=(20, 5))          # at most 20 x 5 = 100 entries, and 29 are observed
+    few[np.random.default_rng(6).permutation(100).reshape(20, 5) >= 29] = np.nan
+    with pytest.raises(ValueError, match=r'^holdout: .* at least 30'): VBPCAImputer(calibrate='holdout').fit(few)
 
 
 def test_set_output_polars_says_polars_is_missing(monkeypatch):

@@ -468,6 +468,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'vbfa_lit.imputation.VBPCAImputer.fit': ('imputation.html#vbpcaimputer.fit', 'vbfa_lit/imputation.py'),
                                      'vbfa_lit.imputation.VBPCAImputer.transform': ( 'imputation.html#vbpcaimputer.transform',
                                                                                      'vbfa_lit/imputation.py'),
+                                     'vbfa_lit.imputation._n_eligible': ('imputation.html#_n_eligible', 'vbfa_lit/imputation.py'),
                                      'vbfa_lit.imputation._too_few_to_hold_out': ( 'imputation.html#_too_few_to_hold_out',
                                                                                    'vbfa_lit/imputation.py'),
                                      'vbfa_lit.imputation.reference_predictive_moments': ( 'imputation.html#reference_predictive_moments',

@@ -123,9 +123,11 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
         arr, rng = self._check_dense(X, reset=True), check_random_state(self.random_state)
         make = lambda: VBPCA(self.n_components, prior=self.prior, noise=self.noise, max_iter=self.max_iter,
                              tol=self.tol, random_state=rng)
+        obs = ~np.isnan(arr)
+        if self.calibrate == 'holdout' and _n_eligible(obs) < 30:   # hopeless whatever is drawn: say so before a fit
+            _too_few_to_hold_out(obs, self.holdout, 0)
         est, factor, n_held = make().fit(arr), 1.0, 0
         if self.calibrate == 'holdout':
-            obs = ~np.isnan(arr)
             hide = obs & (rng.random(arr.shape) < self.holdout)
             hide[:, (obs & ~hide).sum(0) < 2] = False          # every column keeps two observed values
             hide[(obs & ~hide).sum(1) < 1] = False              # every row keeps one
@@ -161,11 +163,13 @@ class VBPCAImputer(MissingDataTransformer, OneToOneFeatureMixin, TransformerMixi
         if not return_std: return out
         return out, self._wrap((self.calibration_factor_ * std).astype(dtype, copy=False), X, columns=names)
 
-def _too_few_to_hold_out(obs, holdout, n_held): # ValueError: why fewer than 30 entries can be held out
+def _n_eligible(obs): # how many entries could be held out at most
     # an entry can be held out only if its row keeps another observed entry (the prediction comes from the row's
     # other values) and its column keeps two (the column's mean and noise are still learned)
-    eligible = obs & (obs.sum(1, keepdims=True) >= 2) & (obs.sum(0, keepdims=True) >= 3)
-    n_obs, n_elig = int(obs.sum()), int(eligible.sum())
+    return int((obs & (obs.sum(1, keepdims=True) >= 2) & (obs.sum(0, keepdims=True) >= 3)).sum())
+
+def _too_few_to_hold_out(obs, holdout, n_held): # ValueError: why fewer than 30 entries can be held out
+    n_obs, n_elig = int(obs.sum()), _n_eligible(obs)
     start = (f"holdout: {holdout:g} of the {n_obs} observed entries leaves {n_held} to hold out, and at least 30 "
              "are needed to estimate the calibration factor of calibrate='holdout'. ")
     if obs.shape[1] == 1:
