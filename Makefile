@@ -90,8 +90,9 @@ site-build: install
 	$(ONE_THREAD) $(SPHINX)
 	rm -rf _site && ln -s _build/html _site
 
-## make coverage: pytest as make test runs it, measuring which lines of vbfa_lit/ the tests run (report: htmlcov/)
-coverage: install
+## make coverage: pytest as make test runs it (after the same site build, whose run the lesson tests read), measuring
+## which lines of vbfa_lit/ the tests run (report: htmlcov/)
+coverage: install site-build
 	$(ONE_THREAD) $(BIN)/python -m pytest tests -m "not browser and not slow" -q -n $(NB_WORKERS) --dist worksteal \
 		--cov --cov-report=term:skip-covered --cov-report=html
 
