@@ -276,9 +276,10 @@ def test_bad_arguments_are_named_before_any_sampling(kwargs, error, name):
 @pytest.fixture(scope='module')
 def one_draw_without_cache():
     """One run of the smallest sampler (30 x 3, D = 1, 5 warm-up iterations, one chain, one draw) with JAX's cache
-    directory unset and VBFA_LIT_JAX_CACHE=off, which two tests read (its compilation is most of its cost): the
-    diagnostics of a single draw, and that 'off' runs without a persistent cache. Returns the result and JAX's cache
-    directory after the call."""
+    directory unset and VBFA_LIT_JAX_CACHE=off, which three tests read (its compilation is most of its cost): the
+    diagnostics of a single draw, that 'off' runs without a persistent cache, and that another data set of the same
+    shape reuses its compiled program (so do the runs of those tests). Returns the result and JAX's cache directory
+    after the call."""
     import jax
     saved = jax.config.jax_compilation_cache_dir
     with pytest.MonkeyPatch.context() as mp:
@@ -300,13 +301,24 @@ def test_complex_data_and_one_draw(one_draw_without_cache):
     assert np.all(np.isnan(d['r_hat']['sigma'])) and d['draws'] == 1
 
 
+def test_a_second_data_set_of_the_same_shape_compiles_nothing(one_draw_without_cache):
+    """The data's statistics are arguments of the compiled sampler, not constants in it: other data of the same shape
+    and the same settings run the program the fixture compiled (in this process, with or without a persistent cache),
+    and the draws follow the new data (100 away from the fixture's)."""
+    first, _ = one_draw_without_cache
+    X2 = np.random.default_rng(1).normal(size=(30, 3)) + 100
+    r = householder_ppca(X2, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
+    assert first.compilations > 0 and r.compilations == 0 and r.compile_seconds == 0
+    assert np.all(np.abs(r.samples['mu'] - X2.mean(0)) < 10)          # not the fixture's data (mean about 0)
+
+
 # ------------------------------------------------------------------------------------------------ compilation cache
 _CHILD = """
-import json, sys, numpy as np, jax
+import json, os, sys, numpy as np, jax
 hits = []
 jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith('cache_hits') else None)
 from vbfa_lit.householder_ppca import householder_ppca
-X = np.random.default_rng(0).normal(size=(30, 3))
+X = np.random.default_rng(int(os.environ['SEED'])).normal(size=(30, 3))
 r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
 d = r.diagnostics()
 print(json.dumps(dict(compile_seconds=d['compile_seconds'], sampling_seconds=d['sampling_seconds'], seconds=d['seconds'],
@@ -326,21 +338,23 @@ def _child(env):
 
 
 def test_a_new_process_loads_the_compiled_programs_from_the_cache(tmp_path):
-    "The first process compiles and fills the cache; a second, new process finds every program there."
+    """The first process compiles and fills the cache; a second, new process, with other data of the same shape, finds
+    every program there (the data are the programs' arguments, not constants in them)."""
     cache = tmp_path / 'jax'
-    first = _child({'VBFA_LIT_JAX_CACHE': str(cache)})
+    first = _child({'VBFA_LIT_JAX_CACHE': str(cache), 'SEED': '0'})
     files = sorted(p.name for p in cache.iterdir())
     assert first['cache_dir'] == str(cache) and len(files) > 0
     assert first['compilations'] > 0 and 0 < first['compile_seconds'] <= first['seconds']
     assert first['sampling_seconds'] == pytest.approx(first['seconds'] - first['compile_seconds'])
     assert first['after'] is None                                    # the caller's JAX setting is back
-    second = _child({'VBFA_LIT_JAX_CACHE': str(cache)})
+    second = _child({'VBFA_LIT_JAX_CACHE': str(cache), 'SEED': '1'})
     # (a cold process finds a few programs it compiled itself moments before; a warm one finds them all)
     assert second['hits'] > first['hits'] and second['hits'] >= len(files)
     assert second['compilations'] > 0 and np.isfinite(second['compile_seconds'])
     assert sorted(p.name for p in cache.iterdir()) == files          # nothing compiled anew
 
 
+@pytest.mark.filterwarnings('ignore:All-NaN slice:RuntimeWarning')    # summary() of one draw: its R-hat is NaN
 def test_cache_directory_and_restored_jax_settings(tmp_path, monkeypatch, request, one_draw_without_cache):
     import jax
     from vbfa_lit.householder_ppca import jax_cache_dir
@@ -356,13 +370,14 @@ def test_cache_directory_and_restored_jax_settings(tmp_path, monkeypatch, reques
              'jax_persistent_cache_min_entry_size_bytes')
     saved = {k: getattr(jax.config, k) for k in names}
     try:
-        # the user's directory: one that lasts, like a user's, in pytest's cache (a later run loads from it)
+        # the user's directory: one that lasts, like a user's, in pytest's cache (the run below has the settings and
+        # the data's shape of the fixture's, whose compiled program it reuses)
         user_dir = request.config.cache.mkdir(f"vbfa_lit_jax_user_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}")
         user = {'jax_compilation_cache_dir': str(user_dir), 'jax_persistent_cache_min_compile_time_secs': 5.0,
                 'jax_persistent_cache_min_entry_size_bytes': 123}
         for k, v in user.items(): jax.config.update(k, v)
         X = np.random.default_rng(0).normal(size=(30, 3))
-        r = householder_ppca(X, 1, num_warmup=5, num_samples=5, num_chains=1, random_state=0)
+        r = householder_ppca(X, 1, num_warmup=5, num_samples=1, num_chains=1, random_state=0)
         assert r.cache_dir == str(user_dir)
         assert {k: getattr(jax.config, k) for k in names} == user
         assert not (tmp_path / 'mine').exists()

@@ -242,9 +242,9 @@ def test_reference_log_density_equals_the_numpyro_model():
     M, D = 6, 3
     rng = np.random.default_rng(11)
     with H._double_precision(jax):
-        # one compiled log density for every data set: the statistics are arguments, not constants
+        # one compiled log density for every data set: the statistics are the model's arguments, as in the sampler
         lib_log_density = jax.jit(lambda params, n, mean, cov: log_density(
-            H._ppca_model(M, D, H.SufficientStatistics(n, mean, cov)), (), {}, params)[0])
+            H._ppca_model(M, D), (H.SufficientStatistics(n, mean, cov),), {}, params)[0])
         for N in (30, 50, 80, 200, 569):
             for _ in range(2):
                 X, vectors, sigma, s, mu = _ppca_problem(rng, N, M, D)

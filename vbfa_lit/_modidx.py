@@ -430,6 +430,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                           'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._log_likelihood': ( 'householder_ppca.html#_log_likelihood',
                                                                                           'vbfa_lit/householder_ppca.py'),
+                                           'vbfa_lit.householder_ppca._nuts_program': ( 'householder_ppca.html#_nuts_program',
+                                                                                        'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._on_duration': ( 'householder_ppca.html#_on_duration',
                                                                                        'vbfa_lit/householder_ppca.py'),
                                            'vbfa_lit.householder_ppca._ppca_model': ( 'householder_ppca.html#_ppca_model',

@@ -6,6 +6,7 @@ r"""The Householder parameterisation $\mathbf{W} = \mathbf{U}\operatorname{diag}
 __all__ = ['HouseholderPPCAResult', 'householder_ppca']
 
 # %% ../nbs/13_householder_ppca.ipynb #29dd7a2c
+import functools
 import math
 import numbers
 import os
@@ -92,14 +93,15 @@ def _import_numpyro():
         raise ImportError(f"householder_ppca needs NumPyro and JAX ({e.name} is missing): pip install 'vbfa_lit[mcmc]'") from e
     return jax, jnp, numpyro
 
-def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
+@functools.lru_cache(maxsize=16)                 # the same settings, the same model: it keys the compiled sampler
+def _ppca_model(M, D, parameterisation='householder', reflection='swap', noise_prior_scale=1.0,
                 sigma_log_kernel=None, radius_concentration=100.0):
-    """The NumPyro model; `stats=None`: the prior of W alone; `sigma_log_kernel` replaces the singular values' log density."""
+    """The NumPyro model `model(stats)` of the data's `SufficientStatistics` (arguments, so that one compiled sampler serves every data set of a shape); `model()`: the prior of W alone; `sigma_log_kernel` replaces the singular values' log density."""
     jax, jnp, numpyro = _import_numpyro()
     import numpyro.distributions as dist
     from numpyro.distributions import constraints
     kernel = sigma_log_kernel or (lambda s: singular_value_log_kernel(s, M, xp=jnp))
-    def model():
+    def model(stats=None):
         if parameterisation == 'householder':
             slides = radius_concentration is None                         # the slides: v_n ~ N(0, I_n)
             vs = [numpyro.sample(f'v_{n}', dist.Normal(0.0, 1.0).expand([n]).to_event(1) if slides
@@ -121,31 +123,43 @@ def _ppca_model(M, D, stats=None, parameterisation='householder', reflection='sw
         offset = numpyro.sample('mu_offset', dist.ImproperUniform(constraints.real, (), (M,)))
         # flat prior on mu, centred for the start
         mu = numpyro.deterministic('mu', stats.mean + offset)
-        jstats = SufficientStatistics(stats.n, jnp.asarray(stats.mean), jnp.asarray(stats.cov))
-        numpyro.factor('log_likelihood', _log_likelihood(W, noise_std**2, mu, jstats, xp=jnp,
+        numpyro.factor('log_likelihood', _log_likelihood(W, noise_std**2, mu, stats, xp=jnp,
                                                          orthogonal=parameterisation == 'householder'))
     return model
 
 def _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress, target_accept_prob=0.8,
-              dense_mass=True):
-    """Vectorised NUTS chains on one CPU device: (float64 samples (chains, draws, ...), divergences, seconds, steps, timing)."""
+              dense_mass=True, stats=None):
+    """Vectorised NUTS chains on one CPU device, given the data's `stats` (None: `model()`): (float64 samples (chains, draws, ...), divergences, seconds, steps, timing)."""
     jax, jnp, numpyro = _import_numpyro()
-    from numpyro.infer import MCMC, NUTS
     key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
     # float64 inside the call only: in float32 an offset of 1e6 in the data leaves ~0.06 of resolution and the
     # posterior is silently wrong; the caller's JAX setting is restored afterwards
     with _double_precision(jax), _compilation_cache(jax) as cache_dir, _CompileClock(jax) as clock:
-        mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass),
-                    num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                    chain_method='vectorized', progress_bar=progress)
+        run = _nuts_program(model, num_warmup, num_samples, num_chains, progress, target_accept_prob, dense_mass)
+        args = () if stats is None else (SufficientStatistics(*(jnp.asarray(a, dtype=jnp.float64) for a in stats)),)
         start = time.perf_counter()
-        mcmc.run(key, extra_fields=('diverging', 'num_steps'))
-        samples = {k: np.asarray(v, dtype=float) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+        samples, extra = run(key, *args)
+        samples = {k: np.asarray(v, dtype=float) for k, v in samples.items()}
         seconds = time.perf_counter() - start
-        extra = mcmc.get_extra_fields(group_by_chain=True)
     timing = dict(compile_seconds=clock.seconds, sampling_seconds=max(seconds - clock.seconds, 0.0),
                   compilations=clock.count, cache_dir=cache_dir)
     return samples, np.asarray(extra['diverging']), seconds, np.asarray(extra['num_steps']), timing
+
+@functools.lru_cache(maxsize=8)
+def _nuts_program(model, num_warmup, num_samples, num_chains, progress, target_accept_prob, dense_mass):
+    """NUTS on `model` as one function of (PRNG key, *model arguments), memoised per model and settings: jitted whole
+    (initialisation, warm-up and sampling one XLA program), so data of the same shape reuse the compiled program."""
+    jax, jnp, numpyro = _import_numpyro()
+    from numpyro.infer import MCMC, NUTS
+    def run(key, *args):
+        # jit_model_args: the data are arguments of NumPyro's programs, not constants in them (for the progress bar's
+        # loop, which runs outside jit); an MCMC object kept between runs would still lower its loop again each run
+        mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass),
+                    num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                    chain_method='vectorized', progress_bar=progress, jit_model_args=True)
+        mcmc.run(key, *args, extra_fields=('diverging', 'num_steps'))
+        return mcmc.get_samples(group_by_chain=True), mcmc.get_extra_fields(group_by_chain=True)
+    return run if progress else jax.jit(run)
 
 def jax_cache_dir()->Path|None:
     """JAX's compilation cache directory: $VBFA_LIT_JAX_CACHE ('off': None), else $XDG_CACHE_HOME/vbfa_lit/jax."""
@@ -294,7 +308,7 @@ class HouseholderPPCAResult:
     compile_seconds, sampling_seconds : float
         The part of `seconds` JAX spent compiling (or loading from `jax_cache_dir`) the sampler, and the rest.
     compilations : int
-        Programs compiled or loaded from the cache.
+        Programs compiled or loaded from the cache; 0 when the call ran a program compiled earlier in the process.
     cache_dir : str or None
         The persistent compilation cache used, or None.
     num_steps : ndarray of int, shape (chains, draws)
@@ -397,8 +411,10 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
 
     Notes
     -----
-    JAX runs in double precision inside this call, with its persistent compilation cache (`jax_cache_dir`) on: a
-    later call with the same shapes and settings, in any process, loads the programs instead of compiling them.
+    JAX runs in double precision inside this call, with its persistent compilation cache (`jax_cache_dir`) on. The
+    data enter the compiled sampler as arguments (X's mean, covariance and size), not as constants: a later call with
+    data of the same shape and the same settings runs the same program, compiling nothing in the same process and
+    loading it from the cache in a new one.
 
     Examples
     --------
@@ -426,10 +442,10 @@ def householder_ppca(X, n_components, *, num_warmup=1000, num_samples=1000, num_
         raise ValueError(f"target_accept_prob: expected a probability in (0, 1), got {target_accept_prob!r}")
     check_bool('dense_mass', dense_mass)
     rng = check_random_state(random_state)
-    model = _ppca_model(M, D, stats, parameterisation, reflection, float(noise_prior_scale),
+    model = _ppca_model(M, D, parameterisation, reflection, float(noise_prior_scale),
                         radius_concentration=radius_concentration)
     raw, divergent, seconds, steps, timing = _run_nuts(model, num_warmup, num_samples, num_chains, rng, progress,
-                                               target_accept_prob, dense_mass)
+                                               target_accept_prob, dense_mass, stats)
     samples = {'W': raw['W'], 'noise_std': raw['noise_std'], 'mu': raw['mu']}
     if parameterisation == 'householder':
         axes = np.linalg.eigh(stats.cov)[1][:, ::-1][:, :D]                 # classical principal axes
@@ -451,7 +467,7 @@ def sample_prior_W(M, D, *, num_samples=2000, num_chains=2, random_state=None, p
     M, D = check_int('M', M, 1), check_int('D', D, 1)
     if D > M: raise ValueError(f"D must be <= M, got D={D} > M={M}")
     _check_nuts_args(num_samples, num_samples, num_chains, parameterisation, reflection)
-    model = _ppca_model(M, D, None, parameterisation, reflection, sigma_log_kernel=_sigma_log_kernel,
+    model = _ppca_model(M, D, parameterisation, reflection, sigma_log_kernel=_sigma_log_kernel,
                         radius_concentration=radius_concentration)
     raw = _run_nuts(model, num_samples, num_samples, num_chains, check_random_state(random_state), False)[0]
     return raw['W']
