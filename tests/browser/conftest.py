@@ -25,7 +25,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / '_site'
 CHROMIUM = '/usr/bin/chromium'
-CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
+# The proxy is a dead port: a request to any host but the loopback (which Chromium never proxies) fails at once, so a
+# page's external request is reported (`PageReport.external_requests`) and goes nowhere.
+CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--proxy-server=127.0.0.1:9']
 MATHJAX_TIMEOUT_MS = 30_000
 # The wait for a page's images to finish (loaded or broken). It waits for exactly that, not for the network to go
 # idle: Playwright's 'networkidle' (no request for 500 ms) once never came in 120 s on one page while the suite ran
@@ -287,24 +289,26 @@ PARALLEL_PAGES = 4
 POLL_MS = 100
 
 
-def _open_page(browser, url: str):
-    "Start loading `url` in a fresh context of `browser`, with every listener `check_page` reports from: (rep, ctx, page)."
+def _open_page(ctx, url: str):
+    "Start loading `url` in a new page of `ctx`, with every listener `check_page` reports from: (rep, page)."
     rep = PageReport(url)
     origin = urlsplit(url).netloc
-    ctx = browser.new_context()
+    page = ctx.new_page()
     try:
-        def route(r):
-            if urlsplit(r.request.url).scheme in ('http', 'https') and urlsplit(r.request.url).netloc != origin:
-                rep.external_requests.append(r.request.url)
-                return r.abort()
-            return r.continue_()
-        # Only requests that may leave the origin come to `route` (which still decides): the page's own requests,
-        # dozens a page, are not stopped for a round trip to Python. The pattern is a superset of what `route` aborts:
-        # every http(s) URL whose host:port is not the origin's followed by '/'.
-        ctx.route(re.compile(r'^[hH][tT][tT][pP][sS]?://(?!' + re.escape(origin) + r'/)'), route)
-        ctx.add_init_script(_AT_LOAD_JS)
-        page = ctx.new_page()
-        page.on('console', lambda m: m.type == 'error' and rep.console_errors.append(f'{m.text} ({m.location.get("url")})'))
+        # A request that leaves the origin is recorded here, from the page's own listener (so it is this page's); the
+        # browser cannot send it anywhere (CHROMIUM_ARGS: every host but the loopback goes to a dead proxy), so it
+        # fails and is reported once, as external. (No `route`: Playwright turns the HTTP cache off and stops every
+        # request for a round trip to its driver once a context or page has one.)
+        def request(r):
+            s = urlsplit(r.url)
+            if s.scheme in ('http', 'https') and s.netloc != origin and r.url not in rep.external_requests:
+                rep.external_requests.append(r.url)   # once: Chromium retries a request its proxy refused
+        page.on('request', request)
+        # the browser's own request for /favicon.ico (the site declares no icon) is not the page's: its 404 is left out
+        # (with a `route`, as before, Chromium never logged it)
+        favicon = urlunsplit(('http', origin, '/favicon.ico', '', ''))
+        page.on('console', lambda m: m.type == 'error' and m.location.get('url') != favicon
+                and rep.console_errors.append(f'{m.text} ({m.location.get("url")})'))
         page.on('pageerror', lambda e: rep.page_errors.append(str(e)))
         page.on('requestfailed', lambda r: r.url not in rep.external_requests
                 and rep.failed_requests.append(f'{r.url}: {r.failure}'))
@@ -312,13 +316,13 @@ def _open_page(browser, url: str):
         resp = page.goto(url, wait_until='commit', timeout=LOAD_TIMEOUT_MS)   # the rest loads while others are read
         rep.status = resp.status if resp else None
     except BaseException:
-        ctx.close()
+        page.close()
         raise
-    return rep, ctx, page
+    return rep, page
 
 
-def _read_page(rep: PageReport, ctx, page, keep: bool = False) -> PageReport:
-    """Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close its context
+def _read_page(rep: PageReport, page, keep: bool = False) -> PageReport:
+    """Wait for the page `_open_page` started to load, typeset and show its images; fill `rep`; close the page
     (`keep`: leave it open, as `rep.page`, for a test that goes on to use the page; closed anyway on an error)."""
     try:
         at_load = page.wait_for_function('() => window.__vbfaAtLoad', timeout=LOAD_TIMEOUT_MS, polling=POLL_MS).json_value()
@@ -364,25 +368,37 @@ def _read_page(rep: PageReport, ctx, page, keep: bool = False) -> PageReport:
         keep = False
         raise
     finally:
-        if not keep: ctx.close()
+        if not keep: page.close()
     return rep
 
 
+def new_check_context(browser):
+    "A browser context for `check_pages`: every page of it runs `_AT_LOAD_JS` before its own scripts."
+    ctx = browser.new_context()
+    ctx.add_init_script(_AT_LOAD_JS)
+    return ctx
+
+
 def check_pages(browser, urls, parallel: int = PARALLEL_PAGES, keep=frozenset()) -> list[PageReport]:
-    """`check_page` of each of `urls`, up to `parallel` pages loading at once (each in a fresh context of `browser`):
-    while one page is read, the next ones load, typeset and fetch their images. The pages of the URLs in `keep` stay
-    open (`PageReport.page`); the caller closes them (`page.context.close()`)."""
+    """`check_page` of each of `urls`, up to `parallel` pages loading at once: while one page is read, the next ones
+    load, typeset and fetch their images. The pages are tabs of one fresh browser context (they share its HTTP cache:
+    the theme's and MathJax's files are fetched once a call, not once a page); each page reports only what it did
+    itself (its own listeners). The context is closed at the end, unless a page of `keep` stays open
+    (`PageReport.page`): then the caller closes each such page and, at last, `page.context`."""
     out, opened = [], []
+    ctx = new_check_context(browser)
     def read_first():
-        rep, ctx, page = opened.pop(0)
-        out.append(_read_page(rep, ctx, page, keep=rep.url in keep))
+        rep, page = opened.pop(0)
+        out.append(_read_page(rep, page, keep=rep.url in keep))
+    ok = False
     try:
         for url in urls:
-            opened.append(_open_page(browser, url))
+            opened.append(_open_page(ctx, url))
             if len(opened) >= parallel: read_first()
         while opened: read_first()
+        ok = True
     finally:
-        for _, ctx, _ in opened: ctx.close()
+        if not ok or not any(rep.page is not None for rep in out): ctx.close()
     return out
 
 
@@ -418,7 +434,7 @@ SLIDER_PAGES = ('ard.html', 'transformations.html', 'rjmcmc.html', 'widgets.html
 class SitePages:
     "`check_page` of the pages of the built site, each loaded once a session: site_pages('ard.html') -> PageReport."
     def __init__(self, browser, site_url: str):
-        self.browser, self.site_url, self.reports = browser, site_url, {}
+        self.browser, self.site_url, self.reports, self.contexts = browser, site_url, {}, []
 
     def prefetch(self, names) -> None:
         "Load every page of `names` not loaded yet, several at once (`check_pages`)."
@@ -426,6 +442,7 @@ class SitePages:
         reps = check_pages(self.browser, [self.site_url + n for n in todo],
                            keep={self.site_url + n for n in SLIDER_PAGES})
         for n, rep in zip(todo, reps): self.reports[n] = rep
+        self.contexts += [r.page.context for r in reps if r.page is not None][:1]   # the one context of `check_pages`
 
     def __call__(self, name: str) -> PageReport:
         self.prefetch([name])
@@ -433,7 +450,8 @@ class SitePages:
 
     def live(self, name: str):
         """The open page of `name` (one of `SLIDER_PAGES`), as the page check left it: loaded, its math typeset, its
-        images in; and its report. Each is handed out once (the test that takes it moves its slider and closes it)."""
+        images in; and its report. Each is handed out once (the test that takes it moves its slider and closes the page;
+        its context, shared with the other pages checked with it, is closed at the end of the session)."""
         assert name in SLIDER_PAGES, name
         rep = self(name)
         page = rep.page
@@ -442,8 +460,7 @@ class SitePages:
         return page, rep
 
     def close(self) -> None:
-        for rep in self.reports.values():
-            if rep.page is not None: rep.page.context.close()
+        for ctx in self.contexts: ctx.close()
 
 
 @pytest.fixture(scope='session')

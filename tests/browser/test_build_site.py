@@ -362,3 +362,27 @@ def test_internal_exports_are_removed_like_exports():
     "`#| exporti` cells (plumbing exported outside `__all__`) leave the page as `#| export` cells do."
     for d in ('export', 'exporti'):
         assert 'remove-cell' in p2s.directive_tags(directives(f'#| {d}\ndef f(): pass')[0])
+
+
+@pytest.mark.browser
+def test_browser_check_reports_each_pages_own_external_and_failed_requests(tmp_path, browser, check_pages, serve):
+    """Pages checked together (tabs of one context, one HTTP cache) each report their own external requests (sent
+    nowhere), missing files and errors; a file one page fetched does not hide another page's failure."""
+    (tmp_path / 'ok.js').write_text('window.ok = 1;\n')
+    (tmp_path / 'a.html').write_text(
+        '<html><body><article><p>A.</p><script src="ok.js"></script><script src="missing.js"></script>'
+        '<img src="http://example.com/x.png"></article></body></html>')
+    (tmp_path / 'b.html').write_text(
+        '<html><body><article><p>B.</p><script src="ok.js"></script><script src="missing.js"></script>'
+        '<script src="http://203.0.113.9/y.js"></script><script>throw new Error("b fails")</script>'
+        '</article></body></html>')
+    (tmp_path / 'c.html').write_text('<html><body><article><p>C.</p><script src="ok.js"></script></article></body></html>')
+    with serve(tmp_path) as url:
+        a, b, c = check_pages(browser, [url + 'a.html', url + 'b.html', url + 'c.html'])
+    assert a.external_requests == ['http://example.com/x.png'], a.external_requests
+    assert b.external_requests == ['http://203.0.113.9/y.js'], b.external_requests
+    for rep in (a, b):
+        assert [f for f in rep.failed_requests if 'missing.js' in f and 'HTTP 404' in f], rep.failed_requests
+        assert not [f for f in rep.failed_requests if 'example.com' in f or '203.0.113.9' in f], rep.failed_requests
+    assert b.page_errors and 'b fails' in b.page_errors[0] and not a.page_errors, (a.page_errors, b.page_errors)
+    assert c.problems() == [], c.problems()

@@ -47,4 +47,4 @@ def test_lesson_slider_changes_the_figure(site_page, site_dir, page_name):
         assert not errors, errors
         assert not requests, f'moving the slider made requests: {requests}'
     finally:
-        page.context.close()
+        page.close()   # its context, shared with the other pages checked, closes with the session

@@ -60,4 +60,4 @@ def test_rjmcmc_slider_steps_through_the_chain(site_page, site_dir):
         assert not errors(), errors()
         assert not requests, f'moving the slider made requests: {requests}'
     finally:
-        page.context.close()
+        page.close()   # its context, shared with the other pages checked, closes with the session

@@ -180,4 +180,4 @@ def test_static_site_sliders(site_page, site_dir):
         assert not errors(), errors()
         assert not requests, f'moving a slider made requests: {requests}'
     finally:
-        page.context.close()
+        page.close()   # its context, shared with the other pages checked, closes with the session
